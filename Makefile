@@ -1,0 +1,105 @@
+# moat: a hardened OCI runtime.  `make`, `make check`, `make demo`, `make install`.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+
+LIBS_PC := libseccomp libcap yajl libselinux mount
+# Evaluated lazily: `make deps` may have to install the -dev packages first.
+PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+
+# DEBUG=1 compiles in the test-only fault points (MOAT_DEBUG_PAUSE); never in releases.
+DEBUG ?= 0
+SAN ?=
+BUILD ?= build
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2
+CFLAGS ?= -O2 -g
+override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -DMOAT_VERSION='"$(VERSION)"' \
+	-DMOAT_COMMIT='"$(COMMIT)"' -DMOAT_DEBUG=$(DEBUG) $(PC_CFLAGS) -fstack-protector-strong \
+	-D_FORTIFY_SOURCE=2 -fPIE
+ifneq ($(SAN),)
+override CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -O1
+override LDFLAGS += -fsanitize=$(SAN)
+endif
+override LDFLAGS += -pie -Wl,-z,relro,-z,now
+
+LIB_SRCS := $(sort $(wildcard oci/*.c runtime/*.c hooks/*.c))
+CMD_SRCS := $(sort $(wildcard cmd/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+HDRS := $(wildcard oci/*.h runtime/*.h hooks/*.h cmd/*.h)
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+TESTCMD_SRCS := $(sort $(wildcard tests/cmd/*.c))
+TESTCMD_BINS := $(TESTCMD_SRCS:tests/cmd/%.c=$(BUILD)/tests/cmd/%)
+
+.PHONY: all deps check check-unit check-bats check-asan check-engines check-fuzz \
+	demo install uninstall clean format format-check bench fuzz soak test-bins
+
+all: $(BUILD)/moat
+
+deps:
+	@contrib/deps.sh
+
+$(BUILD)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libmoat.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/moat: $(CMD_OBJS) $(BUILD)/libmoat.a
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libmoat.a $(PC_LIBS)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmoat.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
+
+# Small static helpers run inside containers (no libc of the rootfs needed).
+$(BUILD)/tests/cmd/%: tests/cmd/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+
+test-bins: $(TESTCMD_BINS)
+
+check-unit: deps $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+check-bats: deps $(BUILD)/moat test-bins
+	MOAT=$(CURDIR)/$(BUILD)/moat MOAT_TESTBIN=$(CURDIR)/$(BUILD)/tests/cmd \
+	  bats $(BATS_FLAGS) tests/bats/*.bats $(wildcard tests/bats/profile/*.bats)
+
+# The whole suite once more under AddressSanitizer and UndefinedBehaviorSanitizer.
+check-asan: deps
+	$(MAKE) BUILD=build-asan SAN=address,undefined check-unit check-bats
+
+check: deps
+	$(MAKE) all
+	$(MAKE) check-unit
+	$(MAKE) check-bats
+	$(MAKE) check-asan
+
+demo: deps $(BUILD)/moat
+	@tests/demo.sh $(CURDIR)/$(BUILD)/moat
+
+install: $(BUILD)/moat
+	install -D -m 0755 $(BUILD)/moat $(DESTDIR)$(BINDIR)/moat
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/moat
+
+format:
+	clang-format -i $(wildcard */*.c */*.h tests/*/*.c)
+
+format-check:
+	clang-format --dry-run --Werror $(wildcard */*.c */*.h)
+
+clean:
+	rm -rf build build-asan build-fuzz

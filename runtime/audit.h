@@ -1,0 +1,24 @@
+/* G11: one JSON line per verb, appended (O_APPEND, one write) to the audit
+ * log: time, verb, id, bundle, profile, result, overrides and refusals. */
+#ifndef MOAT_AUDIT_H
+#define MOAT_AUDIT_H
+
+#include "profile.h"
+
+struct audit_record
+{
+  const char *verb;
+  const char *id;      /* may be NULL */
+  const char *bundle;  /* may be NULL */
+  const char *profile; /* may be NULL */
+  const char *mechanism; /* "cgroup-bpf" / "fallback" ..., may be NULL */
+  const struct override_list *overrides; /* may be NULL */
+  int result;          /* 0 ok, else failed */
+  const char *error;   /* message when failed */
+};
+
+/* Append one line to path (creating its directory, mode 0600/0700). */
+int audit_write (const char *path, const struct audit_record *r,
+                 struct moat_error **err);
+
+#endif

@@ -1,0 +1,71 @@
+/* cgroups behind one small interface. The layout (v1, v2, or hybrid: v1
+ * controllers plus a cgroup2 mount at <root>/unified) is probed once.
+ * A container's cgroup is named by a path relative to every hierarchy's
+ * mount ("/moat/ID", "/docker/abc"): the state file stores that string and
+ * later verbs reopen it with cgroup_open(). */
+#ifndef MOAT_CGROUP_H
+#define MOAT_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "../oci/spec.h"
+
+enum cgroup_mode
+{
+  CGROUP_MODE_V1,     /* no cgroup2 mount at all */
+  CGROUP_MODE_HYBRID, /* v1 controllers + cgroup2 at ROOT/unified */
+  CGROUP_MODE_V2,     /* cgroup2 at ROOT */
+};
+
+struct cgroup; /* opaque */
+
+/* Tests point the module at a fake tree. Default "/sys/fs/cgroup". */
+void cgroup_set_root (const char *root);
+int cgroup_mode (enum cgroup_mode *ret, struct moat_error **err);
+
+/* Map config.json's cgroupsPath (may be NULL) to the relative path:
+ * NULL or "" -> "/moat/ID"; "/a/b" -> "/a/b"; "a/b" -> "/moat/a/b"? no:
+ * relative paths are taken under "/" as runc does; "slice:prefix:name" ->
+ * "/<slice path>/<prefix>-<name>.scope" (systemd form mapped to cgroupfs,
+ * e.g. "kubepods-pod1.slice:cri-containerd:ID" ->
+ * "/kubepods.slice/kubepods-pod1.slice/cri-containerd-ID.scope").
+ * Refuses any path with a ".." component, empty components are folded.
+ * The result always starts with "/" and is never "/" itself. */
+int cgroup_resolve_path (const char *cgroups_path, const char *id,
+                         bool systemd, char **ret_rel,
+                         struct moat_error **err);
+
+/* Create the cgroup in every hierarchy and apply res (may be NULL).
+ * Fails if it already holds processes. */
+int cgroup_create (const char *rel, const struct spec_resources *res,
+                   struct cgroup **ret, struct moat_error **err);
+/* Open an existing one (later verbs). -ENOENT if gone. */
+int cgroup_open (const char *rel, struct cgroup **ret,
+                 struct moat_error **err);
+void cgroup_free (struct cgroup *cg);
+
+int cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err);
+/* O_PATH|O_DIRECTORY fd of the cgroup in the v2 hierarchy (for BPF and
+ * CLONE_INTO_CGROUP); -1 if there is no v2 hierarchy. Owned by cg. */
+int cgroup_unified_fd (struct cgroup *cg);
+
+int cgroup_update (struct cgroup *cg, const struct spec_resources *res,
+                   struct moat_error **err);
+int cgroup_freeze (struct cgroup *cg, bool frozen, struct moat_error **err);
+/* Is it frozen right now? */
+int cgroup_is_frozen (struct cgroup *cg, bool *ret, struct moat_error **err);
+/* The pids in the cgroup (and its children), from cgroup.procs. */
+int cgroup_pids (struct cgroup *cg, pid_t **ret, size_t *ret_n,
+                 struct moat_error **err);
+/* Signal every process in it. */
+int cgroup_kill_all (struct cgroup *cg, int sig, struct moat_error **err);
+/* Kill what is left (SIGKILL, thawing first), wait until empty (bounded),
+ * and rmdir it in every hierarchy. Missing dirs are not an error. */
+int cgroup_destroy (struct cgroup *cg, struct moat_error **err);
+/* runc events --stats "data" object as JSON text (cpu, memory, pids). */
+int cgroup_stats_json (struct cgroup *cg, char **ret, struct moat_error **err);
+
+#endif

@@ -1,0 +1,36 @@
+/* seccomp filters, compiled on the host side (libseccomp) to classic BPF and
+ * loaded by the container's init just before execve. Two filters stack:
+ * the one config.json asks for (if any) and moat's built-in one (G8). */
+#ifndef MOAT_SECCOMP_H
+#define MOAT_SECCOMP_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "../oci/spec.h"
+
+struct seccomp_prog
+{
+  void *insns;      /* struct sock_filter[], malloc'ed */
+  size_t n_insns;   /* number of struct sock_filter */
+  unsigned int flags; /* SECCOMP_FILTER_FLAG_* from config.json's flags */
+};
+
+/* Compile linux.seccomp (all SCMP_ACT_* actions incl. errnoRet, all
+ * architectures, all SCMP_CMP_* ops). Errors name the field:
+ * "linux.seccomp.syscalls[3].action: unknown action SCMP_ACT_FOO". */
+int seccomp_compile_config (const struct spec_seccomp *s,
+                            struct seccomp_prog *ret, struct moat_error **err);
+/* The built-in filter of G8: an allowlist (default ENOSYS) at least as strict
+ * as Docker's default, EPERM for the listed dangerous syscalls and socket
+ * families. Cached as BPF in CACHE_DIR/seccomp-<hash>.bpf (keyed by a hash of
+ * the filter's definition and the libseccomp version) so a create does not
+ * recompile; cache_dir NULL disables the cache. */
+int seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
+                     struct moat_error **err);
+/* Load into the calling thread (no_new_privs must already be set). Uses only
+ * the seccomp(2) syscall: safe in the container's init after clone. */
+int seccomp_load (const struct seccomp_prog *p, struct moat_error **err);
+void seccomp_prog_clear (struct seccomp_prog *p);
+
+#endif

@@ -1,0 +1,289 @@
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void __attribute__ ((noreturn)) oom (void)
+{
+  static const char msg[] = "moat: out of memory\n";
+  ssize_t r = write (2, msg, sizeof (msg) - 1);
+  (void) r;
+  _exit (1);
+}
+
+void *
+xmalloc (size_t n)
+{
+  void *p = malloc (n ? n : 1);
+  if (p == NULL)
+    oom ();
+  return p;
+}
+
+void *
+xcalloc (size_t n, size_t m)
+{
+  void *p = calloc (n ? n : 1, m ? m : 1);
+  if (p == NULL)
+    oom ();
+  return p;
+}
+
+void *
+xrealloc (void *p, size_t n)
+{
+  p = realloc (p, n ? n : 1);
+  if (p == NULL)
+    oom ();
+  return p;
+}
+
+char *
+xstrdup (const char *s)
+{
+  char *p;
+  if (s == NULL)
+    return NULL;
+  p = strdup (s);
+  if (p == NULL)
+    oom ();
+  return p;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  va_list ap;
+  char *p;
+  int r;
+  va_start (ap, fmt);
+  r = vasprintf (&p, fmt, ap);
+  va_end (ap);
+  if (r < 0)
+    oom ();
+  return p;
+}
+
+size_t
+strv_len (char *const *v)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  return n;
+}
+
+void
+strv_free (char **v)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    free (v[i]);
+  free (v);
+}
+
+void
+cleanup_strvp (char ***v)
+{
+  strv_free (*v);
+}
+
+char **
+strv_dup (char *const *v)
+{
+  size_t n = strv_len (v);
+  char **r = xcalloc (n + 1, sizeof (char *));
+  for (size_t i = 0; i < n; i++)
+    r[i] = xstrdup (v[i]);
+  return r;
+}
+
+void
+strv_append (char ***v, const char *s)
+{
+  size_t n = strv_len (*v);
+  *v = xrealloc (*v, (n + 2) * sizeof (char *));
+  (*v)[n] = xstrdup (s);
+  (*v)[n + 1] = NULL;
+}
+
+int
+parse_int64 (const char *s, int64_t *ret)
+{
+  char *end;
+  long long v;
+  if (s == NULL || *s == '\0')
+    return -EINVAL;
+  errno = 0;
+  v = strtoll (s, &end, 10);
+  if (errno == ERANGE)
+    return -ERANGE;
+  if (*end != '\0' || end == s)
+    return -EINVAL;
+  *ret = v;
+  return 0;
+}
+
+int
+parse_uint64 (const char *s, uint64_t *ret)
+{
+  char *end;
+  unsigned long long v;
+  if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ')
+    return -EINVAL;
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno == ERANGE)
+    return -ERANGE;
+  if (*end != '\0' || end == s)
+    return -EINVAL;
+  *ret = v;
+  return 0;
+}
+
+int
+parse_int (const char *s, int *ret)
+{
+  int64_t v;
+  int r = parse_int64 (s, &v);
+  if (r < 0)
+    return r;
+  if (v < INT_MIN || v > INT_MAX)
+    return -ERANGE;
+  *ret = (int) v;
+  return 0;
+}
+
+int
+read_file_at (int dirfd, const char *path, size_t max, char **ret,
+              size_t *ret_len)
+{
+  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  cleanup_free char *buf = NULL;
+  size_t len = 0, cap = 0;
+
+  if (fd < 0)
+    return -errno;
+  for (;;)
+    {
+      ssize_t r;
+      if (cap - len < 4096)
+        {
+          cap = cap ? cap * 2 : 8192;
+          if (cap > max + 4096)
+            cap = max + 4096;
+          buf = xrealloc (buf, cap + 1);
+        }
+      r = read (fd, buf + len, cap - len);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -errno;
+        }
+      if (r == 0)
+        break;
+      len += r;
+      if (len > max)
+        return -EFBIG;
+    }
+  if (buf == NULL)
+    buf = xmalloc (1);
+  buf[len] = '\0';
+  *ret = steal_pointer (&buf);
+  if (ret_len)
+    *ret_len = len;
+  return 0;
+}
+
+int
+write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t r = write (fd, p, len);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -errno;
+        }
+      p += r;
+      len -= r;
+    }
+  return 0;
+}
+
+int
+write_file_at (int dirfd, const char *path, const char *s)
+{
+  cleanup_close int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return -errno;
+  return write_all (fd, s, strlen (s));
+}
+
+int
+write_file_atomic (int dirfd, const char *path, const char *data, size_t len,
+                   mode_t mode)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
+  int fd, r;
+
+  fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+               mode);
+  if (fd < 0)
+    return -errno;
+  r = write_all (fd, data, len);
+  if (close (fd) < 0 && r == 0)
+    r = -errno;
+  if (r == 0 && renameat (dirfd, tmp, dirfd, path) < 0)
+    r = -errno;
+  if (r < 0)
+    unlinkat (dirfd, tmp, 0);
+  return r;
+}
+
+void
+format_rfc3339 (const struct timespec *ts, char *buf, size_t len)
+{
+  struct tm tm;
+  char base[32];
+  gmtime_r (&ts->tv_sec, &tm);
+  strftime (base, sizeof (base), "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (buf, len, "%s.%09ldZ", base, (long) ts->tv_nsec);
+}
+
+void
+now_rfc3339 (char *buf, size_t len)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  format_rfc3339 (&ts, buf, len);
+}
+
+int
+mkdir_p (const char *path, mode_t mode)
+{
+  cleanup_free char *p = xstrdup (path);
+  for (char *s = p + 1; *s; s++)
+    {
+      if (*s != '/')
+        continue;
+      *s = '\0';
+      if (mkdir (p, mode) < 0 && errno != EEXIST)
+        return -errno;
+      *s = '/';
+    }
+  if (mkdir (p, mode) < 0 && errno != EEXIST)
+    return -errno;
+  return 0;
+}

@@ -1,0 +1,100 @@
+/* Small helpers used everywhere: cleanup attributes, safe integer parsing,
+ * whole-file I/O. Library code never logs; it returns errors. */
+#ifndef MOAT_UTIL_H
+#define MOAT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+
+static inline void
+cleanup_freep (void *p)
+{
+  void **pp = (void **) p;
+  free (*pp);
+}
+static inline void
+cleanup_closep (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+}
+static inline void
+cleanup_fclosep (FILE **f)
+{
+  if (*f)
+    fclose (*f);
+}
+void cleanup_strvp (char ***v);
+static inline void
+cleanup_errorp (struct moat_error **e)
+{
+  moat_error_free (e);
+}
+
+#define cleanup_free __attribute__ ((cleanup (cleanup_freep)))
+#define cleanup_close __attribute__ ((cleanup (cleanup_closep)))
+#define cleanup_fclose __attribute__ ((cleanup (cleanup_fclosep)))
+#define cleanup_strv __attribute__ ((cleanup (cleanup_strvp)))
+#define cleanup_error __attribute__ ((cleanup (cleanup_errorp)))
+
+/* Hand ownership on: returns *pp and sets *pp to NULL (or fd to -1). */
+#define steal_pointer(pp)                                                      \
+  ({                                                                           \
+    __typeof__ (*(pp)) _p = *(pp);                                             \
+    *(pp) = NULL;                                                              \
+    _p;                                                                        \
+  })
+static inline int
+steal_fd (int *fd)
+{
+  int r = *fd;
+  *fd = -1;
+  return r;
+}
+
+/* Allocation failure is fatal (prints and _exit(1)): these never return NULL. */
+void *xmalloc (size_t n);
+void *xcalloc (size_t n, size_t m);
+void *xrealloc (void *p, size_t n);
+char *xstrdup (const char *s);
+char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* NULL-terminated string vectors. */
+size_t strv_len (char *const *v);
+void strv_free (char **v);
+char **strv_dup (char *const *v);
+void strv_append (char ***v, const char *s); /* copies s */
+
+/* Safe integer parsing: whole string, base 10, range-checked.
+ * Return 0 or -EINVAL / -ERANGE. */
+int parse_int64 (const char *s, int64_t *ret);
+int parse_uint64 (const char *s, uint64_t *ret);
+int parse_int (const char *s, int *ret);
+
+/* Read a whole file (at most max bytes, else -EFBIG). NUL-terminated. */
+int read_file_at (int dirfd, const char *path, size_t max, char **ret,
+                  size_t *ret_len);
+/* Write a whole buffer to an open fd, retrying on EINTR/short writes. */
+int write_all (int fd, const void *buf, size_t len);
+/* Open (O_WRONLY|O_CLOEXEC, no O_CREAT) and write s. Returns 0 or -errno. */
+int write_file_at (int dirfd, const char *path, const char *s);
+/* Atomically replace path: write path.tmp in the same dir, fsync-less, rename. */
+int write_file_atomic (int dirfd, const char *path, const char *data,
+                       size_t len, mode_t mode);
+
+/* RFC3339 with nanoseconds, UTC: 2026-11-21T16:29:25.123456789Z */
+void format_rfc3339 (const struct timespec *ts, char *buf, size_t len);
+void now_rfc3339 (char *buf, size_t len);
+
+/* mkdir -p relative to dirfd (or absolute); existing dirs are fine. */
+int mkdir_p (const char *path, mode_t mode);
+
+#endif
