@@ -29,6 +29,13 @@ json_freep (json_node **n)
 #define cleanup_json __attribute__ ((cleanup (json_freep)))
 
 static void
+put_string (struct json_writer *w, const char *key, const char *value)
+{
+  jw_key (w, key);
+  jw_string (w, value);
+}
+
+static void
 write_annotations (struct json_writer *w, const struct spec_kv *kv, size_t n)
 {
   jw_object_begin (w);
@@ -59,24 +66,17 @@ state_to_json (const struct container_state *st, char **ret,
   jw_object_begin (w);
   jw_key (w, "version");
   jw_int (w, STATE_FORMAT_VERSION);
-  jw_key (w, "id");
-  jw_string (w, st->id);
-  jw_key (w, "bundle");
-  jw_string (w, st->bundle);
-  jw_key (w, "rootfs");
-  jw_string (w, st->rootfs);
+  put_string (w, "id", st->id);
+  put_string (w, "bundle", st->bundle);
+  put_string (w, "rootfs", st->rootfs);
   jw_key (w, "pid");
   jw_int (w, st->pid);
   jw_key (w, "pidStartTime");
   jw_uint (w, st->pid_starttime);
-  jw_key (w, "created");
-  jw_string (w, st->created);
-  jw_key (w, "cgroup");
-  jw_string (w, st->cgroup);
-  jw_key (w, "profile");
-  jw_string (w, st->profile);
-  jw_key (w, "netguard");
-  jw_string (w, st->netguard);
+  put_string (w, "created", st->created);
+  put_string (w, "cgroup", st->cgroup);
+  put_string (w, "profile", st->profile);
+  put_string (w, "netguard", st->netguard);
   jw_key (w, "started");
   jw_bool (w, st->started);
   jw_key (w, "tty");
@@ -174,22 +174,15 @@ state_oci_json (const struct container_state *st, const char *status,
   bool stopped = status != NULL && strcmp (status, "stopped") == 0;
 
   jw_object_begin (w);
-  jw_key (w, "ociVersion");
-  jw_string (w, "1.0.2");
-  jw_key (w, "id");
-  jw_string (w, st->id);
+  put_string (w, "ociVersion", "1.0.2");
+  put_string (w, "id", st->id);
   jw_key (w, "pid");
   jw_int (w, stopped ? 0 : st->pid);
-  jw_key (w, "status");
-  jw_string (w, status);
-  jw_key (w, "bundle");
-  jw_string (w, st->bundle);
-  jw_key (w, "rootfs");
-  jw_string (w, st->rootfs);
-  jw_key (w, "created");
-  jw_string (w, st->created);
-  jw_key (w, "owner");
-  jw_string (w, "");
+  put_string (w, "status", status);
+  put_string (w, "bundle", st->bundle);
+  put_string (w, "rootfs", st->rootfs);
+  put_string (w, "created", st->created);
+  put_string (w, "owner", "");
   jw_key (w, "annotations");
   write_annotations (w, st->annotations, st->n_annotations);
   jw_object_end (w);
