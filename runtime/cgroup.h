@@ -22,17 +22,36 @@ enum cgroup_mode
 
 struct cgroup; /* opaque */
 
-/* Tests point the module at a fake tree. Default "/sys/fs/cgroup". */
+/* Tests point the module at a fake tree. Default "/sys/fs/cgroup"; NULL
+ * restores it. The layout is probed once per root:
+ *  - the root is a cgroup2 mount -> v2;
+ *  - otherwise every v1 hierarchy is ROOT/<name> (cpu, cpuacct, cpuset,
+ *    memory, pids, devices, freezer, blkio; "systemd" for name=systemd),
+ *    co-mounted ones (same directory through symlinks) counted once, and
+ *    ROOT/unified being a cgroup2 mount makes it hybrid.
+ * Under the default root only real cgroup filesystems count. A root set
+ * here may be plain directories, declaring its layout by what exists:
+ * ROOT/cgroup.controllers (a file) -> v2; else the v1 directories above,
+ * plus ROOT/unified/cgroup.controllers -> hybrid. In such a tree the
+ * regular files at the top of each hierarchy are the interface files every
+ * new cgroup gets (empty, as the kernel would create them), a new cgroup's
+ * cgroup.controllers lists what its parent's cgroup.subtree_control
+ * enabled, and removing a cgroup removes its files. */
 void cgroup_set_root (const char *root);
 int cgroup_mode (enum cgroup_mode *ret, struct moat_error **err);
 
 /* Map config.json's cgroupsPath (may be NULL) to the relative path:
- * NULL or "" -> "/moat/ID"; "/a/b" -> "/a/b"; "a/b" -> "/moat/a/b"? no:
- * relative paths are taken under "/" as runc does; "slice:prefix:name" ->
+ * NULL or "" -> "/moat/ID"; "/a/b" -> "/a/b"; "a/b" -> "/a/b" (relative
+ * paths are taken under "/", as runc does); "slice:prefix:name" ->
  * "/<slice path>/<prefix>-<name>.scope" (systemd form mapped to cgroupfs,
  * e.g. "kubepods-pod1.slice:cri-containerd:ID" ->
- * "/kubepods.slice/kubepods-pod1.slice/cri-containerd-ID.scope").
- * Refuses any path with a ".." component, empty components are folded.
+ * "/kubepods.slice/kubepods-pod1.slice/cri-containerd-ID.scope"; an empty
+ * slice is "system.slice", "-" or "-.slice" the root, a name ending in
+ * ".slice" is used as is). The systemd form is read when `systemd` is set
+ * and the path is not absolute, or when the path has no "/" and exactly
+ * two ":" (engines send it so where no systemd runs).
+ * Refuses any path with a "." or ".." component or a control character;
+ * empty components are folded.
  * The result always starts with "/" and is never "/" itself. */
 int cgroup_resolve_path (const char *cgroups_path, const char *id,
                          bool systemd, char **ret_rel,
@@ -48,8 +67,9 @@ int cgroup_open (const char *rel, struct cgroup **ret,
 void cgroup_free (struct cgroup *cg);
 
 int cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err);
-/* O_PATH|O_DIRECTORY fd of the cgroup in the v2 hierarchy (for BPF and
- * CLONE_INTO_CGROUP); -1 if there is no v2 hierarchy. Owned by cg. */
+/* O_RDONLY|O_DIRECTORY fd of the cgroup in the v2 hierarchy (for BPF and
+ * CLONE_INTO_CGROUP; not O_PATH, which older kernels refuse for
+ * BPF_PROG_ATTACH); -1 if there is no v2 hierarchy. Owned by cg. */
 int cgroup_unified_fd (struct cgroup *cg);
 
 int cgroup_update (struct cgroup *cg, const struct spec_resources *res,

@@ -1,0 +1,298 @@
+/* The container's directories in each hierarchy: made with mkdir -p below
+ * the mount (never through a symlink), and removed again leaf first; only
+ * what cgroup_create made, or the leaf and moat's own /moat on destroy. */
+#include "cgroup_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Containers may nest cgroups of their own below the leaf; this bounds the
+ * walks over them. */
+#define MAX_NESTING 32
+
+size_t
+cg_count_components (const char *rel)
+{
+  size_t n = 0;
+  for (const char *p = rel; *p; p++)
+    if (*p == '/')
+      n++;
+  return n;
+}
+
+/* The first n components of rel, without the leading "/" ("" for n=0). */
+char *
+cg_rel_prefix (const char *rel, size_t n)
+{
+  const char *p = rel;
+  if (n == 0)
+    return xstrdup ("");
+  for (size_t i = 0; i < n && *p; i++)
+    p = strchrnul (p + 1, '/');
+  return cg_strndup (rel + 1, (size_t)(p - rel - 1));
+}
+
+/* Emulation of the interface files the kernel creates in a new cgroup: a
+ * copy (empty) of every regular file at the top of the hierarchy, and the
+ * controllers its parent enabled. Only for trees of plain directories. */
+static void
+emulate_populate (struct cgroup_hier *h, int parent_fd, int dir_fd)
+{
+  cleanup_free char *enabled = NULL;
+  int list_fd = openat (h->mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = list_fd >= 0 ? fdopendir (list_fd) : NULL;
+  struct dirent *de;
+
+  if (d == NULL)
+    {
+      if (list_fd >= 0)
+        close (list_fd);
+      return;
+    }
+  while ((de = readdir (d)))
+    {
+      int fd;
+      if (de->d_type != DT_REG)
+        continue;
+      fd = openat (dir_fd, de->d_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                   0644);
+      if (fd >= 0)
+        close (fd);
+    }
+  closedir (d);
+  if (cg_read (parent_fd, "cgroup.subtree_control", &enabled) == 0)
+    {
+      char *w = enabled;
+      for (const char *r = enabled; *r; r++)
+        if (*r != '+')
+          *w++ = *r;
+      *w = '\0';
+      cg_write_fd (dir_fd, true, "cgroup.controllers", enabled);
+    }
+}
+
+/* rmdir, and for emulated trees first the files the kernel would drop. */
+static int
+remove_cgroup_dir (struct cgroup_hier *h, int parent_fd, const char *name)
+{
+  if (h->emulated)
+    {
+      int fd = cg_open_beneath (parent_fd, name, O_RDONLY | O_DIRECTORY);
+      DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+      struct dirent *de;
+      bool has_subdir = false;
+      if (d == NULL)
+        {
+          if (fd >= 0)
+            close (fd);
+          return -ENOENT;
+        }
+      while ((de = readdir (d)))
+        if (de->d_type == DT_DIR && strcmp (de->d_name, ".")
+            && strcmp (de->d_name, ".."))
+          has_subdir = true;
+      rewinddir (d);
+      while (!has_subdir && (de = readdir (d)))
+        if (de->d_type == DT_REG)
+          unlinkat (dirfd (d), de->d_name, 0);
+      closedir (d);
+    }
+  return unlinkat (parent_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+static int
+remove_children (struct cgroup_hier *h, int dir_fd, int depth)
+{
+  int fd = openat (dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *de;
+  int ret = 0;
+
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return -errno;
+    }
+  while ((de = readdir (d)))
+    {
+      int r;
+      if (de->d_type != DT_DIR || !strcmp (de->d_name, ".")
+          || !strcmp (de->d_name, ".."))
+        continue;
+      r = cg_remove_tree (h, dir_fd, de->d_name, depth + 1);
+      if (r < 0 && r != -ENOENT && ret == 0)
+        ret = r;
+    }
+  closedir (d);
+  return ret;
+}
+
+int
+cg_remove_tree (struct cgroup_hier *h, int parent_fd, const char *name,
+                int depth)
+{
+  cleanup_close int fd = -1;
+  int r;
+  if (depth > MAX_NESTING)
+    return -ELOOP;
+  fd = cg_open_beneath (parent_fd, name, O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return -errno;
+  r = remove_children (h, fd, depth);
+  if (r < 0)
+    return r;
+  return remove_cgroup_dir (h, parent_fd, name);
+}
+
+/* Open rel's parent in h (the mount itself for a top-level cgroup). */
+int
+cg_open_parent (struct cgroup_hier *h, const char *rel, const char **ret_name)
+{
+  const char *slash = strrchr (rel, '/');
+  cleanup_free char *parent
+      = slash > rel ? cg_strndup (rel + 1, (size_t)(slash - rel - 1))
+                    : xstrdup ("");
+  *ret_name = slash + 1;
+  return cg_open_beneath (h->mount_fd, parent, O_RDONLY | O_DIRECTORY);
+}
+
+/* Undo what cgroup_create made in h: the leaf upwards, n_made levels. */
+void
+cg_remove_made (struct cgroup_hier *h, const char *rel)
+{
+  size_t n = cg_count_components (rel);
+  for (size_t k = 0; k < h->n_made; k++)
+    {
+      cleanup_free char *path = cg_rel_prefix (rel, n - k);
+      cleanup_free char *abs = xasprintf ("/%s", path);
+      cleanup_close int parent = -1;
+      const char *name;
+      parent = cg_open_parent (h, abs, &name);
+      if (parent >= 0)
+        remove_cgroup_dir (h, parent, name);
+    }
+  h->n_made = 0;
+}
+
+static int
+make_dirs_once (struct cgroup *cg, struct cgroup_hier *h,
+                struct moat_error **err)
+{
+  cleanup_free char *copy = xstrdup (cg->rel + 1);
+  cleanup_close int cur = -1;
+  size_t n = cg_count_components (cg->rel), i = 0;
+  bool making = false;
+  char *save = NULL;
+  int r;
+
+  h->n_made = 0;
+  cur = fcntl (h->mount_fd, F_DUPFD_CLOEXEC, 3);
+  if (cur < 0)
+    return moat_fail (err, errno, "opening the %s hierarchy", h->name);
+  r = cg->backend->prepare_dir (h, -1, cur, false, err);
+  if (r < 0)
+    return r;
+  for (char *c = strtok_r (copy, "/", &save); c;
+       c = strtok_r (NULL, "/", &save), i++)
+    {
+      int next;
+      if (mkdirat (cur, c, 0755) == 0)
+        {
+          if (!making)
+            h->n_made = n - i;
+          making = true;
+        }
+      else if (errno != EEXIST || making)
+        return moat_fail (err, errno, "creating %s in the %s hierarchy", c,
+                          h->name);
+      next = cg_open_beneath (cur, c, O_RDONLY | O_DIRECTORY);
+      if (next < 0)
+        return moat_fail (err, errno, "opening %s in the %s hierarchy", c,
+                          h->name);
+      if (making && h->emulated)
+        emulate_populate (h, cur, next);
+      r = cg->backend->prepare_dir (h, cur, next, i + 1 == n, err);
+      close (cur);
+      cur = next;
+      if (r < 0)
+        return r;
+    }
+  h->fd = steal_fd (&cur);
+  return 0;
+}
+
+/* mkdir -p below the mount, never following a symlink. */
+int
+cg_make_dirs (struct cgroup *cg, struct cgroup_hier *h, struct moat_error **err)
+{
+  int r = 0;
+  /* ENOENT: a concurrent destroy removed a shared parent (/moat) between
+   * our mkdir and the next; start again from the mount. */
+  for (int attempt = 0; attempt < 3; attempt++)
+    {
+      moat_error_free (err);
+      r = make_dirs_once (cg, h, err);
+      if (r == 0)
+        return 0;
+      cg_remove_made (h, cg->rel);
+      if (r != -ENOENT)
+        break;
+    }
+  return r;
+}
+
+/* The leaf in every hierarchy; true when none is left. */
+int
+cg_remove_leaves (struct cgroup *cg, bool *ret_gone)
+{
+  int ret = 0;
+  *ret_gone = true;
+  for (size_t i = 0; i < cg->n_hiers; i++)
+    {
+      struct cgroup_hier *h = &cg->hiers[i];
+      cleanup_close int parent = -1;
+      const char *name;
+      int r;
+      if (h->fd < 0)
+        continue;
+      parent = cg_open_parent (h, cg->rel, &name);
+      r = parent < 0 ? -errno : cg_remove_tree (h, parent, name, 0);
+      if (r == 0 || r == -ENOENT)
+        {
+          close (h->fd);
+          h->fd = -1;
+          continue;
+        }
+      *ret_gone = false;
+      ret = r;
+    }
+  return ret;
+}
+
+/* moat's own parent (/moat) goes when its last container does; nothing
+ * above a cgroup that moat did not name is ever removed. */
+void
+cg_remove_moat_parents (struct cgroup *cg)
+{
+  size_t n = cg_count_components (cg->rel);
+  if (strncmp (cg->rel, "/moat/", strlen ("/moat/")) != 0)
+    return;
+  for (size_t i = 0; i < cg->n_hiers; i++)
+    for (size_t k = n - 1; k >= 1; k--)
+      {
+        cleanup_free char *path = cg_rel_prefix (cg->rel, k);
+        cleanup_free char *abs = xasprintf ("/%s", path);
+        cleanup_close int parent = -1;
+        const char *name;
+        parent = cg_open_parent (&cg->hiers[i], abs, &name);
+        if (parent < 0 || remove_cgroup_dir (&cg->hiers[i], parent, name) < 0)
+          break;
+      }
+}

@@ -1,0 +1,333 @@
+/* File access inside cgroup directories, shared by cgroup.c and the v1/v2
+ * back-ends. Every open goes through cg_open_beneath(), so a symlink planted
+ * in a hierarchy (or a cgroupsPath that slipped through) cannot lead out of
+ * the cgroup mount. */
+#include "cgroup_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Kernels before 5.6 have no openat2: walk the components with O_NOFOLLOW
+ * instead (paths were checked for ".." already). This fallback can go when
+ * the baseline kernel is 5.6. */
+static int
+open_beneath_by_walking (int dirfd, const char *path, int flags)
+{
+  cleanup_free char *copy = xstrdup (path);
+  cleanup_close int cur = -1;
+  char *save = NULL, *comp, *next;
+
+  comp = strtok_r (copy, "/", &save);
+  if (comp == NULL)
+    return openat (dirfd, ".", flags | O_CLOEXEC);
+  for (;;)
+    {
+      int at = cur >= 0 ? cur : dirfd, fd;
+      if (strcmp (comp, "..") == 0)
+        {
+          errno = EXDEV;
+          return -1;
+        }
+      next = strtok_r (NULL, "/", &save);
+      if (next == NULL)
+        return openat (at, comp, flags | O_NOFOLLOW | O_CLOEXEC);
+      fd = openat (at, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        return -1;
+      if (cur >= 0)
+        close (cur);
+      cur = fd;
+      comp = next;
+    }
+}
+
+int
+cg_open_beneath (int dirfd, const char *path, int flags)
+{
+  static bool no_openat2;
+  struct open_how how = {
+    .flags = (uint64_t)(flags | O_CLOEXEC),
+    .mode = 0,
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  int fd;
+
+  if (*path == '\0')
+    path = ".";
+  if (!no_openat2)
+    {
+      fd = (int)syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
+      if (fd >= 0 || errno != ENOSYS)
+        return fd;
+      no_openat2 = true;
+    }
+  return open_beneath_by_walking (dirfd, path, flags);
+}
+
+char *
+cg_strndup (const char *s, size_t n)
+{
+  char *p = xmalloc (n + 1);
+  memcpy (p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+int
+cg_write_fd (int dirfd, bool emulated, const char *file, const char *value)
+{
+  /* The kernel ignores O_TRUNC on cgroupfs; a plain file needs it so that a
+   * shorter value does not leave the tail of the old one. */
+  cleanup_close int fd = cg_open_beneath (
+      dirfd, file, O_WRONLY | O_NOCTTY | (emulated ? O_TRUNC : 0));
+  if (fd < 0)
+    return -errno;
+  /* cgroupfs takes one value per write(2): never split it. */
+  ssize_t n = write (fd, value, strlen (value));
+  if (n < 0)
+    return -errno;
+  if ((size_t)n != strlen (value))
+    return -EIO;
+  return 0;
+}
+
+int
+cg_write (struct cgroup_hier *h, const char *file, const char *value,
+          struct moat_error **err)
+{
+  int r;
+  if (h->fd < 0)
+    return moat_fail (err, ENOENT, "writing %s", file);
+  r = cg_write_fd (h->fd, h->emulated, file, value);
+  if (r < 0)
+    return moat_fail (err, -r, "writing %s", file);
+  return 0;
+}
+
+int
+cg_writef (struct cgroup_hier *h, const char *file, struct moat_error **err,
+           const char *fmt, ...)
+{
+  va_list ap;
+  char buf[256];
+  int n;
+
+  va_start (ap, fmt);
+  n = vsnprintf (buf, sizeof (buf), fmt, ap);
+  va_end (ap);
+  if (n < 0 || (size_t)n >= sizeof (buf))
+    return moat_fail (err, EINVAL, "writing %s: value too long", file);
+  return cg_write (h, file, buf, err);
+}
+
+int
+cg_read (int dirfd, const char *file, char **ret)
+{
+  cleanup_fclose FILE *f = NULL;
+  cleanup_free char *buf = NULL;
+  size_t cap = 0;
+  int fd;
+
+  if (dirfd < 0)
+    return -ENOENT;
+  fd = cg_open_beneath (dirfd, file, O_RDONLY | O_NOCTTY);
+  if (fd < 0)
+    return -errno;
+  f = fdopen (fd, "re");
+  if (f == NULL)
+    {
+      int e = errno;
+      close (fd);
+      return -e;
+    }
+  /* Interface files hold no NUL: this reads to the end. */
+  if (getdelim (&buf, &cap, '\0', f) < 0)
+    {
+      if (ferror (f))
+        return -EIO;
+      free (buf);
+      buf = xstrdup ("");
+    }
+  *ret = steal_pointer (&buf);
+  return 0;
+}
+
+static void
+trim_newline (char *s)
+{
+  size_t n = strlen (s);
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+    s[--n] = '\0';
+}
+
+int
+cg_read_u64 (int dirfd, const char *file, uint64_t *ret)
+{
+  cleanup_free char *text = NULL;
+  int r = cg_read (dirfd, file, &text);
+  if (r < 0)
+    return r;
+  trim_newline (text);
+  if (strcmp (text, "max") == 0)
+    {
+      *ret = UINT64_MAX;
+      return 0;
+    }
+  return parse_uint64 (text, ret);
+}
+
+int
+cg_read_keyed (int dirfd, const char *file, const char *key, uint64_t *ret)
+{
+  cleanup_free char *text = NULL;
+  size_t klen = strlen (key);
+  int r = cg_read (dirfd, file, &text);
+  if (r < 0)
+    return r;
+  for (char *line = text, *end; line && *line; line = end)
+    {
+      end = strchr (line, '\n');
+      if (end)
+        *end++ = '\0';
+      if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
+        return parse_uint64 (line + klen + 1, ret);
+    }
+  return -ENOENT;
+}
+
+bool
+cg_has_file (struct cgroup_hier *h, const char *file)
+{
+  struct stat st;
+  if (h == NULL || h->fd < 0)
+    return false;
+  return fstatat (h->fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0
+         && S_ISREG (st.st_mode);
+}
+
+int
+cg_write_pair (struct cgroup_hier *h, const char *file1, const char *value1,
+               const char *file2, const char *value2, struct moat_error **err)
+{
+  const char *failed = file1;
+  int r = cg_write_fd (h->fd, h->emulated, file1, value1);
+  if (r == 0)
+    {
+      failed = file2;
+      r = cg_write_fd (h->fd, h->emulated, file2, value2);
+    }
+  if (r == 0)
+    return 0;
+  if (r != -EINVAL)
+    return moat_fail (err, -r, "writing %s", failed);
+  r = cg_write (h, file2, value2, err);
+  if (r < 0)
+    return r;
+  return cg_write (h, file1, value1, err);
+}
+
+bool
+cg_backoff (unsigned *tries)
+{
+  /* 1, 2, 4, 8, 16 ms, then 20 ms steps: about 5 s in all. */
+  enum
+  {
+    RAMP = 5,
+    STEPS = 250
+  };
+  long ms;
+  struct timespec ts;
+
+  if (*tries >= RAMP + STEPS)
+    return false;
+  ms = *tries < RAMP ? 1L << *tries : 20;
+  (*tries)++;
+  ts.tv_sec = 0;
+  ts.tv_nsec = ms * 1000000L;
+  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+    ;
+  return true;
+}
+
+bool
+cg_has_word (const char *list, const char *word)
+{
+  size_t n = strlen (word);
+  for (const char *p = list; p && *p;)
+    {
+      p += strspn (p, " \t\n");
+      if (strncmp (p, word, n) == 0 && (p[n] == '\0' || strchr (" \t\n", p[n])))
+        return true;
+      p += strcspn (p, " \t\n");
+    }
+  return false;
+}
+
+/* memory.stat as the "raw" map: keys the kernel writes are [a-z0-9_]; a
+ * line that is not is skipped so the JSON stays valid whatever the file
+ * holds. */
+void
+cg_stats_raw (int dirfd, const char *file, struct cgroup_stats *st)
+{
+  cleanup_free char *text = NULL;
+  if (cg_read (dirfd, file, &text) < 0)
+    return;
+  for (char *line = text, *end; line && *line; line = end)
+    {
+      char *sp;
+      uint64_t v;
+      end = strchr (line, '\n');
+      if (end)
+        *end++ = '\0';
+      sp = strchr (line, ' ');
+      if (sp == NULL || (size_t)(sp - line) >= sizeof (st->raw[0].key)
+          || strspn (line, "abcdefghijklmnopqrstuvwxyz0123456789_")
+                 != (size_t)(sp - line)
+          || parse_uint64 (sp + 1, &v) < 0)
+        continue;
+      st->raw = xrealloc (st->raw, (st->n_raw + 1) * sizeof (*st->raw));
+      memcpy (st->raw[st->n_raw].key, line, (size_t)(sp - line));
+      st->raw[st->n_raw].key[sp - line] = '\0';
+      st->raw[st->n_raw++].value = v;
+    }
+}
+
+uint64_t
+cg_stats_raw_get (const struct cgroup_stats *st, const char *key)
+{
+  for (size_t i = 0; i < st->n_raw; i++)
+    if (strcmp (st->raw[i].key, key) == 0)
+      return st->raw[i].value;
+  return 0;
+}
+
+void
+cg_stats_pids (struct cgroup *cg, struct cgroup_stats *st)
+{
+  struct cgroup_hier *h = cgroup_hier_for (cg, CG_PIDS);
+  if (h == NULL)
+    return;
+  cg_read_u64 (h->fd, "pids.current", &st->pids_current);
+  /* runc reports an unlimited pids.max as 0 (omitted). */
+  if (cg_read_u64 (h->fd, "pids.max", &st->pids_limit) == 0
+      && st->pids_limit == UINT64_MAX)
+    st->pids_limit = 0;
+}
+
+int
+cg_check_cpuset (const char *what, const char *value, struct moat_error **err)
+{
+  if (value[strspn (value, "0123456789,-")] != '\0')
+    return moat_fail (err, EINVAL, "%s: invalid cpuset `%s`", what, value);
+  return 0;
+}

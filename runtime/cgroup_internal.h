@@ -1,0 +1,159 @@
+/* Shared between cgroup.c (layout, paths, directories, processes) and the
+ * two back-ends that know the controller files: cgroup_v1.c and
+ * cgroup_v2.c. Not part of the public interface. */
+#ifndef MOAT_CGROUP_INTERNAL_H
+#define MOAT_CGROUP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup.h"
+
+/* Controllers a hierarchy carries (v1: by mount; v2: all of them). */
+enum
+{
+  CG_CPU = 1u << 0,
+  CG_CPUACCT = 1u << 1,
+  CG_CPUSET = 1u << 2,
+  CG_MEMORY = 1u << 3,
+  CG_PIDS = 1u << 4,
+  CG_DEVICES = 1u << 5,
+  CG_FREEZER = 1u << 6,
+  CG_BLKIO = 1u << 7,
+  CG_NAMED = 1u << 8,   /* name=systemd: no controller, only membership */
+  CG_UNIFIED = 1u << 9, /* a cgroup2 hierarchy */
+};
+
+struct cgroup_hier
+{
+  char *name;     /* "memory", "cpu,cpuacct", "name=systemd", "unified" */
+  unsigned ctrls; /* CG_* */
+  int mount_fd;   /* the hierarchy's mount point */
+  bool emulated;  /* plain directories standing in for cgroupfs (tests) */
+  int fd;         /* the container's cgroup dir, -1 when missing */
+  size_t n_made;  /* trailing path components cgroup_create made here */
+};
+
+struct cgroup;
+
+/* Numbers for cgroup_stats_json; absent files leave zeros. */
+struct cgroup_stat_kv
+{
+  char key[64];
+  uint64_t value;
+};
+
+struct cgroup_stats
+{
+  uint64_t cpu_total_ns, cpu_kernel_ns, cpu_user_ns;
+  uint64_t *percpu_ns;
+  size_t n_percpu;
+  uint64_t periods, throttled_periods, throttled_ns;
+  uint64_t mem_usage, mem_limit, mem_max_usage, mem_failcnt, mem_cache;
+  uint64_t swap_usage, swap_limit, swap_max_usage, swap_failcnt;
+  struct cgroup_stat_kv *raw; /* memory.stat */
+  size_t n_raw;
+  uint64_t pids_current, pids_limit;
+};
+
+/* What a back-end knows: the controller files. */
+struct cgroup_backend
+{
+  /* Each directory on the way down to the leaf in hierarchy h, just after
+   * it is opened (parent_fd is -1 for the mount itself), before the next
+   * one is made: the kernel wants a parent set up before its children. */
+  int (*prepare_dir) (struct cgroup_hier *h, int parent_fd, int dir_fd,
+                      bool is_leaf, struct moat_error **err);
+  int (*apply) (struct cgroup *cg, const struct spec_resources *res,
+                struct moat_error **err);
+  int (*freeze) (struct cgroup *cg, bool frozen, struct moat_error **err);
+  int (*is_frozen) (struct cgroup *cg, bool *ret, struct moat_error **err);
+  void (*stats) (struct cgroup *cg, struct cgroup_stats *st);
+};
+
+struct cgroup
+{
+  enum cgroup_mode mode;
+  char *rel;
+  struct cgroup_hier *hiers;
+  size_t n_hiers;
+  const struct cgroup_backend *backend;
+};
+
+/* Stats pieces both back-ends share. */
+void cg_stats_raw (int dirfd, const char *file, struct cgroup_stats *st);
+uint64_t cg_stats_raw_get (const struct cgroup_stats *st, const char *key);
+void cg_stats_pids (struct cgroup *cg, struct cgroup_stats *st);
+
+extern const struct cgroup_backend cgroup_backend_v1;
+extern const struct cgroup_backend cgroup_backend_v2;
+
+/* The first hierarchy carrying any of ctrls (with its dir open), or NULL. */
+struct cgroup_hier *cgroup_hier_for (struct cgroup *cg, unsigned ctrls);
+
+/* cgroup_path.c: fold "//" and a trailing "/"; refuse "." and "..",
+ * control characters, and "/" itself. */
+int cg_normalize_rel (const char *path, char **ret, struct moat_error **err);
+
+/* cgroup_dirs.c. rel is always normalized ("/a/b"). */
+size_t cg_count_components (const char *rel);
+/* The first n components of rel without the leading "/" ("" for n = 0). */
+char *cg_rel_prefix (const char *rel, size_t n);
+/* rel's parent directory in h (the mount itself for "/a"); *ret_name
+ * points into rel. */
+int cg_open_parent (struct cgroup_hier *h, const char *rel,
+                    const char **ret_name);
+/* mkdir -p of cg->rel in h; sets h->fd and h->n_made. On failure nothing
+ * it made is left. */
+int cg_make_dirs (struct cgroup *cg, struct cgroup_hier *h,
+                  struct moat_error **err);
+/* Remove the n_made trailing components cgroup_create made in h. */
+void cg_remove_made (struct cgroup_hier *h, const char *rel);
+/* rmdir name below parent_fd after any cgroups nested in it. */
+int cg_remove_tree (struct cgroup_hier *h, int parent_fd, const char *name,
+                    int depth);
+/* The leaf in every hierarchy; *ret_gone when none is left. */
+int cg_remove_leaves (struct cgroup *cg, bool *ret_gone);
+/* "/moat" (and anything between it and the leaf) once empty. */
+void cg_remove_moat_parents (struct cgroup *cg);
+
+char *cg_strndup (const char *s, size_t n);
+
+/* Open (flags | O_CLOEXEC) a path below dirfd that can never resolve
+ * outside it: no "..", no symlinks, no magic links. */
+int cg_open_beneath (int dirfd, const char *path, int flags);
+
+/* Controller files of one cgroup dir. Errors name the file:
+ * "writing memory.limit_in_bytes: Device or resource busy". */
+int cg_write (struct cgroup_hier *h, const char *file, const char *value,
+              struct moat_error **err);
+int cg_write_fd (int dirfd, bool emulated, const char *file, const char *value);
+int cg_writef (struct cgroup_hier *h, const char *file, struct moat_error **err,
+               const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+/* Returns 0 or -errno (no error object: callers decide if absence matters). */
+int cg_read (int dirfd, const char *file, char **ret);
+/* One number; "max" reads as UINT64_MAX. */
+int cg_read_u64 (int dirfd, const char *file, uint64_t *ret);
+/* "key value" lines (memory.stat, cpu.stat, cgroup.events). */
+int cg_read_keyed (int dirfd, const char *file, const char *key, uint64_t *ret);
+bool cg_has_file (struct cgroup_hier *h, const char *file);
+/* Is word one of the space-separated words of list? */
+bool cg_has_word (const char *list, const char *word);
+/* cpuset lists ("0-3,5") only: no stray characters reach the kernel. */
+int cg_check_cpuset (const char *what, const char *value,
+                     struct moat_error **err);
+
+/* Write two files whose kernel checks depend on each other's current value
+ * (memory limit and memsw, cfs period and quota): in the given order first,
+ * and in the other order when the kernel says EINVAL. */
+int cg_write_pair (struct cgroup_hier *h, const char *file1, const char *value1,
+                   const char *file2, const char *value2,
+                   struct moat_error **err);
+
+/* Sleep between polls of a state that the kernel changes asynchronously;
+ * false once the deadline (~5 s from the first call with *tries = 0) is
+ * reached. */
+bool cg_backoff (unsigned *tries);
+
+#endif
