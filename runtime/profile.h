@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "netguard.h"
@@ -66,6 +67,42 @@ int profile_apply (struct spec *spec, const struct profile *p,
 int profile_apply_process (struct spec_process *proc, const struct profile *p,
                            struct override_list *ret_overrides,
                            struct moat_error **err);
+/* The profile tightened by run.moat.* annotations (a new copy in *ret).
+ * Annotations come from the pod author: a stricter value tightens, a looser
+ * or unparseable one is ignored (OVERRIDE_IGNORED in ov, which may be NULL).
+ * profile_apply calls it itself; the runtime calls it (ov NULL) to get the
+ * netguard rules for create and the process policy for exec, from the
+ * container's annotations. */
+int profile_effective (const struct profile *p,
+                       const struct spec_kv *annotations, size_t n_annotations,
+                       struct profile **ret, struct override_list *ov,
+                       struct moat_error **err);
+/* `moat update`: cap the given resources at the profile (never above it;
+ * absent values stay absent, "unlimited" becomes the profile's value). */
+int profile_apply_resources (struct spec_resources *r, const struct profile *p,
+                             struct override_list *ov,
+                             struct moat_error **err);
+/* G5 for the runtime, with the realpath of a bind mount's source (so a
+ * symlink to /etc is refused too). Returns 0 if allowed, or -1 with err
+ * ("refusing to bind /etc into the container (profile strict)"). */
+int profile_check_bind_source (const char *resolved_path,
+                               const struct profile *p,
+                               struct moat_error **err);
+/* True for an allowed source that may only be mounted read-only (host
+ * files such as /etc/resolv.conf, the host's /usr): profile_apply already
+ * adds "ro" when config.json names them directly; the runtime should mount
+ * read-only too when the realpath leads there through a symlink. */
+bool profile_bind_needs_readonly (const char *resolved_path,
+                                  const struct profile *p);
+/* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
+ * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
+ * for the types that isolate the container (network, pid, ipc, uts, mount). */
+int profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino,
+                           dev_t host_dev, ino_t host_ino,
+                           const struct profile *p, struct moat_error **err);
+/* Byte sizes as operators and annotations write them: "67108864", "64m",
+ * "64MiB", "1G" (binary units). 0 or -EINVAL / -ERANGE. */
+int profile_parse_size (const char *s, uint64_t *ret);
 /* The effective profile as pretty JSON (moat profile show). */
 int profile_to_json (const struct profile *p, char **ret,
                      struct moat_error **err);

@@ -1,0 +1,646 @@
+/* The policy: from a parsed spec and a profile to the hardened spec, and the
+ * list of everything that changed. Pure: no I/O, no syscalls. The mount
+ * rules (G5/G6) are in profile_mounts.c, the limits (G7) and annotations in
+ * profile_resources.c, the operator config in profile_config.c. */
+#include "profile.h"
+#include "profile_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/resource.h>
+
+const char *const profile_masked_paths[] = {
+  "/proc/acpi",          "/proc/asound",
+  "/proc/interrupts",    "/proc/kallsyms",
+  "/proc/kcore",         "/proc/keys",
+  "/proc/latency_stats", "/proc/sched_debug",
+  "/proc/scsi",          "/proc/timer_list",
+  "/proc/timer_stats",   "/sys/devices/virtual/powercap",
+  "/sys/firmware",       NULL,
+};
+
+const char *const profile_readonly_paths[] = {
+  "/proc/bus",           "/proc/fs", "/proc/irq", "/proc/sys",
+  "/proc/sysrq-trigger", NULL,
+};
+
+/* Only sysctls the kernel keeps per namespace: IPC and mqueue (the
+ * container always has its own IPC namespace) and net (its own or its pod's
+ * network namespace, never the host's). */
+const char *const profile_allowed_sysctls[] = {
+  "kernel.shm*", "kernel.msg*", "kernel.sem", "fs.mqueue.*", "net.*", NULL,
+};
+
+const struct safe_device profile_safe_devices[] = {
+  { "/dev/null", 'c', 1, 3, true },      { "/dev/zero", 'c', 1, 5, true },
+  { "/dev/full", 'c', 1, 7, true },      { "/dev/random", 'c', 1, 8, true },
+  { "/dev/urandom", 'c', 1, 9, true },   { "/dev/tty", 'c', 5, 0, true },
+  { "/dev/console", 'c', 5, 1, false },  { "/dev/ptmx", 'c', 5, 2, true },
+  { "/dev/pts/*", 'c', 136, -1, false },
+};
+const size_t profile_n_safe_devices
+    = sizeof (profile_safe_devices) / sizeof (profile_safe_devices[0]);
+
+static const char *const cap_names[] = {
+  "CAP_CHOWN",
+  "CAP_DAC_OVERRIDE",
+  "CAP_DAC_READ_SEARCH",
+  "CAP_FOWNER",
+  "CAP_FSETID",
+  "CAP_KILL",
+  "CAP_SETGID",
+  "CAP_SETUID",
+  "CAP_SETPCAP",
+  "CAP_LINUX_IMMUTABLE",
+  "CAP_NET_BIND_SERVICE",
+  "CAP_NET_BROADCAST",
+  "CAP_NET_ADMIN",
+  "CAP_NET_RAW",
+  "CAP_IPC_LOCK",
+  "CAP_IPC_OWNER",
+  "CAP_SYS_MODULE",
+  "CAP_SYS_RAWIO",
+  "CAP_SYS_CHROOT",
+  "CAP_SYS_PTRACE",
+  "CAP_SYS_PACCT",
+  "CAP_SYS_ADMIN",
+  "CAP_SYS_BOOT",
+  "CAP_SYS_NICE",
+  "CAP_SYS_RESOURCE",
+  "CAP_SYS_TIME",
+  "CAP_SYS_TTY_CONFIG",
+  "CAP_MKNOD",
+  "CAP_LEASE",
+  "CAP_AUDIT_WRITE",
+  "CAP_AUDIT_CONTROL",
+  "CAP_SETFCAP",
+  "CAP_MAC_OVERRIDE",
+  "CAP_MAC_ADMIN",
+  "CAP_SYSLOG",
+  "CAP_WAKE_ALARM",
+  "CAP_BLOCK_SUSPEND",
+  "CAP_AUDIT_READ",
+  "CAP_PERFMON",
+  "CAP_BPF",
+  "CAP_CHECKPOINT_RESTORE",
+};
+
+/* ---- override list ---- */
+
+void
+override_list_add (struct override_list *l, enum override_kind kind,
+                   const char *path, const char *asked, const char *enforced)
+{
+  if (l == NULL)
+    return;
+  l->v = xrealloc (l->v, (l->n + 1) * sizeof (*l->v));
+  l->v[l->n++] = (struct override){
+    .kind = kind,
+    .path = xstrdup (path),
+    .asked = xstrdup (asked),
+    .enforced = xstrdup (enforced),
+  };
+}
+
+void
+override_list_clear (struct override_list *l)
+{
+  for (size_t i = 0; l && i < l->n; i++)
+    {
+      free (l->v[i].path);
+      free (l->v[i].asked);
+      free (l->v[i].enforced);
+    }
+  if (l)
+    {
+      free (l->v);
+      l->v = NULL;
+      l->n = 0;
+    }
+}
+
+const char *
+override_kind_name (enum override_kind k)
+{
+  switch (k)
+    {
+    case OVERRIDE_CHANGED:
+      return "changed";
+    case OVERRIDE_REMOVED:
+      return "removed";
+    case OVERRIDE_ADDED:
+      return "added";
+    case OVERRIDE_IGNORED:
+      return "ignored";
+    case OVERRIDE_REFUSED:
+      return "refused";
+    }
+  return "unknown";
+}
+
+/* ---- small helpers ---- */
+
+char *
+profile_strv_join (char *const *v, const char *sep)
+{
+  size_t len = 1, seplen = strlen (sep);
+  char *out, *o;
+
+  for (size_t i = 0; v && v[i]; i++)
+    len += strlen (v[i]) + seplen;
+  out = o = xmalloc (len);
+  *o = '\0';
+  for (size_t i = 0; v && v[i]; i++)
+    {
+      if (i > 0)
+        o = stpcpy (o, sep);
+      o = stpcpy (o, v[i]);
+    }
+  return out;
+}
+
+char *
+profile_path_normalize (const char *path)
+{
+  size_t len = strlen (path);
+  char *out = xmalloc (len + 2);
+  size_t o = 0;
+  const char *s = path;
+
+  out[o++] = '/';
+  while (*s)
+    {
+      const char *end;
+      size_t n;
+
+      while (*s == '/')
+        s++;
+      if (*s == '\0')
+        break;
+      end = strchrnul (s, '/');
+      n = end - s;
+      if (n == 1 && s[0] == '.')
+        ;
+      else if (n == 2 && s[0] == '.' && s[1] == '.')
+        {
+          while (o > 1 && out[o - 1] != '/')
+            o--;
+          if (o > 1)
+            o--; /* the '/' before the dropped component */
+        }
+      else
+        {
+          if (o > 1)
+            out[o++] = '/';
+          memcpy (out + o, s, n);
+          o += n;
+        }
+      s = end;
+    }
+  out[o] = '\0';
+  return out;
+}
+
+static char *
+caps_text (uint64_t set)
+{
+  cleanup_strv char **names = NULL;
+  size_t n_known = sizeof (cap_names) / sizeof (cap_names[0]);
+
+  for (size_t i = 0; i < 64; i++)
+    {
+      cleanup_free char *unknown = NULL;
+      if (!(set & (UINT64_C (1) << i)))
+        continue;
+      if (i >= n_known)
+        unknown = xasprintf ("CAP_%zu", i);
+      strv_append (&names, unknown ? unknown : cap_names[i]);
+    }
+  return profile_strv_join (names, " ");
+}
+
+/* ---- G3, G4, G7 (rlimits), G10 (env): the process ---- */
+
+static void
+harden_caps (struct spec_caps *caps, struct override_list *ov)
+{
+  struct
+  {
+    const char *name;
+    uint64_t *set;
+  } sets[] = {
+    { "bounding", &caps->bounding },       { "effective", &caps->effective },
+    { "inheritable", &caps->inheritable }, { "permitted", &caps->permitted },
+    { "ambient", &caps->ambient },
+  };
+
+  for (size_t i = 0; i < sizeof (sets) / sizeof (sets[0]); i++)
+    {
+      if (*sets[i].set != 0)
+        {
+          cleanup_free char *path
+              = xasprintf ("process.capabilities.%s", sets[i].name);
+          cleanup_free char *names = caps_text (*sets[i].set);
+          override_list_add (ov, OVERRIDE_REMOVED, path, names, "none");
+        }
+      *sets[i].set = 0;
+    }
+  caps->present = true;
+}
+
+static char *
+rlimit_text (const struct spec_rlimit *r)
+{
+  return xasprintf ("soft=%" PRIu64 " hard=%" PRIu64, r->soft, r->hard);
+}
+
+/* Never above cap, and never above what config.json asked. */
+static void
+cap_rlimit (struct spec_process *proc, int resource, const char *type,
+            uint64_t cap, struct override_list *ov)
+{
+  cleanup_free char *path = xasprintf ("process.rlimits.%s", type);
+  bool found = false;
+
+  for (size_t i = 0; i < proc->n_rlimits; i++)
+    {
+      struct spec_rlimit *r = &proc->rlimits[i];
+      cleanup_free char *asked = NULL, *enforced = NULL;
+
+      if (r->resource != resource)
+        continue;
+      found = true;
+      if (r->soft <= cap && r->hard <= cap)
+        continue;
+      asked = rlimit_text (r);
+      if (r->soft > cap)
+        r->soft = cap;
+      if (r->hard > cap)
+        r->hard = cap;
+      enforced = rlimit_text (r);
+      override_list_add (ov, OVERRIDE_CHANGED, path, asked, enforced);
+    }
+  if (!found)
+    {
+      struct spec_rlimit *r;
+      cleanup_free char *enforced = NULL;
+
+      proc->rlimits = xrealloc (proc->rlimits, (proc->n_rlimits + 1)
+                                                   * sizeof (*proc->rlimits));
+      r = &proc->rlimits[proc->n_rlimits++];
+      *r = (struct spec_rlimit){
+        .resource = resource, .type = xstrdup (type), .soft = cap, .hard = cap
+      };
+      enforced = rlimit_text (r);
+      override_list_add (ov, OVERRIDE_ADDED, path, NULL, enforced);
+    }
+}
+
+static bool
+is_credential_name (const char *name, char *const *patterns)
+{
+  for (size_t i = 0; patterns && patterns[i]; i++)
+    if (fnmatch (patterns[i], name, FNM_CASEFOLD) == 0)
+      return true;
+  return false;
+}
+
+/* Only the NAME goes into the override list: the value is the secret. */
+static void
+scrub_env (char **env, char *const *patterns, struct override_list *ov)
+{
+  size_t kept = 0;
+
+  for (size_t i = 0; env && env[i]; i++)
+    {
+      cleanup_free char *name = strndup (env[i], strcspn (env[i], "="));
+      if (name == NULL)
+        name = xstrdup ("");
+      if (is_credential_name (name, patterns))
+        {
+          override_list_add (ov, OVERRIDE_REMOVED, "process.env", name, NULL);
+          free (env[i]);
+          continue;
+        }
+      env[kept++] = env[i];
+    }
+  if (env)
+    env[kept] = NULL;
+}
+
+static void
+harden_process (struct spec_process *proc, const struct profile *p,
+                struct override_list *ov)
+{
+  harden_caps (&proc->caps, ov);
+  if (!proc->no_new_privileges)
+    {
+      override_list_add (ov, OVERRIDE_CHANGED, "process.noNewPrivileges",
+                         "false", "true");
+      proc->no_new_privileges = true;
+    }
+  cap_rlimit (proc, RLIMIT_CORE, "RLIMIT_CORE", 0, ov);
+  cap_rlimit (proc, RLIMIT_NOFILE, "RLIMIT_NOFILE", p->nofile, ov);
+  scrub_env (proc->env, p->credential_env, ov);
+  /* A negative score would shield hostile code from the OOM killer at the
+   * expense of the host's processes. */
+  if (proc->has_oom_score_adj && proc->oom_score_adj < 0)
+    {
+      cleanup_free char *asked = xasprintf ("%d", proc->oom_score_adj);
+      override_list_add (ov, OVERRIDE_CHANGED, "process.oomScoreAdj", asked,
+                         "0");
+      proc->oom_score_adj = 0;
+    }
+}
+
+/* ---- G1: namespaces ---- */
+
+static const struct
+{
+  enum ns_type type;
+  const char *proc_name; /* /proc/PID/ns/NAME */
+} isolating_namespaces[] = {
+  { NS_MOUNT, "mnt" }, { NS_NET, "net" }, { NS_PID, "pid" },
+  { NS_IPC, "ipc" },   { NS_UTS, "uts" },
+};
+
+static bool
+is_host_ns_path (const char *path, const char *proc_name)
+{
+  static const char *const owners[] = { "1", "self", "thread-self" };
+  cleanup_free char *norm = profile_path_normalize (path);
+
+  for (size_t i = 0; i < sizeof (owners) / sizeof (owners[0]); i++)
+    {
+      cleanup_free char *host
+          = xasprintf ("/proc/%s/ns/%s", owners[i], proc_name);
+      if (strcmp (norm, host) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* The host's namespaces (absent from config.json, or named by a /proc path
+ * of the host) are replaced by fresh ones; joining another namespace (a
+ * Kubernetes pod's) is allowed: the BPF guard still applies there. A user
+ * namespace is left as config.json says. */
+static void
+harden_namespaces (struct spec_linux *linux_, struct override_list *ov)
+{
+  size_t n = sizeof (isolating_namespaces) / sizeof (isolating_namespaces[0]);
+
+  for (size_t i = 0; i < n; i++)
+    {
+      struct spec_namespace *ns = &linux_->ns[isolating_namespaces[i].type];
+      cleanup_free char *path = xasprintf (
+          "linux.namespaces.%s", ns_type_name (isolating_namespaces[i].type));
+
+      if (!ns->present)
+        {
+          ns->present = true;
+          override_list_add (ov, OVERRIDE_ADDED, path, "host", "new");
+        }
+      else if (ns->path
+               && is_host_ns_path (ns->path, isolating_namespaces[i].proc_name))
+        {
+          override_list_add (ov, OVERRIDE_CHANGED, path, ns->path, "new");
+          free (ns->path);
+          ns->path = NULL;
+        }
+    }
+}
+
+int
+profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino, dev_t host_dev,
+                       ino_t host_ino, const struct profile *p,
+                       struct moat_error **err)
+{
+  size_t n = sizeof (isolating_namespaces) / sizeof (isolating_namespaces[0]);
+
+  if (dev != host_dev || ino != host_ino)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (isolating_namespaces[i].type == type)
+      return moat_fail (err, 0,
+                        "refusing to join the host's %s namespace (profile %s)",
+                        ns_type_name (type), p->name);
+  return 0;
+}
+
+/* ---- devices, sysctl, seccomp, masked paths ---- */
+
+static const struct safe_device *
+find_safe_device (char type, int64_t major, int64_t minor)
+{
+  if (type == 'u')
+    type = 'c';
+  for (size_t i = 0; i < profile_n_safe_devices; i++)
+    {
+      const struct safe_device *d = &profile_safe_devices[i];
+      if (d->type == type && d->major == major
+          && (d->minor == minor || d->minor == -1))
+        return d;
+    }
+  return NULL;
+}
+
+/* Privileged configs list every host device: dropping them (one override
+ * naming them all) lets such a container run, confined. */
+static void
+harden_devices (struct spec_linux *linux_, struct override_list *ov)
+{
+  cleanup_strv char **dropped = NULL;
+  size_t kept = 0;
+
+  for (size_t i = 0; i < linux_->n_devices; i++)
+    {
+      struct spec_device *d = &linux_->devices[i];
+      const struct safe_device *safe
+          = find_safe_device (d->type, d->major, d->minor);
+      if (safe && safe->node && safe->minor != -1)
+        {
+          linux_->devices[kept++] = *d;
+          continue;
+        }
+      cleanup_free char *text
+          = xasprintf ("%s (%c %" PRId64 ":%" PRId64 ")", d->path, d->type,
+                       d->major, d->minor);
+      strv_append (&dropped, text);
+      free (d->path);
+    }
+  linux_->n_devices = kept;
+  if (dropped)
+    {
+      cleanup_free char *asked = profile_strv_join (dropped, ", ");
+      override_list_add (ov, OVERRIDE_REMOVED, "linux.devices", asked,
+                         "default devices only");
+    }
+}
+
+/* Names are written under /proc/sys by the runtime: no empty, "." or ".."
+ * component may turn "net.*" into a path elsewhere. */
+static bool
+sysctl_name_allowed (const char *name)
+{
+  const char *s = name;
+
+  if (*name == '\0')
+    return false;
+  for (;;)
+    {
+      size_t n = strcspn (s, "./");
+      if (n == 0)
+        return false;
+      s += n;
+      if (*s == '\0')
+        break;
+      s++;
+    }
+  for (size_t i = 0; profile_allowed_sysctls[i]; i++)
+    {
+      cleanup_free char *dotted = xstrdup (name);
+      for (char *c = dotted; *c; c++)
+        if (*c == '/')
+          *c = '.';
+      if (fnmatch (profile_allowed_sysctls[i], dotted, 0) == 0)
+        return true;
+    }
+  return false;
+}
+
+void
+profile_filter_kv (struct spec_kv *kv, size_t *n,
+                   bool (*allowed) (const char *key), const char *json_path,
+                   struct override_list *ov)
+{
+  size_t kept = 0;
+
+  for (size_t i = 0; i < *n; i++)
+    {
+      if (allowed (kv[i].key))
+        {
+          kv[kept++] = kv[i];
+          continue;
+        }
+      cleanup_free char *path = xasprintf ("%s.%s", json_path, kv[i].key);
+      override_list_add (ov, OVERRIDE_REMOVED, path, kv[i].value, NULL);
+      free (kv[i].key);
+      free (kv[i].value);
+    }
+  *n = kept;
+}
+
+/* The builtin filter is loaded by the runtime whatever happens; the
+ * config's own filter stays and stacks. Only its SPEC_ALLOW flag goes: it
+ * would turn off the speculative store bypass mitigation for hostile code. */
+static void
+harden_seccomp (struct spec_seccomp *s, struct override_list *ov)
+{
+  size_t kept = 0;
+
+  if (!s->present)
+    {
+      override_list_add (ov, OVERRIDE_ADDED, "linux.seccomp", "none",
+                         "builtin filter only");
+      return;
+    }
+  for (size_t i = 0; s->flags && s->flags[i]; i++)
+    {
+      if (strcmp (s->flags[i], "SECCOMP_FILTER_FLAG_SPEC_ALLOW") == 0)
+        {
+          override_list_add (ov, OVERRIDE_REMOVED, "linux.seccomp.flags",
+                             s->flags[i], NULL);
+          free (s->flags[i]);
+          continue;
+        }
+      s->flags[kept++] = s->flags[i];
+    }
+  if (s->flags)
+    s->flags[kept] = NULL;
+}
+
+static bool
+strv_contains_path (char *const *v, const char *path)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    {
+      cleanup_free char *norm = profile_path_normalize (v[i]);
+      if (strcmp (norm, path) == 0)
+        return true;
+    }
+  return false;
+}
+
+static void
+union_paths (char ***v, const char *const *required, const char *json_path,
+             struct override_list *ov)
+{
+  for (size_t i = 0; required[i]; i++)
+    {
+      if (strv_contains_path (*v, required[i]))
+        continue;
+      strv_append (v, required[i]);
+      override_list_add (ov, OVERRIDE_ADDED, json_path, NULL, required[i]);
+    }
+}
+
+/* ---- entry points ---- */
+
+int
+profile_apply (struct spec *spec, const struct profile *base,
+               struct override_list *ov, struct moat_error **err)
+{
+  cleanup_profile struct profile *p = NULL;
+  struct spec_linux *linux_ = &spec->linux_;
+  int r;
+
+  if (profile_effective (base, spec->annotations, spec->n_annotations, &p, ov,
+                         err)
+      < 0)
+    return -1;
+
+  harden_namespaces (linux_, ov);
+  if (spec->process)
+    harden_process (spec->process, p, ov);
+  if (!spec->root_readonly)
+    {
+      override_list_add (ov, OVERRIDE_CHANGED, "root.readonly", "false",
+                         "true");
+      spec->root_readonly = true;
+    }
+  r = profile_harden_mounts (spec, p, ov, err);
+  linux_->has_resources = true;
+  profile_harden_resources (&linux_->resources, p, true, ov);
+  harden_devices (linux_, ov);
+  profile_filter_kv (linux_->sysctl, &linux_->n_sysctl, sysctl_name_allowed,
+                     "linux.sysctl", ov);
+  harden_seccomp (&linux_->seccomp, ov);
+  union_paths (&linux_->masked_paths, profile_masked_paths, "linux.maskedPaths",
+               ov);
+  union_paths (&linux_->readonly_paths, profile_readonly_paths,
+               "linux.readonlyPaths", ov);
+  return r;
+}
+
+int
+profile_apply_process (struct spec_process *proc, const struct profile *p,
+                       struct override_list *ov, struct moat_error **err)
+{
+  if (proc == NULL)
+    return moat_fail (err, EINVAL, "applying profile %s: no process", p->name);
+  harden_process (proc, p, ov);
+  return 0;
+}
+
+void
+profile_netguard_rules (const struct profile *p, struct netguard_rules *ret)
+{
+  *ret = (struct netguard_rules){
+    .egress = p->egress,
+    .deny = p->deny,
+    .n_deny = p->n_deny,
+  };
+}

@@ -1,0 +1,603 @@
+/* The profiles' built-in values and the operator config that adjusts them
+ * (/etc/moat/config.json, or --config FILE). The operator is trusted: its
+ * limits may be higher than the defaults. Annotations (the pod author) can
+ * only tighten, see profile_resources.c. The G2 metadata ranges cannot be
+ * removed by anyone. Keys starting with "//" are comments (JSON has none),
+ * so that contrib/moat-config.example.json documents itself and loads. */
+#include "profile.h"
+#include "profile_internal.h"
+#include "util.h"
+#include "../oci/json.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+
+#define DEFAULT_CONFIG_PATH "/etc/moat/config.json"
+#define CONFIG_MAX_SIZE (1024 * 1024)
+#define MIB (UINT64_C (1) << 20)
+
+const char *const profile_default_credential_env[] = {
+  "*_TOKEN",
+  "*_TOKEN_*",
+  "*_SECRET",
+  "*_SECRET_*",
+  "*SECRET_KEY*",
+  "*PASSWORD*",
+  "*PASSWD*",
+  "*_API_KEY",
+  "*_APIKEY",
+  "*_ACCESS_KEY*",
+  "*_PRIVATE_KEY*",
+  "AWS_*",
+  "AZURE_CLIENT_SECRET",
+  "GOOGLE_APPLICATION_CREDENTIALS",
+  "GH_TOKEN",
+  "GITHUB_TOKEN",
+  "NPM_TOKEN",
+  NULL,
+};
+
+/* G2: cloud metadata, in every profile. */
+static const char *const metadata_ranges[] = {
+  "169.254.0.0/16",
+  "fd00:ec2::254/128",
+  NULL,
+};
+
+static const char *const profile_names[] = { "strict", "egress", NULL };
+
+static const char *const top_keys[] = { "profile",
+                                        "audit_log",
+                                        "limits",
+                                        "credential_env",
+                                        "credential_env_extra",
+                                        "egress_deny",
+                                        "profiles",
+                                        NULL };
+static const char *const per_profile_keys[]
+    = { "limits", "credential_env", "credential_env_extra", "egress_deny",
+        NULL };
+static const char *const limit_keys[]
+    = { "pids", "memory", "cpus", "cpu_period", "tmpfs_size", "nofile", NULL };
+
+/* ---- number formats ---- */
+
+int
+profile_parse_size (const char *s, uint64_t *ret)
+{
+  static const struct
+  {
+    const char *suffix;
+    unsigned shift;
+  } units[] = {
+    { "", 0 },     { "b", 0 },   { "k", 10 },   { "kb", 10 },  { "kib", 10 },
+    { "m", 20 },   { "mb", 20 }, { "mib", 20 }, { "g", 30 },   { "gb", 30 },
+    { "gib", 30 }, { "t", 40 },  { "tb", 40 },  { "tib", 40 },
+  };
+  uint64_t v = 0;
+  const char *p = s;
+
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      if (v > (UINT64_MAX - (*p - '0')) / 10)
+        return -ERANGE;
+      v = v * 10 + (*p - '0');
+    }
+  for (size_t i = 0; i < sizeof (units) / sizeof (units[0]); i++)
+    if (strcasecmp (p, units[i].suffix) == 0)
+      {
+        if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
+          return -ERANGE;
+        *ret = v << units[i].shift;
+        return 0;
+      }
+  return -EINVAL;
+}
+
+int
+profile_parse_millis (const char *s, uint64_t *ret)
+{
+  uint64_t whole = 0, frac = 0;
+  const char *p = s;
+  int digits = 0;
+
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      if (whole > UINT64_MAX / 10000)
+        return -ERANGE;
+      whole = whole * 10 + (*p - '0');
+    }
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+      {
+        if (digits == 3)
+          return -EINVAL;
+        frac = frac * 10 + (*p - '0');
+      }
+  if (*p != '\0')
+    return -EINVAL;
+  for (; digits < 3; digits++)
+    frac *= 10;
+  *ret = whole * 1000 + frac;
+  return 0;
+}
+
+static char *
+cidr_text (const struct cidr *c)
+{
+  char buf[INET6_ADDRSTRLEN] = "?";
+  inet_ntop (c->family, c->addr, buf, sizeof (buf));
+  return xasprintf ("%s/%u", buf, c->prefix);
+}
+
+/* ---- lifetime ---- */
+
+void
+profile_free (struct profile *p)
+{
+  if (p == NULL)
+    return;
+  free (p->name);
+  strv_free (p->credential_env);
+  free (p->deny);
+  free (p->audit_log);
+  free (p);
+}
+
+struct profile *
+profile_dup (const struct profile *p)
+{
+  struct profile *d = xmalloc (sizeof (*d));
+
+  *d = *p;
+  d->name = xstrdup (p->name);
+  d->credential_env = strv_dup (p->credential_env);
+  d->deny = xcalloc (p->n_deny, sizeof (*d->deny));
+  if (p->n_deny)
+    memcpy (d->deny, p->deny, p->n_deny * sizeof (*d->deny));
+  d->audit_log = xstrdup (p->audit_log);
+  return d;
+}
+
+static bool
+is_known_profile (const char *name)
+{
+  for (size_t i = 0; profile_names[i]; i++)
+    if (strcmp (profile_names[i], name) == 0)
+      return true;
+  return false;
+}
+
+static int
+add_deny (struct profile *p, const char *text, const char *path,
+          struct moat_error **err)
+{
+  struct cidr c;
+
+  if (cidr_parse (text, &c) < 0)
+    return moat_fail (err, 0, "%s: not a CIDR: \"%s\"", path, text);
+  p->deny = xrealloc (p->deny, (p->n_deny + 1) * sizeof (*p->deny));
+  p->deny[p->n_deny++] = c;
+  return 0;
+}
+
+int
+profile_init_default (struct profile *p, const char *name,
+                      struct moat_error **err)
+{
+  if (!is_known_profile (name))
+    return moat_fail (err, 0, "unknown profile %s (known: strict, egress)",
+                      name);
+  *p = (struct profile){
+    .name = xstrdup (name),
+    .egress = strcmp (name, "egress") == 0,
+    .pids_limit = 64,
+    .memory_limit = 512 * MIB,
+    .cpu_quota = 100000,
+    .cpu_period = 100000,
+    .tmpfs_size = 64 * MIB,
+    .nofile = 1024,
+    .credential_env = strv_dup ((char *const *)profile_default_credential_env),
+    .audit_log = xstrdup ("/var/log/moat/audit.jsonl"),
+  };
+  for (size_t i = 0; metadata_ranges[i]; i++)
+    if (add_deny (p, metadata_ranges[i], "metadata", err) < 0)
+      return -1;
+  return 0;
+}
+
+/* ---- operator config ---- */
+
+static int
+check_keys (const json_node *obj, const char *const *known, const char *prefix,
+            struct moat_error **err)
+{
+  if (!json_is_object (obj))
+    return moat_fail (err, 0, "%s: expected an object",
+                      *prefix ? prefix : "top level");
+  for (size_t i = 0; i < json_object_len (obj); i++)
+    {
+      const char *key = json_object_key (obj, i);
+      bool found = strncmp (key, "//", 2) == 0; /* a comment */
+      for (size_t k = 0; known[k] && !found; k++)
+        found = strcmp (known[k], key) == 0;
+      if (!found)
+        return moat_fail (err, 0, "%s%s%s: unknown key", prefix,
+                          *prefix ? "." : "", key);
+    }
+  return 0;
+}
+
+static int
+get_positive (const json_node *v, const char *path, uint64_t max, uint64_t *ret,
+              struct moat_error **err)
+{
+  uint64_t n;
+
+  if (!json_is_integer (v) || json_uint64 (v, &n) < 0 || n == 0 || n > max)
+    return moat_fail (err, 0, "%s: expected an integer from 1 to %" PRIu64,
+                      path, max);
+  *ret = n;
+  return 0;
+}
+
+/* Bytes as an integer, or a string with a unit ("512M"). */
+static int
+get_size (const json_node *v, const char *path, uint64_t *ret,
+          struct moat_error **err)
+{
+  uint64_t n = 0;
+  int r = -EINVAL;
+
+  if (json_is_integer (v))
+    r = json_uint64 (v, &n);
+  else if (json_is_string (v))
+    r = profile_parse_size (json_string (v), &n);
+  if (r < 0 || n == 0 || n > INT64_MAX)
+    return moat_fail (err, 0,
+                      "%s: expected a size in bytes or with a unit "
+                      "(\"512M\", \"1G\")",
+                      path);
+  *ret = n;
+  return 0;
+}
+
+/* A CPU count: an integer, or a string for fractions ("1.5"). */
+static int
+get_cpus (const json_node *v, const char *path, uint64_t *ret_millis,
+          struct moat_error **err)
+{
+  uint64_t n = 0;
+  int r = -EINVAL;
+
+  if (json_is_integer (v))
+    {
+      r = json_uint64 (v, &n);
+      if (r == 0 && n > UINT64_MAX / 1000)
+        r = -ERANGE;
+      n *= 1000;
+    }
+  else if (json_is_string (v))
+    r = profile_parse_millis (json_string (v), &n);
+  if (r < 0 || n == 0 || n > 1024 * 1000)
+    return moat_fail (err, 0,
+                      "%s: expected a CPU count (1, 2, or a string like "
+                      "\"0.5\"), at most 1024",
+                      path);
+  *ret_millis = n;
+  return 0;
+}
+
+static int
+apply_limits (const json_node *obj, const char *prefix, struct profile *p,
+              struct moat_error **err)
+{
+  cleanup_free char *lp = xasprintf ("%s%slimits", prefix, *prefix ? "." : "");
+  const json_node *v;
+  uint64_t n;
+
+  if (check_keys (obj, limit_keys, lp, err) < 0)
+    return -1;
+  if ((v = json_get (obj, "pids")))
+    {
+      cleanup_free char *path = xasprintf ("%s.pids", lp);
+      if (get_positive (v, path, 4194304, &n, err) < 0)
+        return -1;
+      p->pids_limit = n;
+    }
+  if ((v = json_get (obj, "memory")))
+    {
+      cleanup_free char *path = xasprintf ("%s.memory", lp);
+      if (get_size (v, path, &n, err) < 0)
+        return -1;
+      p->memory_limit = n;
+    }
+  if ((v = json_get (obj, "cpu_period")))
+    {
+      cleanup_free char *path = xasprintf ("%s.cpu_period", lp);
+      uint64_t old = p->cpu_period;
+      if (get_positive (v, path, 1000000, &n, err) < 0)
+        return -1;
+      if (n < 1000)
+        return moat_fail (err, 0, "%s: expected 1000 to 1000000 (us)", path);
+      /* same CPU count at the new period */
+      p->cpu_period = n;
+      p->cpu_quota = (int64_t)((unsigned __int128)p->cpu_quota * n / old);
+    }
+  if ((v = json_get (obj, "cpus")))
+    {
+      cleanup_free char *path = xasprintf ("%s.cpus", lp);
+      if (get_cpus (v, path, &n, err) < 0)
+        return -1;
+      p->cpu_quota = (int64_t)(n * p->cpu_period / 1000);
+    }
+  if (p->cpu_quota < 1000)
+    return moat_fail (err, 0, "%s: CPU quota under 1 ms per period", lp);
+  if ((v = json_get (obj, "tmpfs_size")))
+    {
+      cleanup_free char *path = xasprintf ("%s.tmpfs_size", lp);
+      if (get_size (v, path, &n, err) < 0)
+        return -1;
+      p->tmpfs_size = n;
+    }
+  if ((v = json_get (obj, "nofile")))
+    {
+      cleanup_free char *path = xasprintf ("%s.nofile", lp);
+      if (get_positive (v, path, 1 << 30, &n, err) < 0)
+        return -1;
+      p->nofile = n;
+    }
+  return 0;
+}
+
+static int
+get_string_list (const json_node *v, const char *path, char ***ret,
+                 struct moat_error **err)
+{
+  cleanup_strv char **list = xcalloc (1, sizeof (char *));
+
+  if (!json_is_array (v))
+    return moat_fail (err, 0, "%s: expected an array of strings", path);
+  for (size_t i = 0; i < json_array_len (v); i++)
+    {
+      const json_node *s = json_array_get (v, i);
+      if (!json_is_string (s) || json_string (s)[0] == '\0')
+        return moat_fail (err, 0, "%s[%zu]: expected a non-empty string", path,
+                          i);
+      strv_append (&list, json_string (s));
+    }
+  *ret = steal_pointer (&list);
+  return 0;
+}
+
+/* The settings a profile can take, at the top level (for every profile)
+ * or under profiles.NAME. */
+static int
+apply_settings (const json_node *obj, const char *prefix, struct profile *p,
+                struct moat_error **err)
+{
+  const char *dot = *prefix ? "." : "";
+  const json_node *v;
+
+  if ((v = json_get (obj, "limits")) && apply_limits (v, prefix, p, err) < 0)
+    return -1;
+  if ((v = json_get (obj, "credential_env")))
+    {
+      cleanup_free char *path = xasprintf ("%s%scredential_env", prefix, dot);
+      char **list;
+      if (get_string_list (v, path, &list, err) < 0)
+        return -1;
+      strv_free (p->credential_env);
+      p->credential_env = list;
+    }
+  if ((v = json_get (obj, "credential_env_extra")))
+    {
+      cleanup_free char *path
+          = xasprintf ("%s%scredential_env_extra", prefix, dot);
+      cleanup_strv char **list = NULL;
+      if (get_string_list (v, path, &list, err) < 0)
+        return -1;
+      for (size_t i = 0; list[i]; i++)
+        strv_append (&p->credential_env, list[i]);
+    }
+  if ((v = json_get (obj, "egress_deny")))
+    {
+      cleanup_free char *path = xasprintf ("%s%segress_deny", prefix, dot);
+      cleanup_strv char **list = NULL;
+      if (get_string_list (v, path, &list, err) < 0)
+        return -1;
+      for (size_t i = 0; list[i]; i++)
+        {
+          cleanup_free char *item = xasprintf ("%s[%zu]", path, i);
+          if (add_deny (p, list[i], item, err) < 0)
+            return -1;
+        }
+    }
+  return 0;
+}
+
+static struct profile *
+pick (struct profile *const *profiles, const char *name)
+{
+  for (size_t i = 0; profile_names[i]; i++)
+    if (strcmp (profile_names[i], name) == 0)
+      return profiles[i];
+  return NULL;
+}
+
+/* Fills profiles[] (indexed like profile_names) and *default_name. */
+static int
+apply_config (const json_node *root, struct profile *const *profiles,
+              char **default_name, struct moat_error **err)
+{
+  const json_node *v;
+
+  if (check_keys (root, top_keys, "", err) < 0)
+    return -1;
+  if ((v = json_get (root, "profile")))
+    {
+      if (!json_is_string (v))
+        return moat_fail (err, 0, "profile: expected a string");
+      if (!is_known_profile (json_string (v)))
+        return moat_fail (err, 0,
+                          "profile: unknown profile %s (known: strict, egress)",
+                          json_string (v));
+      free (*default_name);
+      *default_name = xstrdup (json_string (v));
+    }
+  if ((v = json_get (root, "audit_log")))
+    {
+      if (!json_is_string (v) || json_string (v)[0] != '/')
+        return moat_fail (err, 0, "audit_log: expected an absolute path");
+      for (size_t i = 0; profile_names[i]; i++)
+        {
+          free (profiles[i]->audit_log);
+          profiles[i]->audit_log = xstrdup (json_string (v));
+        }
+    }
+  for (size_t i = 0; profile_names[i]; i++)
+    if (apply_settings (root, "", profiles[i], err) < 0)
+      return -1;
+  if ((v = json_get (root, "profiles")))
+    {
+      if (!json_is_object (v))
+        return moat_fail (err, 0, "profiles: expected an object");
+      for (size_t i = 0; i < json_object_len (v); i++)
+        {
+          const char *name = json_object_key (v, i);
+          const json_node *settings = json_object_value (v, i);
+          cleanup_free char *prefix = xasprintf ("profiles.%s", name);
+          struct profile *p = pick (profiles, name);
+
+          if (strncmp (name, "//", 2) == 0)
+            continue;
+          if (p == NULL)
+            return moat_fail (err, 0,
+                              "%s: unknown profile %s (known: strict, egress)",
+                              prefix, name);
+          if (check_keys (settings, per_profile_keys, prefix, err) < 0
+              || apply_settings (settings, prefix, p, err) < 0)
+            return -1;
+        }
+    }
+  return 0;
+}
+
+int
+profile_load (const char *config_path, const char *name, struct profile **ret,
+              struct moat_error **err)
+{
+  const char *path = config_path ? config_path : DEFAULT_CONFIG_PATH;
+  cleanup_profile struct profile *strict = xcalloc (1, sizeof (*strict));
+  cleanup_profile struct profile *egress = xcalloc (1, sizeof (*egress));
+  struct profile *profiles[] = { strict, egress };
+  cleanup_free char *text = NULL, *default_name = xstrdup ("strict");
+  struct profile *p;
+  size_t len = 0;
+  int r;
+
+  if (profile_init_default (strict, "strict", err) < 0
+      || profile_init_default (egress, "egress", err) < 0)
+    return -1;
+  r = read_file_at (AT_FDCWD, path, CONFIG_MAX_SIZE, &text, &len);
+  if (r < 0 && !(r == -ENOENT && config_path == NULL))
+    return moat_fail (err, -r, "reading operator config %s", path);
+  if (r == 0)
+    {
+      json_node *root = NULL;
+      if (json_parse (text, len, CONFIG_MAX_SIZE, &root, err) < 0)
+        return moat_error_wrap (err, "%s", path);
+      r = apply_config (root, profiles, &default_name, err);
+      json_free (root);
+      if (r < 0)
+        return moat_error_wrap (err, "%s", path);
+    }
+  if (name == NULL)
+    name = default_name;
+  p = pick (profiles, name);
+  if (p == NULL)
+    return moat_fail (err, 0, "unknown profile %s (known: strict, egress)",
+                      name);
+  *ret = p == strict ? steal_pointer (&strict) : steal_pointer (&egress);
+  return 0;
+}
+
+/* ---- moat profile show ---- */
+
+static void
+jw_string_list (struct json_writer *w, const char *key, const char *const *v)
+{
+  jw_key (w, key);
+  jw_array_begin (w);
+  for (size_t i = 0; v && v[i]; i++)
+    jw_string (w, v[i]);
+  jw_array_end (w);
+}
+
+int
+profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
+{
+  struct json_writer *w = json_writer_new (true);
+  cleanup_free char *cpus = xasprintf (
+      "%" PRIu64 ".%03" PRIu64, (uint64_t)p->cpu_quota / p->cpu_period,
+      (uint64_t)p->cpu_quota % p->cpu_period * 1000 / p->cpu_period);
+
+  jw_object_begin (w);
+  jw_key (w, "name");
+  jw_string (w, p->name);
+  jw_key (w, "egress");
+  jw_bool (w, p->egress);
+  jw_key (w, "limits");
+  jw_object_begin (w);
+  jw_key (w, "pids");
+  jw_int (w, p->pids_limit);
+  jw_key (w, "memory");
+  jw_int (w, p->memory_limit);
+  jw_key (w, "swap");
+  jw_int (w, 0);
+  jw_key (w, "cpus");
+  jw_string (w, cpus);
+  jw_key (w, "cpu_quota");
+  jw_int (w, p->cpu_quota);
+  jw_key (w, "cpu_period");
+  jw_uint (w, p->cpu_period);
+  jw_key (w, "tmpfs_size");
+  jw_uint (w, p->tmpfs_size);
+  jw_key (w, "nofile");
+  jw_uint (w, p->nofile);
+  jw_key (w, "core");
+  jw_int (w, 0);
+  jw_object_end (w);
+  jw_key (w, "network");
+  jw_string (w, p->egress ? "all but the denied ranges" : "loopback only");
+  jw_key (w, "deny");
+  jw_array_begin (w);
+  for (size_t i = 0; i < p->n_deny; i++)
+    {
+      cleanup_free char *c = cidr_text (&p->deny[i]);
+      jw_string (w, c);
+    }
+  jw_array_end (w);
+  jw_string_list (w, "credential_env", (const char *const *)p->credential_env);
+  jw_string_list (w, "masked_paths", profile_masked_paths);
+  jw_string_list (w, "readonly_paths", profile_readonly_paths);
+  jw_string_list (w, "allowed_sysctls", profile_allowed_sysctls);
+  jw_key (w, "allowed_devices");
+  jw_array_begin (w);
+  for (size_t i = 0; i < profile_n_safe_devices; i++)
+    if (profile_safe_devices[i].node)
+      jw_string (w, profile_safe_devices[i].name);
+  jw_array_end (w);
+  jw_key (w, "audit_log");
+  jw_string (w, p->audit_log);
+  jw_object_end (w);
+  *ret = json_writer_finish (w);
+  return 0;
+}

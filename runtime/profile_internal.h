@@ -1,0 +1,69 @@
+/* Shared between the files of the policy layer (profile.c, profile_mounts.c,
+ * profile_config.c). Not an interface for the rest of moat. */
+#ifndef MOAT_PROFILE_INTERNAL_H
+#define MOAT_PROFILE_INTERNAL_H
+
+#include "profile.h"
+
+/* G9 paths the profile always masks / makes read-only, NULL-terminated. */
+extern const char *const profile_masked_paths[];
+extern const char *const profile_readonly_paths[];
+/* G10 default credential patterns, NULL-terminated. */
+extern const char *const profile_default_credential_env[];
+/* sysctl names a container may set (fnmatch patterns on the dotted name). */
+extern const char *const profile_allowed_sysctls[];
+
+struct safe_device
+{
+  const char *name;
+  char type;
+  int64_t major, minor; /* minor -1: any (the pts range) */
+  bool node;            /* may appear in linux.devices (else a rule only) */
+};
+/* The only device cgroup allow rules; those with node set are the only
+ * linux.devices entries kept. */
+extern const struct safe_device profile_safe_devices[];
+extern const size_t profile_n_safe_devices;
+
+/* Lexical normalization: collapses "//", "." and "..". A relative path is
+ * taken relative to "/" (as mount destinations are relative to the rootfs).
+ * ".." never climbs above "/". */
+char *profile_path_normalize (const char *path);
+
+/* Deep copy (the effective profile is a tightened copy of the loaded one). */
+struct profile *profile_dup (const struct profile *p);
+/* Built-in defaults of a profile name ("strict" / "egress"). */
+int profile_init_default (struct profile *p, const char *name,
+                          struct moat_error **err);
+
+/* G5/G6 on spec->mounts. Keeps going after a refusal so that every refusal
+ * lands in ov; returns -1 with err naming the first one. */
+int profile_harden_mounts (struct spec *spec, const struct profile *p,
+                           struct override_list *ov, struct moat_error **err);
+
+/* G7 on linux.resources. create: absent limits get the profile's; else
+ * (moat update) absent values stay absent. */
+void profile_harden_resources (struct spec_resources *r,
+                               const struct profile *p, bool create,
+                               struct override_list *ov);
+
+/* "1", "0.5", "2.25" (at most 3 decimals) -> thousandths. */
+int profile_parse_millis (const char *s, uint64_t *ret);
+
+/* Keep the entries whose key is allowed; each dropped one becomes an
+ * OVERRIDE_REMOVED at json_path.KEY with its value. */
+void profile_filter_kv (struct spec_kv *kv, size_t *n,
+                        bool (*allowed) (const char *key),
+                        const char *json_path, struct override_list *ov);
+
+/* Join a NULL-terminated vector with sep (for override text). */
+char *profile_strv_join (char *const *v, const char *sep);
+
+#define cleanup_profile __attribute__ ((cleanup (profile_freep)))
+static inline void
+profile_freep (struct profile **p)
+{
+  profile_free (*p);
+}
+
+#endif

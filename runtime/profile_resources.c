@@ -1,0 +1,429 @@
+/* G7: the lower of config.json and the profile wins, for create and for
+ * `moat update`; and the run.moat.* annotations, which may only tighten. */
+#include "profile.h"
+#include "profile_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <string.h>
+
+/* The kernel refuses a CFS quota under 1 ms. */
+#define MIN_CPU_QUOTA_US 1000
+
+/* cgroup v2 files a config may still set through linux.resources.unified:
+ * those that cannot raise a limit the profile sets (pids.max, memory.max,
+ * memory.swap.max and cpu.max would bypass G7; cgroup.* are not limits). */
+static const char *const allowed_unified[] = {
+  "memory.high",
+  "memory.low",
+  "memory.min",
+  "memory.oom.group",
+  "memory.swap.high",
+  "cpu.weight",
+  "cpu.weight.nice",
+  "cpu.idle",
+  "cpu.uclamp.min",
+  "cpu.uclamp.max",
+  "io.weight",
+  "io.bfq.weight",
+  "io.max",
+  "io.latency",
+  "hugetlb.*.max",
+  "hugetlb.*.rsvd.max",
+  "cpuset.cpus",
+  "cpuset.mems",
+  "rdma.max",
+  "misc.max",
+  NULL,
+};
+
+static char *
+limit_text (bool has, int64_t v)
+{
+  return has && v > 0 ? xasprintf ("%" PRId64, v) : xstrdup ("unlimited");
+}
+
+/* <= 0 means unlimited for pids and memory alike. */
+static void
+cap_limit (bool *has, int64_t *v, int64_t cap, bool create, const char *path,
+           struct override_list *ov)
+{
+  cleanup_free char *asked = NULL, *enforced = NULL;
+
+  if (!create && !*has)
+    return;
+  if (*has && *v > 0 && *v <= cap)
+    return;
+  asked = limit_text (*has, *v);
+  enforced = xasprintf ("%" PRId64, cap);
+  *has = true;
+  *v = cap;
+  override_list_add (ov, OVERRIDE_CHANGED, path, asked, enforced);
+}
+
+/* OCI's memory.swap is memory plus swap: equal to the limit = no swap. */
+static void
+harden_memory (struct spec_memory *m, const struct profile *p, bool create,
+               struct override_list *ov)
+{
+  cap_limit (&m->has_limit, &m->limit, p->memory_limit, create,
+             "linux.resources.memory.limit", ov);
+  if (m->has_limit && !(m->has_swap && m->swap == m->limit))
+    {
+      cleanup_free char *asked
+          = m->has_swap ? limit_text (true, m->swap) : xstrdup ("unset");
+      cleanup_free char *enforced = xasprintf ("%" PRId64, m->limit);
+      override_list_add (ov, OVERRIDE_CHANGED, "linux.resources.memory.swap",
+                         asked, enforced);
+      m->has_swap = true;
+      m->swap = m->limit;
+    }
+  else if (!m->has_limit && m->has_swap)
+    {
+      /* update without a new limit: swap stays equal to the current one */
+      cleanup_free char *asked = limit_text (true, m->swap);
+      override_list_add (ov, OVERRIDE_REMOVED, "linux.resources.memory.swap",
+                         asked, NULL);
+      m->has_swap = false;
+    }
+  if (m->has_limit && m->has_reservation && m->reservation > m->limit)
+    {
+      cleanup_free char *asked = xasprintf ("%" PRId64, m->reservation);
+      cleanup_free char *enforced = xasprintf ("%" PRId64, m->limit);
+      override_list_add (ov, OVERRIDE_CHANGED,
+                         "linux.resources.memory.reservation", asked, enforced);
+      m->reservation = m->limit;
+    }
+}
+
+/* Compares CPU counts (quota/period), keeping the config's period where the
+ * profile's share can be expressed in it. The period is always made explicit
+ * so the quota is read against the period it was checked with. */
+static void
+harden_cpu (struct spec_cpu *c, const struct profile *p, bool create,
+            struct override_list *ov)
+{
+  uint64_t period;
+  unsigned __int128 allowed;
+  cleanup_free char *asked = NULL, *enforced = NULL;
+
+  if (!create && !c->has_quota && !c->has_period)
+    return;
+  period = c->has_period && c->period > 0 ? c->period : p->cpu_period;
+  allowed = (unsigned __int128)p->cpu_quota * period / p->cpu_period;
+  if (c->has_quota && c->quota >= MIN_CPU_QUOTA_US
+      && (unsigned __int128)c->quota <= allowed)
+    {
+      c->has_period = true;
+      c->period = period;
+      return;
+    }
+  if (c->has_quota && c->quota > 0)
+    asked = xasprintf ("%" PRId64 "/%" PRIu64, c->quota, period);
+  else
+    asked = xstrdup ("unlimited");
+  if (allowed < MIN_CPU_QUOTA_US || allowed > INT64_MAX)
+    {
+      period = p->cpu_period;
+      allowed = p->cpu_quota;
+    }
+  c->has_quota = c->has_period = true;
+  c->quota = (int64_t)allowed;
+  c->period = period;
+  enforced = xasprintf ("%" PRId64 "/%" PRIu64, c->quota, c->period);
+  override_list_add (ov, OVERRIDE_CHANGED, "linux.resources.cpu.quota", asked,
+                     enforced);
+}
+
+static bool
+unified_key_allowed (const char *key)
+{
+  if (strchr (key, '/') != NULL)
+    return false;
+  for (size_t i = 0; allowed_unified[i]; i++)
+    if (fnmatch (allowed_unified[i], key, FNM_PATHNAME) == 0)
+      return true;
+  return false;
+}
+
+static bool
+rule_within_safe (const struct spec_device_rule *r)
+{
+  if (!r->allow)
+    return true;
+  if (r->type != 'c' || r->major < 0)
+    return false;
+  for (size_t i = 0; i < profile_n_safe_devices; i++)
+    {
+      const struct safe_device *d = &profile_safe_devices[i];
+      if (d->type == 'c' && d->major == r->major
+          && (d->minor == -1 || (r->minor >= 0 && d->minor == r->minor)))
+        return true;
+    }
+  return false;
+}
+
+static char *
+rule_text (const struct spec_device_rule *r)
+{
+  cleanup_free char *major
+      = r->major < 0 ? xstrdup ("*") : xasprintf ("%" PRId64, r->major);
+  cleanup_free char *minor
+      = r->minor < 0 ? xstrdup ("*") : xasprintf ("%" PRId64, r->minor);
+  return xasprintf ("%c %s:%s %s", r->type ? r->type : 'a', major, minor,
+                    r->access[0] ? r->access : "rwm");
+}
+
+/* The rules are always replaced by deny-all plus the safe devices (which
+ * is what runtimes add to every container anyway); an override is only
+ * worth recording when the config allowed more. */
+static void
+harden_device_rules (struct spec_resources *r, bool create,
+                     struct override_list *ov)
+{
+  cleanup_strv char **loosened = NULL;
+
+  if (!create && r->n_devices == 0)
+    return;
+  for (size_t i = 0; i < r->n_devices; i++)
+    if (!rule_within_safe (&r->devices[i]))
+      {
+        cleanup_free char *text = rule_text (&r->devices[i]);
+        strv_append (&loosened, text);
+      }
+  free (r->devices);
+  r->n_devices = profile_n_safe_devices + 1;
+  r->devices = xcalloc (r->n_devices, sizeof (*r->devices));
+  r->devices[0] = (struct spec_device_rule){
+    .allow = false, .type = 'a', .major = -1, .minor = -1, .access = "rwm"
+  };
+  for (size_t i = 0; i < profile_n_safe_devices; i++)
+    r->devices[i + 1] = (struct spec_device_rule){
+      .allow = true,
+      .type = profile_safe_devices[i].type,
+      .major = profile_safe_devices[i].major,
+      .minor = profile_safe_devices[i].minor,
+      .access = "rwm",
+    };
+  if (loosened)
+    {
+      cleanup_free char *asked = profile_strv_join (loosened, ", ");
+      override_list_add (ov, OVERRIDE_CHANGED, "linux.resources.devices", asked,
+                         "default devices only");
+    }
+}
+
+void
+profile_harden_resources (struct spec_resources *r, const struct profile *p,
+                          bool create, struct override_list *ov)
+{
+  cap_limit (&r->has_pids_limit, &r->pids_limit, p->pids_limit, create,
+             "linux.resources.pids.limit", ov);
+  harden_memory (&r->memory, p, create, ov);
+  harden_cpu (&r->cpu, p, create, ov);
+  profile_filter_kv (r->unified, &r->n_unified, unified_key_allowed,
+                     "linux.resources.unified", ov);
+  harden_device_rules (r, create, ov);
+}
+
+int
+profile_apply_resources (struct spec_resources *r, const struct profile *p,
+                         struct override_list *ov, struct moat_error **err)
+{
+  profile_harden_resources (r, p, false, ov);
+  return 0;
+}
+
+/* ---- run.moat.* annotations ---- */
+
+enum tunable
+{
+  T_PIDS,
+  T_MEMORY,
+  T_CPUS,
+  T_CPU_QUOTA,
+  T_TMPFS,
+  T_NOFILE,
+};
+
+static const struct
+{
+  const char *key;
+  enum tunable t;
+} tunables[] = {
+  { "run.moat.pids-limit", T_PIDS },  { "run.moat.memory-limit", T_MEMORY },
+  { "run.moat.cpus", T_CPUS },        { "run.moat.cpu-quota", T_CPU_QUOTA },
+  { "run.moat.tmpfs-size", T_TMPFS }, { "run.moat.nofile", T_NOFILE },
+};
+
+static uint64_t
+tunable_get (const struct profile *e, enum tunable t)
+{
+  switch (t)
+    {
+    case T_PIDS:
+      return e->pids_limit;
+    case T_MEMORY:
+      return e->memory_limit;
+    case T_CPUS:
+    case T_CPU_QUOTA:
+      return e->cpu_quota;
+    case T_TMPFS:
+      return e->tmpfs_size;
+    case T_NOFILE:
+      return e->nofile;
+    }
+  return 0;
+}
+
+static void
+tunable_set (struct profile *e, enum tunable t, uint64_t v)
+{
+  switch (t)
+    {
+    case T_PIDS:
+      e->pids_limit = v;
+      break;
+    case T_MEMORY:
+      e->memory_limit = v;
+      break;
+    case T_CPUS:
+    case T_CPU_QUOTA:
+      e->cpu_quota = v;
+      break;
+    case T_TMPFS:
+      e->tmpfs_size = v;
+      break;
+    case T_NOFILE:
+      e->nofile = v;
+      break;
+    }
+}
+
+static char *
+tunable_text (const struct profile *e, enum tunable t)
+{
+  if (t == T_CPUS || t == T_CPU_QUOTA)
+    return xasprintf ("%" PRId64 "/%" PRIu64, e->cpu_quota, e->cpu_period);
+  return xasprintf ("%" PRIu64, tunable_get (e, t));
+}
+
+/* Values are in the profile's units: cpus as a CPU count ("0.5"),
+ * cpu-quota in microseconds per the profile's period. */
+static int
+tunable_parse (enum tunable t, const char *value, const struct profile *e,
+               uint64_t *ret)
+{
+  uint64_t v;
+  int r;
+
+  switch (t)
+    {
+    case T_MEMORY:
+    case T_TMPFS:
+      r = profile_parse_size (value, &v);
+      break;
+    case T_CPUS:
+      r = profile_parse_millis (value, &v);
+      if (r == 0)
+        {
+          unsigned __int128 q = (unsigned __int128)v * e->cpu_period / 1000;
+          if (q > INT64_MAX)
+            return -ERANGE;
+          v = (uint64_t)q;
+        }
+      break;
+    default:
+      r = parse_uint64 (value, &v);
+      break;
+    }
+  if (r < 0)
+    return r;
+  if (v == 0 || v > INT64_MAX)
+    return -ERANGE;
+  if ((t == T_CPUS || t == T_CPU_QUOTA) && v < MIN_CPU_QUOTA_US)
+    return -ERANGE;
+  *ret = v;
+  return 0;
+}
+
+static void
+apply_tunable (struct profile *e, enum tunable t, const char *key,
+               const char *value, struct override_list *ov)
+{
+  cleanup_free char *path = xasprintf ("annotations.%s", key);
+  cleanup_free char *before = tunable_text (e, t);
+  cleanup_free char *after = NULL;
+  uint64_t v;
+
+  if (tunable_parse (t, value, e, &v) < 0 || v > tunable_get (e, t))
+    {
+      override_list_add (ov, OVERRIDE_IGNORED, path, value, before);
+      return;
+    }
+  if (v == tunable_get (e, t))
+    return;
+  tunable_set (e, t, v);
+  after = tunable_text (e, t);
+  override_list_add (ov, OVERRIDE_CHANGED, path, value, after);
+}
+
+/* Only towards strict: egress -> strict tightens, the reverse is ignored. */
+static void
+apply_profile_annotation (struct profile *e, const char *value,
+                          struct override_list *ov)
+{
+  const char *path = "annotations.run.moat.profile";
+
+  if (strcmp (value, e->name) == 0)
+    return;
+  if (strcmp (value, "strict") == 0 && e->egress)
+    {
+      override_list_add (ov, OVERRIDE_CHANGED, path, value, "strict");
+      e->egress = false;
+      free (e->name);
+      e->name = xstrdup ("strict");
+      return;
+    }
+  override_list_add (ov, OVERRIDE_IGNORED, path, value, e->name);
+}
+
+int
+profile_effective (const struct profile *p, const struct spec_kv *annotations,
+                   size_t n_annotations, struct profile **ret,
+                   struct override_list *ov, struct moat_error **err)
+{
+  cleanup_profile struct profile *e = profile_dup (p);
+  size_t n_tunables = sizeof (tunables) / sizeof (tunables[0]);
+
+  for (size_t i = 0; i < n_annotations; i++)
+    {
+      const char *key = annotations[i].key, *value = annotations[i].value;
+      bool known = false;
+
+      if (strncmp (key, "run.moat.", strlen ("run.moat.")) != 0)
+        continue;
+      if (value == NULL)
+        value = "";
+      if (strcmp (key, "run.moat.profile") == 0)
+        {
+          apply_profile_annotation (e, value, ov);
+          continue;
+        }
+      for (size_t j = 0; j < n_tunables && !known; j++)
+        if (strcmp (key, tunables[j].key) == 0)
+          {
+            apply_tunable (e, tunables[j].t, key, value, ov);
+            known = true;
+          }
+      if (!known)
+        {
+          cleanup_free char *path = xasprintf ("annotations.%s", key);
+          override_list_add (ov, OVERRIDE_IGNORED, path, value, NULL);
+        }
+    }
+  *ret = steal_pointer (&e);
+  return 0;
+}

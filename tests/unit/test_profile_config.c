@@ -1,0 +1,401 @@
+/* The operator config (profile_load), profile_to_json, the bind source
+ * rules the runtime applies to realpaths, and the size parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "../../oci/json.h"
+#include "../../runtime/profile.h"
+#include "../../runtime/util.h"
+
+#define MIB (INT64_C (1) << 20)
+
+struct tmpconf
+{
+  char dir[64];
+  char path[96];
+};
+
+static void
+write_config (struct tmpconf *t, const char *text)
+{
+  FILE *f;
+
+  snprintf (t->dir, sizeof (t->dir), "/tmp/moat-test-conf-XXXXXX");
+  assert_non_null (mkdtemp (t->dir));
+  snprintf (t->path, sizeof (t->path), "%s/config.json", t->dir);
+  f = fopen (t->path, "we");
+  assert_non_null (f);
+  fputs (text, f);
+  fclose (f);
+}
+
+static void
+remove_config (struct tmpconf *t)
+{
+  unlink (t->path);
+  rmdir (t->dir);
+}
+
+/* profile_load on text; returns the profile or NULL with *ret_msg. */
+static struct profile *
+load_text (const char *text, const char *name, char **ret_msg)
+{
+  struct tmpconf t;
+  struct profile *p = NULL;
+  struct moat_error *err = NULL;
+
+  write_config (&t, text);
+  if (profile_load (t.path, name, &p, &err) < 0)
+    {
+      /* error messages start with the file: keep only what follows */
+      const char *rest = strncmp (err->msg, t.path, strlen (t.path)) == 0
+                             ? err->msg + strlen (t.path) + 2
+                             : err->msg;
+      *ret_msg = xstrdup (rest);
+      moat_error_free (&err);
+    }
+  remove_config (&t);
+  return p;
+}
+
+static void
+expect_error (const char *text, const char *msg)
+{
+  char *got = NULL;
+  struct profile *p = load_text (text, NULL, &got);
+
+  if (p != NULL)
+    fail_msg ("accepted: %s", text);
+  assert_string_equal (got, msg);
+  free (got);
+}
+
+static bool
+has_deny (const struct profile *p, int family, const char *addr, int prefix)
+{
+  uint8_t want[16] = { 0 };
+
+  assert_int_equal (inet_pton (family, addr, want), 1);
+  for (size_t i = 0; i < p->n_deny; i++)
+    if (p->deny[i].family == family && p->deny[i].prefix == prefix
+        && memcmp (p->deny[i].addr, want, family == AF_INET ? 4 : 16) == 0)
+      return true;
+  return false;
+}
+
+static bool
+strv_has (char *const *v, const char *s)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    if (strcmp (v[i], s) == 0)
+      return true;
+  return false;
+}
+
+static void
+test_defaults (void **state)
+{
+  char *msg = NULL;
+  struct profile *p = load_text ("{}", NULL, &msg);
+  struct netguard_rules rules;
+
+  assert_non_null (p);
+  assert_string_equal (p->name, "strict");
+  assert_false (p->egress);
+  assert_int_equal (p->pids_limit, 64);
+  assert_int_equal (p->memory_limit, 512 * MIB);
+  assert_int_equal (p->cpu_quota, 100000);
+  assert_int_equal (p->cpu_period, 100000);
+  assert_int_equal (p->tmpfs_size, 64 * MIB);
+  assert_int_equal (p->nofile, 1024);
+  assert_string_equal (p->audit_log, "/var/log/moat/audit.jsonl");
+  assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
+  assert_true (has_deny (p, AF_INET6, "fd00:ec2::254", 128));
+  assert_true (strv_has (p->credential_env, "AWS_*"));
+  profile_netguard_rules (p, &rules);
+  assert_false (rules.egress);
+  assert_int_equal (rules.n_deny, 2);
+  profile_free (p);
+
+  p = load_text ("{}", "egress", &msg);
+  assert_true (p->egress);
+  assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
+  profile_netguard_rules (p, &rules);
+  assert_true (rules.egress);
+  profile_free (p);
+}
+
+static void
+test_full_config (void **state)
+{
+  static const char *text
+      = "{\"profile\":\"egress\",\"audit_log\":\"/srv/audit/moat.jsonl\","
+        "\"limits\":{\"pids\":256,\"memory\":\"2G\",\"cpus\":\"1.5\","
+        "\"tmpfs_size\":134217728,\"nofile\":4096},"
+        "\"credential_env\":[\"*_TOKEN\"],"
+        "\"credential_env_extra\":[\"MY_CORP_*\"],"
+        "\"egress_deny\":[\"10.0.0.0/8\",\"fd00::/8\"],"
+        "\"profiles\":{\"egress\":{\"limits\":{\"pids\":128},"
+        "\"egress_deny\":[\"192.168.0.0/16\"]},"
+        "\"strict\":{\"limits\":{\"cpu_period\":50000}}}}";
+  char *msg = NULL;
+  struct profile *p = load_text (text, NULL, &msg);
+
+  assert_non_null (p);
+  assert_string_equal (p->name, "egress"); /* the config's default */
+  assert_true (p->egress);
+  assert_int_equal (p->pids_limit, 128);
+  assert_int_equal (p->memory_limit, 2048 * MIB);
+  assert_int_equal (p->cpu_quota, 150000);
+  assert_int_equal (p->tmpfs_size, 128 * MIB);
+  assert_int_equal (p->nofile, 4096);
+  assert_string_equal (p->audit_log, "/srv/audit/moat.jsonl");
+  assert_int_equal (strv_len (p->credential_env), 2);
+  assert_true (strv_has (p->credential_env, "MY_CORP_*"));
+  assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
+  assert_true (has_deny (p, AF_INET, "10.0.0.0", 8));
+  assert_true (has_deny (p, AF_INET, "192.168.0.0", 16));
+  assert_true (has_deny (p, AF_INET6, "fd00::", 8));
+  profile_free (p);
+
+  /* the flag picks strict, which got the top level but not egress's */
+  p = load_text (text, "strict", &msg);
+  assert_false (p->egress);
+  assert_int_equal (p->pids_limit, 256);
+  assert_int_equal (p->cpu_period, 50000);
+  assert_int_equal (p->cpu_quota, 75000); /* still 1.5 CPUs */
+  assert_false (has_deny (p, AF_INET, "192.168.0.0", 16));
+  profile_free (p);
+}
+
+/* The shipped example must load, and say what it claims. */
+static void
+test_example_config (void **state)
+{
+  struct profile *p = NULL;
+  struct moat_error *err = NULL;
+
+  if (profile_load ("contrib/moat-config.example.json", "egress", &p, &err) < 0)
+    fail_msg ("example config: %s", err->msg);
+  assert_int_equal (p->pids_limit, 128);
+  assert_int_equal (p->memory_limit, 1024 * MIB);
+  assert_int_equal (p->cpu_quota, 200000);
+  assert_true (strv_has (p->credential_env, "VAULT_*"));
+  assert_true (strv_has (p->credential_env, "GITHUB_TOKEN"));
+  assert_true (has_deny (p, AF_INET, "10.0.0.0", 8));
+  assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
+  profile_free (p);
+  if (profile_load ("contrib/moat-config.example.json", NULL, &p, &err) < 0)
+    fail_msg ("example config: %s", err->msg);
+  assert_string_equal (p->name, "strict");
+  assert_int_equal (p->pids_limit, 64);
+  profile_free (p);
+}
+
+static void
+test_config_errors (void **state)
+{
+  expect_error ("{\"limits\":{\"pidz\":3}}", "limits.pidz: unknown key");
+  expect_error ("{\"color\":\"red\"}", "color: unknown key");
+  expect_error ("{\"profiles\":{\"egress\":{\"audit_log\":\"/x\"}}}",
+                "profiles.egress.audit_log: unknown key");
+  expect_error ("{\"limits\":{\"pids\":-1}}",
+                "limits.pids: expected an integer from 1 to 4194304");
+  expect_error ("{\"limits\":{\"pids\":\"64\"}}",
+                "limits.pids: expected an integer from 1 to 4194304");
+  expect_error ("{\"limits\":{\"memory\":\"lots\"}}",
+                "limits.memory: expected a size in bytes or with a unit "
+                "(\"512M\", \"1G\")");
+  expect_error ("{\"limits\":{\"cpus\":0}}",
+                "limits.cpus: expected a CPU count (1, 2, or a string like "
+                "\"0.5\"), at most 1024");
+  expect_error ("{\"egress_deny\":[\"10.0.0.0/8\",\"nowhere\"]}",
+                "egress_deny[1]: not a CIDR: \"nowhere\"");
+  expect_error ("{\"credential_env\":\"*_TOKEN\"}",
+                "credential_env: expected an array of strings");
+  expect_error ("{\"audit_log\":\"relative.log\"}",
+                "audit_log: expected an absolute path");
+  expect_error ("{\"profile\":\"lax\"}",
+                "profile: unknown profile lax (known: strict, egress)");
+  expect_error ("{\"profiles\":{\"lax\":{}}}",
+                "profiles.lax: unknown profile lax (known: strict, egress)");
+  expect_error ("[]", "top level: expected an object");
+  expect_error ("{\"// note\":1,\"limits\":{\"//\":\"x\",\"nofile\":0}}",
+                "limits.nofile: expected an integer from 1 to 1073741824");
+}
+
+static void
+test_load_failures (void **state)
+{
+  struct profile *p = NULL;
+  struct moat_error *err = NULL;
+  char *msg = NULL;
+
+  assert_true (profile_load ("/nonexistent/moat/config.json", NULL, &p, &err)
+               < 0);
+  assert_string_equal (err->msg, "reading operator config "
+                                 "/nonexistent/moat/config.json: No such "
+                                 "file or directory");
+  moat_error_free (&err);
+  assert_null (load_text ("{}", "lax", &msg));
+  assert_string_equal (msg, "unknown profile lax (known: strict, egress)");
+  free (msg);
+  msg = NULL;
+  assert_null (load_text ("{\"limits\":", NULL, &msg));
+  assert_non_null (msg);
+  free (msg);
+}
+
+static void
+test_to_json (void **state)
+{
+  char *msg = NULL, *text = NULL;
+  struct profile *p
+      = load_text ("{\"egress_deny\":[\"10.0.0.0/8\"]}", "egress", &msg);
+  struct moat_error *err = NULL;
+  json_node *root = NULL, *deny, *limits;
+  int64_t v;
+
+  assert_int_equal (profile_to_json (p, &text, &err), 0);
+  if (json_parse (text, strlen (text), JSON_MAX_SIZE, &root, &err) < 0)
+    fail_msg ("profile_to_json gave bad JSON: %s", err->msg);
+  assert_string_equal (json_string (json_get (root, "name")), "egress");
+  assert_true (json_bool (json_get (root, "egress")));
+  limits = json_get (root, "limits");
+  assert_int_equal (json_int64 (json_get (limits, "pids"), &v), 0);
+  assert_int_equal (v, 64);
+  assert_string_equal (json_string (json_get (limits, "cpus")), "1.000");
+  deny = json_get (root, "deny");
+  assert_int_equal (json_array_len (deny), 3);
+  assert_string_equal (json_string (json_array_get (deny, 0)),
+                       "169.254.0.0/16");
+  assert_string_equal (json_string (json_array_get (deny, 1)),
+                       "fd00:ec2::254/128");
+  assert_string_equal (json_string (json_array_get (deny, 2)), "10.0.0.0/8");
+  assert_true (json_array_len (json_get (root, "masked_paths")) >= 10);
+  assert_true (json_array_len (json_get (root, "credential_env")) >= 10);
+  assert_non_null (strchr (text, '\n')); /* pretty */
+  json_free (root);
+  free (text);
+  profile_free (p);
+}
+
+static void
+expect_bind (const struct profile *p, const char *path, bool allowed,
+             bool readonly)
+{
+  struct moat_error *err = NULL;
+  int r = profile_check_bind_source (path, p, &err);
+
+  if (allowed && r < 0)
+    fail_msg ("%s refused: %s", path, err->msg);
+  if (!allowed)
+    {
+      char want[512];
+      if (r == 0)
+        fail_msg ("%s allowed", path);
+      snprintf (want, sizeof (want),
+                "refusing to bind %s into the container (profile strict)",
+                path);
+      assert_string_equal (err->msg, want);
+      moat_error_free (&err);
+    }
+  if (profile_bind_needs_readonly (path, p) != readonly)
+    fail_msg ("%s: read-only should be %d", path, readonly);
+}
+
+static void
+test_bind_sources (void **state)
+{
+  char *msg = NULL;
+  struct profile *p = load_text ("{}", NULL, &msg);
+  struct moat_error *err = NULL;
+
+  expect_bind (p, "/etc", false, false);
+  expect_bind (p, "/etc/shadow", false, false);
+  expect_bind (p, "/run/docker.sock", false, false);
+  expect_bind (p, "/var/lib/docker/x", false, false);
+  expect_bind (p, "/home/user/data", true, false);
+  expect_bind (p, "/", false, false);
+  expect_bind (p, "/var", false, false);
+  expect_bind (p, "/var/run", false, false);
+  expect_bind (p, "/run", false, false);
+  expect_bind (p, "/proc/1/root", false, false);
+  expect_bind (p, "/sys/fs/cgroup", false, false);
+  expect_bind (p, "/dev/kvm", false, false);
+  expect_bind (p, "/boot", false, false);
+  expect_bind (p, "/root/.ssh", false, false);
+  expect_bind (p, "/run/containerd/containerd.sock", false, false);
+  expect_bind (p, "/run/user/1000/podman/podman.sock", false, false);
+  expect_bind (p, "/home/user/docker.sock", false, false);
+  expect_bind (p, "/var/lib/kubelet/pki", false, false);
+  expect_bind (p, "/var/log/moat", false, false); /* the audit log */
+  expect_bind (p, "/run/moat", false, false);
+  /* the engines' per-container files and volumes */
+  expect_bind (p, "/var/lib/docker/containers/abc/hosts", true, false);
+  expect_bind (p, "/var/lib/docker/containers/abc/mounts/shm", true, false);
+  expect_bind (p, "/var/lib/docker/volumes/data/_data/sub", true, false);
+  expect_bind (p, "/var/lib/docker/volumes/data/_data/docker.sock", false,
+               false);
+  expect_bind (p, "/var/lib/docker/containers/abc/config.v2.json", false,
+               false);
+  expect_bind (p,
+               "/run/containers/storage/overlay-containers/abc/userdata/hosts",
+               true, false);
+  expect_bind (p, "/var/lib/kubelet/pods/uid/volumes/kubernetes.io~secret/t",
+               true, false);
+  /* host files allowed read-only */
+  expect_bind (p, "/etc/resolv.conf", true, true);
+  expect_bind (p, "/usr/bin/docker-init", true, true);
+  expect_bind (p, "/usr", true, true);
+  expect_bind (p, "/usrlocal", true, false);
+  assert_true (profile_check_bind_source ("etc", p, &err) < 0);
+  moat_error_free (&err);
+  profile_free (p);
+}
+
+static void
+test_parse_size (void **state)
+{
+  uint64_t v;
+
+  assert_int_equal (profile_parse_size ("67108864", &v), 0);
+  assert_int_equal (v, 64 * MIB);
+  assert_int_equal (profile_parse_size ("64m", &v), 0);
+  assert_int_equal (v, 64 * MIB);
+  assert_int_equal (profile_parse_size ("64MiB", &v), 0);
+  assert_int_equal (v, 64 * MIB);
+  assert_int_equal (profile_parse_size ("1G", &v), 0);
+  assert_int_equal (v, 1024 * MIB);
+  assert_int_equal (profile_parse_size ("65536k", &v), 0);
+  assert_int_equal (v, 64 * MIB);
+  assert_true (profile_parse_size ("", &v) < 0);
+  assert_true (profile_parse_size ("-1", &v) < 0);
+  assert_true (profile_parse_size ("1x", &v) < 0);
+  assert_true (profile_parse_size ("50%", &v) < 0);
+  assert_true (profile_parse_size (" 1", &v) < 0);
+  assert_true (profile_parse_size ("99999999999999999999", &v) < 0);
+  assert_true (profile_parse_size ("99999999999t", &v) < 0);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_defaults),
+    cmocka_unit_test (test_example_config),
+    cmocka_unit_test (test_full_config),
+    cmocka_unit_test (test_config_errors),
+    cmocka_unit_test (test_load_failures),
+    cmocka_unit_test (test_to_json),
+    cmocka_unit_test (test_bind_sources),
+    cmocka_unit_test (test_parse_size),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
