@@ -1,0 +1,188 @@
+/* G1/G2 through cgroup BPF: which programs go on which hooks, CIDR
+ * parsing, and bringing lo up. The programs themselves are assembled in
+ * netguard_bpf.c; the no-cgroup2 fallback lives in netguard_fallback.c. */
+#include "netguard.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "netguard_bpf.h"
+#include "util.h"
+
+static bool
+all_digits (const char *s)
+{
+  if (*s == '\0')
+    return false;
+  for (; *s; s++)
+    if (*s < '0' || *s > '9')
+      return false;
+  return true;
+}
+
+int
+cidr_parse (const char *s, struct cidr *ret)
+{
+  char buf[INET6_ADDRSTRLEN + 8];
+  struct cidr c = { 0 };
+  unsigned max;
+  char *slash;
+
+  if (s == NULL || strlen (s) >= sizeof (buf))
+    return -EINVAL;
+  strcpy (buf, s);
+  slash = strchr (buf, '/');
+  if (slash)
+    *slash = '\0';
+
+  c.family = strchr (buf, ':') ? AF_INET6 : AF_INET;
+  max = c.family == AF_INET ? 32 : 128;
+  if (inet_pton (c.family, buf, c.addr) != 1)
+    return -EINVAL;
+
+  c.prefix = max;
+  if (slash)
+    {
+      int prefix;
+      /* Digits only: strtol would also take " 8", "+8" or "-0". */
+      if (!all_digits (slash + 1) || strlen (slash + 1) > 3
+          || parse_int (slash + 1, &prefix) < 0 || prefix > (int)max)
+        return -EINVAL;
+      c.prefix = (uint8_t)prefix;
+    }
+
+  /* "10.1.2.3/8" means 10.0.0.0/8: the programs compare masked words and
+   * the routes of the fallback want a clean network address. */
+  for (unsigned bit = c.prefix; bit < max; bit++)
+    c.addr[bit / 8] &= (uint8_t) ~(0x80 >> (bit % 8));
+
+  *ret = c;
+  return 0;
+}
+
+struct attach_step
+{
+  enum netguard_prog prog;
+  enum bpf_attach_type hook;
+};
+
+/* Strict mode shares one skb program between both directions. */
+static const struct attach_step strict_steps[] = {
+  { NETGUARD_PROG_SKB_LOOPBACK, BPF_CGROUP_INET_INGRESS },
+  { NETGUARD_PROG_SKB_LOOPBACK, BPF_CGROUP_INET_EGRESS },
+  { NETGUARD_PROG_CONNECT4, BPF_CGROUP_INET4_CONNECT },
+  { NETGUARD_PROG_CONNECT6, BPF_CGROUP_INET6_CONNECT },
+  { NETGUARD_PROG_SENDMSG4, BPF_CGROUP_UDP4_SENDMSG },
+  { NETGUARD_PROG_SENDMSG6, BPF_CGROUP_UDP6_SENDMSG },
+};
+
+static const struct attach_step egress_steps[] = {
+  { NETGUARD_PROG_SKB_INGRESS, BPF_CGROUP_INET_INGRESS },
+  { NETGUARD_PROG_SKB_EGRESS, BPF_CGROUP_INET_EGRESS },
+  { NETGUARD_PROG_CONNECT4, BPF_CGROUP_INET4_CONNECT },
+  { NETGUARD_PROG_CONNECT6, BPF_CGROUP_INET6_CONNECT },
+  { NETGUARD_PROG_SENDMSG4, BPF_CGROUP_UDP4_SENDMSG },
+  { NETGUARD_PROG_SENDMSG6, BPF_CGROUP_UDP6_SENDMSG },
+};
+
+#define N_STEPS 6
+#define N_PROGS (NETGUARD_PROG_SENDMSG6 + 1)
+
+struct prog_fds
+{
+  int fd[N_PROGS];
+};
+
+static void
+prog_fds_close (struct prog_fds *p)
+{
+  for (int i = 0; i < N_PROGS; i++)
+    if (p->fd[i] >= 0)
+      close (p->fd[i]);
+}
+
+static int
+bpf_cgroup_op (int cmd, int cgroup_fd, int prog_fd, enum bpf_attach_type hook)
+{
+  union bpf_attr attr;
+  memset (&attr, 0, sizeof (attr));
+  attr.target_fd = (uint32_t)cgroup_fd;
+  attr.attach_bpf_fd = (uint32_t)prog_fd;
+  attr.attach_type = hook;
+  /* ALLOW_MULTI: the engine's or systemd's own programs on this cgroup or
+   * its parents keep running, and all of them must pass a packet. */
+  if (cmd == BPF_PROG_ATTACH)
+    attr.attach_flags = BPF_F_ALLOW_MULTI;
+  return netguard_bpf_sys (cmd, &attr) < 0 ? -errno : 0;
+}
+
+int
+netguard_attach (int cgroup_fd, const struct netguard_rules *r,
+                 struct moat_error **err)
+{
+  __attribute__ ((cleanup (prog_fds_close))) struct prog_fds progs;
+  const struct attach_step *steps = r->egress ? egress_steps : strict_steps;
+  size_t attached;
+  int rc = 0;
+
+  for (int i = 0; i < N_PROGS; i++)
+    progs.fd[i] = -1;
+  if (cgroup_fd < 0)
+    return moat_fail (err, EINVAL, "network guard: no cgroup v2 directory");
+
+  for (attached = 0; attached < N_STEPS; attached++)
+    {
+      const struct attach_step *s = &steps[attached];
+      if (progs.fd[s->prog] < 0)
+        {
+          rc = netguard_bpf_load (s->prog, r, &progs.fd[s->prog], err);
+          if (rc < 0)
+            break;
+        }
+      rc = bpf_cgroup_op (BPF_PROG_ATTACH, cgroup_fd, progs.fd[s->prog],
+                          s->hook);
+      if (rc < 0)
+        {
+          moat_fail (err, -rc, "attaching BPF program to cgroup (hook %d)",
+                     s->hook);
+          break;
+        }
+    }
+  if (rc < 0)
+    {
+      /* Half a guard is worse than a clear failure: take ours off again. */
+      while (attached-- > 0)
+        (void)bpf_cgroup_op (BPF_PROG_DETACH, cgroup_fd,
+                             progs.fd[steps[attached].prog],
+                             steps[attached].hook);
+      return moat_error_wrap (err, "network guard");
+    }
+  /* The attachments hold the programs until the cgroup goes: the fds
+   * close here with the cleanup. */
+  return 0;
+}
+
+int
+netguard_loopback_up (struct moat_error **err)
+{
+  cleanup_close int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq ifr;
+
+  if (fd < 0)
+    return moat_fail (err, errno, "socket for bringing lo up");
+  memset (&ifr, 0, sizeof (ifr));
+  strcpy (ifr.ifr_name, "lo");
+  if (ioctl (fd, SIOCGIFFLAGS, &ifr) < 0)
+    return moat_fail (err, errno, "reading the flags of lo");
+  if (ifr.ifr_flags & IFF_UP)
+    return 0;
+  ifr.ifr_flags |= IFF_UP;
+  if (ioctl (fd, SIOCSIFFLAGS, &ifr) < 0)
+    return moat_fail (err, errno, "bringing lo up");
+  return 0;
+}

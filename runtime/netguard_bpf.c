@@ -1,0 +1,593 @@
+/* The network guard's BPF programs, assembled by hand (no clang, no libbpf).
+ *
+ * A tiny assembler with forward-only labels builds each program from one
+ * pattern, "does this 16- or 4-byte address fall in this CIDR", applied to
+ * a packet's IP header (cgroup_skb) or to the address a connect() or
+ * sendmsg() names (cgroup_sock_addr). Addresses are compared a 32-bit word
+ * at a time: a word loaded by the BPF machine has the byte order of the
+ * host, so the immediates are made with memcpy from the network-order
+ * bytes and no byte swapping is needed on either side. */
+#include "netguard_bpf.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/filter.h>
+
+#include "util.h"
+
+#define INSN(CODE, DST, SRC, OFF, IMM)                                         \
+  ((struct bpf_insn){ .code = (CODE),                                          \
+                      .dst_reg = (DST),                                        \
+                      .src_reg = (SRC),                                        \
+                      .off = (OFF),                                            \
+                      .imm = (IMM) })
+#define LDX_MEM(SIZE, DST, SRC, OFF)                                           \
+  INSN (BPF_LDX | BPF_MEM | (SIZE), DST, SRC, OFF, 0)
+#define ALU32_IMM(OP, DST, IMM) INSN (BPF_ALU | (OP) | BPF_K, DST, 0, 0, IMM)
+#define ALU64_IMM(OP, DST, IMM) INSN (BPF_ALU64 | (OP) | BPF_K, DST, 0, 0, IMM)
+#define MOV64_REG(DST, SRC) INSN (BPF_ALU64 | BPF_MOV | BPF_X, DST, SRC, 0, 0)
+#define MOV64_IMM(DST, IMM) INSN (BPF_ALU64 | BPF_MOV | BPF_K, DST, 0, 0, IMM)
+/* Jumps are emitted with a label; the offset is patched in at the end. */
+#define JMP_IMM(OP, DST, IMM) INSN (BPF_JMP | (OP) | BPF_K, DST, 0, 0, IMM)
+#define JMP_REG(OP, DST, SRC) INSN (BPF_JMP | (OP) | BPF_X, DST, SRC, 0, 0)
+/* 32-bit compares (kernel 5.1): a 64-bit compare would sign-extend an
+ * immediate such as 0xff000000 and never match the zero-extended load. */
+#define JMP32_IMM(OP, DST, IMM) INSN (BPF_JMP32 | (OP) | BPF_K, DST, 0, 0, IMM)
+#define JA() INSN (BPF_JMP | BPF_JA, 0, 0, 0, 0)
+#define EXIT() INSN (BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+/* Registers: r1 holds the context throughout; r2/r3 the packet bounds;
+ * r4 and r5 are scratch. */
+enum
+{
+  R0 = BPF_REG_0,
+  R_CTX = BPF_REG_1,
+  R_PKT = BPF_REG_2,
+  R_PKT_END = BPF_REG_3,
+  R_TMP = BPF_REG_4,
+  R_WORD = BPF_REG_5,
+};
+
+/* lo is ifindex 1 in every network namespace (LOOPBACK_IFINDEX, 3.10). */
+#define LOOPBACK_IFINDEX 1
+
+struct fixup
+{
+  size_t at;
+  int label;
+};
+
+/* All jumps go forward, so when a label is placed every jump to it is
+ * already known: the assembler tracks whether the next instruction can be
+ * reached at all and leaves out what cannot (the verifier refuses
+ * unreachable instructions, which a deny entry such as 0.0.0.0/0 would
+ * otherwise create). */
+struct bpf_asm
+{
+  struct bpf_insn *insns;
+  size_t n, cap;
+  bool *label_used;
+  ssize_t *label_at;
+  size_t n_labels;
+  struct fixup *fixups;
+  size_t n_fixups;
+  bool reachable;
+};
+
+static void
+asm_free (struct bpf_asm *a)
+{
+  free (a->insns);
+  free (a->label_used);
+  free (a->label_at);
+  free (a->fixups);
+}
+
+static void
+emit (struct bpf_asm *a, struct bpf_insn insn)
+{
+  if (!a->reachable)
+    return;
+  if (a->n == a->cap)
+    {
+      a->cap = a->cap ? a->cap * 2 : 64;
+      a->insns = xrealloc (a->insns, a->cap * sizeof (*a->insns));
+    }
+  a->insns[a->n++] = insn;
+  if (insn.code == (BPF_JMP | BPF_JA) || insn.code == (BPF_JMP | BPF_EXIT))
+    a->reachable = false;
+}
+
+static int
+label_new (struct bpf_asm *a)
+{
+  size_t n = a->n_labels + 1;
+  a->label_used = xrealloc (a->label_used, n * sizeof (*a->label_used));
+  a->label_at = xrealloc (a->label_at, n * sizeof (*a->label_at));
+  a->label_used[a->n_labels] = false;
+  a->label_at[a->n_labels] = -1;
+  return (int)a->n_labels++;
+}
+
+static void
+emit_jump (struct bpf_asm *a, struct bpf_insn insn, int label)
+{
+  if (!a->reachable)
+    return;
+  a->fixups = xrealloc (a->fixups, (a->n_fixups + 1) * sizeof (*a->fixups));
+  a->fixups[a->n_fixups++] = (struct fixup){ .at = a->n, .label = label };
+  a->label_used[label] = true;
+  emit (a, insn);
+}
+
+static void
+label_place (struct bpf_asm *a, int label)
+{
+  /* A jump to the very next instruction is dropped: the tests below
+   * produce one at the end of every "require" list. */
+  if (a->n_fixups > 0 && a->fixups[a->n_fixups - 1].at == a->n - 1
+      && a->fixups[a->n_fixups - 1].label == label
+      && a->insns[a->n - 1].code == (BPF_JMP | BPF_JA))
+    {
+      a->n--;
+      a->n_fixups--;
+      a->reachable = true;
+    }
+  a->label_at[label] = (ssize_t)a->n;
+  if (a->label_used[label])
+    a->reachable = true;
+}
+
+static int
+asm_finish (struct bpf_asm *a, struct moat_error **err)
+{
+  for (size_t i = 0; i < a->n_fixups; i++)
+    {
+      const struct fixup *f = &a->fixups[i];
+      ssize_t off = a->label_at[f->label] - (ssize_t)f->at - 1;
+      if (a->label_at[f->label] < 0 || off < 0)
+        return moat_fail (err, EINVAL, "bpf assembler: label %d not placed",
+                          f->label);
+      if (off > INT16_MAX)
+        return moat_fail (err, E2BIG, "bpf program too large (%zu insns)",
+                          a->n);
+      a->insns[f->at].off = (int16_t)off;
+    }
+  return 0;
+}
+
+/* Jump to MATCH if the address at BASE+OFF lies in C, else to MISS. */
+static void
+emit_cidr_test (struct bpf_asm *a, int base, int off, const struct cidr *c,
+                int match, int miss)
+{
+  for (unsigned word = 0; word * 32 < c->prefix; word++)
+    {
+      unsigned bits = c->prefix - word * 32;
+      uint8_t mask_bytes[4] = { 0 };
+      uint32_t mask, net;
+
+      for (unsigned b = 0; b < 4 && b * 8 < bits; b++)
+        mask_bytes[b] = bits >= b * 8 + 8 ? 0xff : 0xff << (8 - (bits % 8));
+      memcpy (&mask, mask_bytes, 4);
+      memcpy (&net, c->addr + word * 4, 4);
+      net &= mask;
+
+      emit (a, LDX_MEM (BPF_W, R_WORD, base, off + (int)word * 4));
+      if (mask != UINT32_MAX)
+        emit (a, ALU32_IMM (BPF_AND, R_WORD, (int32_t)mask));
+      emit_jump (a, JMP32_IMM (BPF_JNE, R_WORD, (int32_t)net), miss);
+    }
+  emit_jump (a, JA (), match);
+}
+
+static struct cidr
+cidr_v4_mapped (const struct cidr *v4)
+{
+  struct cidr m = { .family = AF_INET6, .prefix = 96 + v4->prefix };
+  m.addr[10] = 0xff;
+  m.addr[11] = 0xff;
+  memcpy (m.addr + 12, v4->addr, 4);
+  return m;
+}
+
+/* A list of CIDRs as they apply to addresses of one family. */
+struct cidr_set
+{
+  struct cidr *c;
+  size_t n;
+};
+
+static void
+cidr_set_free (struct cidr_set *s)
+{
+  free (s->c);
+}
+
+/* The entries of LIST for FAMILY; with MAPPED, IPv4 entries also apply to
+ * IPv6 addresses in their IPv4-mapped form (::ffff:a.b.c.d). */
+static struct cidr_set
+cidr_set_for (int family, const struct cidr *list, size_t n, bool mapped)
+{
+  struct cidr_set s = { .c = xcalloc (n ? n : 1, sizeof (struct cidr)) };
+  for (size_t i = 0; i < n; i++)
+    if (list[i].family == family)
+      s.c[s.n++] = list[i];
+    else if (mapped && family == AF_INET6 && list[i].family == AF_INET)
+      s.c[s.n++] = cidr_v4_mapped (&list[i]);
+  return s;
+}
+
+static bool
+cidr_overlap (const struct cidr *x, const struct cidr *y)
+{
+  unsigned bits = x->prefix < y->prefix ? x->prefix : y->prefix;
+  for (unsigned b = 0; b < bits; b++)
+    if ((x->addr[b / 8] ^ y->addr[b / 8]) & (0x80 >> (b % 8)))
+      return false;
+  return x->family == y->family;
+}
+
+/* In strict mode only what ALLOW lists can pass; a denied entry outside
+ * it is already refused and would only make the program (and its
+ * verification, the main cost of attaching) longer. */
+static void
+cidr_set_keep_overlapping (struct cidr_set *deny, const struct cidr_set *allow)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < deny->n; i++)
+    for (size_t j = 0; j < allow->n; j++)
+      if (cidr_overlap (&deny->c[i], &allow->c[j]))
+        {
+          deny->c[kept++] = deny->c[i];
+          break;
+        }
+  deny->n = kept;
+}
+
+/* Jump to MATCH if the address is in any entry of S, else fall through. */
+static void
+emit_any (struct bpf_asm *a, int base, int off, const struct cidr_set *s,
+          int match)
+{
+  for (size_t i = 0; i < s->n; i++)
+    {
+      int miss = label_new (a);
+      emit_cidr_test (a, base, off, &s->c[i], match, miss);
+      label_place (a, miss);
+    }
+}
+
+/* Fall through if the address is in an entry of S, else jump to FAIL. */
+static void
+emit_require (struct bpf_asm *a, int base, int off, const struct cidr_set *s,
+              int fail)
+{
+  int ok = label_new (a);
+  if (s->n == 0)
+    emit_jump (a, JA (), fail);
+  for (size_t i = 0; i < s->n; i++)
+    {
+      int miss = i + 1 < s->n ? label_new (a) : fail;
+      emit_cidr_test (a, base, off, &s->c[i], ok, miss);
+      if (miss != fail)
+        label_place (a, miss);
+    }
+  label_place (a, ok);
+}
+
+#define V4(A, B, C, D, P)                                                      \
+  {                                                                            \
+    .family = AF_INET, .addr = { A, B, C, D }, .prefix = P                     \
+  }
+#define V6_LOOPBACK                                                            \
+  {                                                                            \
+    .family = AF_INET6, .addr = { [15] = 1 }, .prefix = 128                    \
+  }
+
+/* Loopback packets: 127.0.0.0/8 and ::1. An IPv6 packet never carries an
+ * IPv4-mapped address (sockets send those as IPv4, and ipv6_rcv drops a
+ * mapped source), so the mapped forms need not pass here. */
+static const struct cidr loopback_nets[]
+    = { V4 (127, 0, 0, 0, 8), V6_LOOPBACK };
+
+/* What connect() and sendmsg() may name in strict mode, mapped forms
+ * included (a dual-stack socket may name ::ffff:127.0.0.1). The
+ * unspecified addresses are there because the kernel routes a connect to
+ * 0.0.0.0 or :: to loopback (ip_route_output_key, tcp_v6_connect), and
+ * programs use them for "this host"; the packets then carry 127.0.0.1 or
+ * ::1 and pass the skb programs on their own merit. */
+static const struct cidr loopback_or_any[] = {
+  V4 (127, 0, 0, 0, 8),
+  V6_LOOPBACK,
+  V4 (0, 0, 0, 0, 32),
+  { .family = AF_INET6, .prefix = 128 },
+};
+
+#define N_ELEMS(x) (sizeof (x) / sizeof ((x)[0]))
+
+struct ip_layout
+{
+  int family;
+  int header_len;
+  int src, dst;
+};
+
+static const struct ip_layout ipv4_layout = { AF_INET, 20, 12, 16 };
+static const struct ip_layout ipv6_layout = { AF_INET6, 40, 8, 24 };
+
+static void
+emit_skb_family (struct bpf_asm *a, enum netguard_prog kind,
+                 const struct ip_layout *ip, const struct netguard_rules *r,
+                 int pass, int drop)
+{
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set deny
+      = cidr_set_for (ip->family, r->deny, r->n_deny, true);
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set loopback
+      = cidr_set_for (ip->family, loopback_nets, N_ELEMS (loopback_nets),
+                      false);
+
+  /* The kernel has pulled the IP header into the linear area before
+   * either hook (ip_rcv / ipv6_rcv, and on output it was built there), so
+   * a short packet here is malformed and dropped. Twenty bytes were
+   * checked already. */
+  if (ip->header_len > 20)
+    {
+      emit (a, MOV64_REG (R_TMP, R_PKT));
+      emit (a, ALU64_IMM (BPF_ADD, R_TMP, ip->header_len));
+      emit_jump (a, JMP_REG (BPF_JGT, R_TMP, R_PKT_END), drop);
+    }
+
+  switch (kind)
+    {
+    case NETGUARD_PROG_SKB_EGRESS:
+      emit_any (a, R_PKT, ip->dst, &deny, drop);
+      break;
+    case NETGUARD_PROG_SKB_INGRESS:
+      emit_any (a, R_PKT, ip->src, &deny, drop);
+      break;
+    default:
+      cidr_set_keep_overlapping (&deny, &loopback);
+      emit_any (a, R_PKT, ip->src, &deny, drop);
+      emit_any (a, R_PKT, ip->dst, &deny, drop);
+      emit_require (a, R_PKT, ip->src, &loopback, drop);
+      emit_require (a, R_PKT, ip->dst, &loopback, drop);
+      break;
+    }
+  emit_jump (a, JA (), pass);
+}
+
+static void
+emit_verdicts (struct bpf_asm *a, int pass, int drop)
+{
+  label_place (a, drop);
+  emit (a, MOV64_IMM (R0, 0));
+  emit (a, EXIT ());
+  label_place (a, pass);
+  emit (a, MOV64_IMM (R0, 1));
+  emit (a, EXIT ());
+}
+
+/* cgroup_skb: r1 is a struct __sk_buff whose data starts at the IP header
+ * in both directions (__cgroup_bpf_run_filter_skb pushes back to it). */
+static void
+build_skb (struct bpf_asm *a, enum netguard_prog kind,
+           const struct netguard_rules *r)
+{
+  int pass = label_new (a), drop = label_new (a);
+  int v4 = label_new (a), v6 = label_new (a);
+
+  /* Strict mode wants the packet on lo as well as loopback addresses:
+   * an address alone would let a packet with a spoofed 127.0.0.1 source
+   * in through a veth wherever route_localnet is set (kube-proxy sets it),
+   * and ifindex alone would pass anything a future route sent via lo. */
+  if (kind == NETGUARD_PROG_SKB_LOOPBACK)
+    {
+      emit (a, LDX_MEM (BPF_W, R_TMP, R_CTX,
+                        offsetof (struct __sk_buff, ifindex)));
+      emit_jump (a, JMP_IMM (BPF_JNE, R_TMP, LOOPBACK_IFINDEX), drop);
+    }
+  emit (a, LDX_MEM (BPF_W, R_PKT, R_CTX, offsetof (struct __sk_buff, data)));
+  emit (a, LDX_MEM (BPF_W, R_PKT_END, R_CTX,
+                    offsetof (struct __sk_buff, data_end)));
+  emit (a, MOV64_REG (R_TMP, R_PKT));
+  emit (a, ALU64_IMM (BPF_ADD, R_TMP, 20));
+  emit_jump (a, JMP_REG (BPF_JGT, R_TMP, R_PKT_END), drop);
+  /* The version nibble rather than skb->protocol: it is what the header
+   * offsets below depend on. Anything not IP is dropped. */
+  emit (a, LDX_MEM (BPF_B, R_WORD, R_PKT, 0));
+  emit (a, ALU32_IMM (BPF_RSH, R_WORD, 4));
+  emit_jump (a, JMP_IMM (BPF_JEQ, R_WORD, 4), v4);
+  emit_jump (a, JMP_IMM (BPF_JEQ, R_WORD, 6), v6);
+  emit_jump (a, JA (), drop);
+
+  label_place (a, v4);
+  emit_skb_family (a, kind, &ipv4_layout, r, pass, drop);
+  label_place (a, v6);
+  emit_skb_family (a, kind, &ipv6_layout, r, pass, drop);
+  emit_verdicts (a, pass, drop);
+}
+
+/* cgroup_sock_addr: r1 is a struct bpf_sock_addr; returning 0 makes the
+ * connect() or sendmsg() fail with EPERM before any packet exists. */
+static void
+build_sock_addr (struct bpf_asm *a, int family, const struct netguard_rules *r)
+{
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set deny
+      = cidr_set_for (family, r->deny, r->n_deny, true);
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set allow
+      = cidr_set_for (family, loopback_or_any, N_ELEMS (loopback_or_any), true);
+  int pass = label_new (a), drop = label_new (a);
+  int off = family == AF_INET ? (int)offsetof (struct bpf_sock_addr, user_ip4)
+                              : (int)offsetof (struct bpf_sock_addr, user_ip6);
+
+  if (!r->egress)
+    cidr_set_keep_overlapping (&deny, &allow);
+  emit_any (a, R_CTX, off, &deny, drop);
+  if (!r->egress)
+    emit_require (a, R_CTX, off, &allow, drop);
+  emit_jump (a, JA (), pass);
+  emit_verdicts (a, pass, drop);
+}
+
+static int
+check_rules (const struct netguard_rules *r, struct moat_error **err)
+{
+  if (r->n_deny > NETGUARD_MAX_DENY)
+    return moat_fail (err, E2BIG, "too many denied CIDRs (%zu, at most %d)",
+                      r->n_deny, NETGUARD_MAX_DENY);
+  for (size_t i = 0; i < r->n_deny; i++)
+    {
+      const struct cidr *c = &r->deny[i];
+      unsigned max = c->family == AF_INET ? 32 : 128;
+      if ((c->family != AF_INET && c->family != AF_INET6) || c->prefix > max)
+        return moat_fail (err, EINVAL, "denied CIDR %zu is not valid", i);
+    }
+  return 0;
+}
+
+int
+netguard_bpf_build (enum netguard_prog kind, const struct netguard_rules *r,
+                    struct bpf_insn **ret, size_t *ret_n,
+                    struct moat_error **err)
+{
+  struct bpf_asm a = { .reachable = true };
+  int rc = check_rules (r, err);
+
+  if (rc < 0)
+    return rc;
+  switch (kind)
+    {
+    case NETGUARD_PROG_SKB_LOOPBACK:
+    case NETGUARD_PROG_SKB_EGRESS:
+    case NETGUARD_PROG_SKB_INGRESS:
+      build_skb (&a, kind, r);
+      break;
+    case NETGUARD_PROG_CONNECT4:
+    case NETGUARD_PROG_SENDMSG4:
+      build_sock_addr (&a, AF_INET, r);
+      break;
+    case NETGUARD_PROG_CONNECT6:
+    case NETGUARD_PROG_SENDMSG6:
+      build_sock_addr (&a, AF_INET6, r);
+      break;
+    default:
+      return moat_fail (err, EINVAL, "unknown netguard program %d", kind);
+    }
+  rc = asm_finish (&a, err);
+  if (rc < 0)
+    {
+      asm_free (&a);
+      return rc;
+    }
+  *ret = steal_pointer (&a.insns);
+  *ret_n = a.n;
+  asm_free (&a);
+  return 0;
+}
+
+long
+netguard_bpf_sys (int cmd, union bpf_attr *attr)
+{
+  return syscall (__NR_bpf, cmd, attr, sizeof (*attr));
+}
+
+struct prog_kind_info
+{
+  enum bpf_prog_type type;
+  enum bpf_attach_type expected;
+  const char *name; /* shows in bpftool; at most 15 chars */
+};
+
+static const struct prog_kind_info kind_info[] = {
+  [NETGUARD_PROG_SKB_LOOPBACK] = { BPF_PROG_TYPE_CGROUP_SKB, 0, "moat_skb_lo" },
+  [NETGUARD_PROG_SKB_EGRESS] = { BPF_PROG_TYPE_CGROUP_SKB, 0, "moat_skb_out" },
+  [NETGUARD_PROG_SKB_INGRESS] = { BPF_PROG_TYPE_CGROUP_SKB, 0, "moat_skb_in" },
+  [NETGUARD_PROG_CONNECT4] = { BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+                               BPF_CGROUP_INET4_CONNECT, "moat_connect4" },
+  [NETGUARD_PROG_CONNECT6] = { BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+                               BPF_CGROUP_INET6_CONNECT, "moat_connect6" },
+  [NETGUARD_PROG_SENDMSG4] = { BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+                               BPF_CGROUP_UDP4_SENDMSG, "moat_sendmsg4" },
+  [NETGUARD_PROG_SENDMSG6] = { BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+                               BPF_CGROUP_UDP6_SENDMSG, "moat_sendmsg6" },
+};
+
+/* Before 5.11 BPF memory was charged to RLIMIT_MEMLOCK; raise the soft
+ * limit to the hard one. Can go when the baseline kernel is 5.11. */
+static void
+raise_memlock (void)
+{
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+    {
+      rl.rlim_cur = rl.rlim_max;
+      (void)setrlimit (RLIMIT_MEMLOCK, &rl);
+    }
+}
+
+int
+netguard_bpf_load (enum netguard_prog kind, const struct netguard_rules *r,
+                   int *ret_fd, struct moat_error **err)
+{
+  const struct prog_kind_info *info;
+  cleanup_free struct bpf_insn *insns = NULL;
+  union bpf_attr attr;
+  size_t n;
+  long fd;
+  int rc, saved;
+
+  if ((unsigned)kind >= N_ELEMS (kind_info))
+    return moat_fail (err, EINVAL, "unknown netguard program %d", kind);
+  info = &kind_info[kind];
+  rc = netguard_bpf_build (kind, r, &insns, &n, err);
+  if (rc < 0)
+    return rc;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.prog_type = info->type;
+  attr.expected_attach_type = info->expected;
+  attr.insns = (uint64_t)(uintptr_t)insns;
+  attr.insn_cnt = (uint32_t)n;
+  attr.license = (uint64_t)(uintptr_t) "GPL";
+  strncpy (attr.prog_name, info->name, sizeof (attr.prog_name) - 1);
+
+  fd = netguard_bpf_sys (BPF_PROG_LOAD, &attr);
+  if (fd < 0 && errno == EPERM)
+    {
+      raise_memlock ();
+      fd = netguard_bpf_sys (BPF_PROG_LOAD, &attr);
+    }
+  if (fd < 0)
+    {
+      /* Load once more with the verifier's log, only to explain. */
+      const size_t log_size = 64 * 1024;
+      cleanup_free char *log = xcalloc (1, log_size);
+      size_t len;
+
+      saved = errno;
+      attr.log_level = 1;
+      attr.log_buf = (uint64_t)(uintptr_t)log;
+      attr.log_size = log_size;
+      fd = netguard_bpf_sys (BPF_PROG_LOAD, &attr);
+      if (fd >= 0)
+        {
+          *ret_fd = (int)fd;
+          return 0;
+        }
+      len = strnlen (log, log_size);
+      while (len > 0 && log[len - 1] == '\n')
+        log[--len] = '\0';
+      return moat_fail (err, saved, "loading BPF program %s (%s)", info->name,
+                        len > 200 ? log + len - 200 : log);
+    }
+  *ret_fd = (int)fd; /* the kernel makes program fds O_CLOEXEC */
+  return 0;
+}
