@@ -81,6 +81,16 @@ struct cgroup
   const struct cgroup_backend *backend;
 };
 
+/* cgroup_devices.c: the device rules as a BPF_PROG_TYPE_CGROUP_DEVICE
+ * program (v1 semantics: deny all, then the rules in order), and its
+ * attachment to a cgroup2 directory, replacing what was attached there. */
+struct bpf_insn;
+int cg_devices_build (const struct spec_device_rule *rules, size_t n_rules,
+                      struct bpf_insn **ret, size_t *ret_n,
+                      struct moat_error **err);
+int cg_devices_attach (int cgroup_fd, const struct spec_device_rule *rules,
+                       size_t n_rules, struct moat_error **err);
+
 /* Stats pieces both back-ends share. */
 void cg_stats_raw (int dirfd, const char *file, struct cgroup_stats *st);
 uint64_t cg_stats_raw_get (const struct cgroup_stats *st, const char *key);

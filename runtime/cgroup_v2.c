@@ -255,9 +255,9 @@ v2_apply (struct cgroup *cg, const struct spec_resources *res,
           r = cg_writef (h, "io.weight", err, "%u", 1 + (w - 10) * 9999 / 990);
         }
     }
-  /* TODO: linux.resources.devices needs a BPF_CGROUP_DEVICE program on a
-   * pure v2 host (hand-assembled, as crun's ebpf.c does); until then the
-   * device list is enforced only where v1's devices controller exists. */
+  /* A plain-directory tree (tests) cannot carry a BPF program. */
+  if (r == 0 && res->n_devices > 0 && !h->emulated)
+    r = cg_devices_attach (h->fd, res->devices, res->n_devices, err);
   for (size_t i = 0; r == 0 && i < res->n_unified; i++)
     {
       r = check_unified_key (res->unified[i].key, err);
