@@ -1,8 +1,9 @@
-/* cgroups: the layout probe, path mapping, the directories in every
- * hierarchy, and the processes in them. Controller files are the business
- * of the back-ends (cgroup_v1.c, cgroup_v2.c); hybrid hosts use v1 for
- * every limit and keep a directory in the cgroup2 mount for BPF programs
- * and CLONE_INTO_CGROUP. */
+/* cgroups: the layout probe, the cgroup object, its processes, and the
+ * stats. Paths are mapped in cgroup_path.c, directories made and removed
+ * in cgroup_dirs.c, controller files written by the back-ends
+ * (cgroup_v1.c, cgroup_v2.c). Hybrid hosts use v1 for every limit and keep
+ * a directory in the cgroup2 mount for BPF programs and
+ * CLONE_INTO_CGROUP. */
 #include "cgroup.h"
 #include "cgroup_internal.h"
 
@@ -573,6 +574,10 @@ cgroup_destroy (struct cgroup *cg, struct moat_error **err)
           r = cg_remove_leaves (cg, &gone);
           if (gone)
             break;
+          /* EBUSY: the kernel has not let go of an exiting process yet.
+           * Anything else will not change by waiting. */
+          if (r != -EBUSY)
+            return moat_fail (err, -r, "destroying cgroup %s", cg->rel);
         }
       if (!cg_backoff (&tries))
         {

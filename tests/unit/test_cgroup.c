@@ -1066,7 +1066,7 @@ probe_in_cgroup (void)
 {
   cleanup_free char *procs = xasprintf ("%s/cgroup.procs", v2_test_dir);
   int pipefd[2], status;
-  char byte;
+  char byte, pid[16];
 
   assert_int_equal (pipe2 (pipefd, O_CLOEXEC), 0);
   dev_child = fork ();
@@ -1079,7 +1079,8 @@ probe_in_cgroup (void)
       _exit (probe_devices ());
     }
   close (pipefd[0]);
-  put (xasprintf ("%d", (int)dev_child), "%s", procs);
+  snprintf (pid, sizeof (pid), "%d", (int)dev_child);
+  put (pid, "%s", procs);
   assert_int_equal (write (pipefd[1], "x", 1), 1);
   close (pipefd[1]);
   assert_int_equal (waitpid (dev_child, &status, 0), dev_child);
