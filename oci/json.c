@@ -158,7 +158,7 @@ json_parse (const char *text, size_t len, size_t max_size, json_node **ret,
   yajl_val root;
   int r;
 
-  if (max_size == 0)
+  if (max_size == 0) /* callers without a cap of their own get config.json's */
     max_size = JSON_MAX_SIZE;
   if (len > max_size)
     return moat_fail (err, 0, "too large: %zu bytes, the limit is %zu", len,
