@@ -324,9 +324,13 @@ cgroup_create (const char *rel, const struct spec_resources *res,
       r = cg_make_dirs (cg, h, err);
       if (r < 0)
         return moat_error_wrap (err, "creating cgroup %s", rel);
-      if (procs_nonempty (h->fd))
-        return moat_fail (
-            err, EBUSY, "creating cgroup %s: it already holds processes", rel);
+      /* Destroy kills and removes everything below the leaf: it must hold
+       * nothing of anyone else's (cgroupsPath "/system.slice" would). */
+      if (procs_nonempty (h->fd) || cg_has_child_dirs (h->fd))
+        return moat_fail (err, EBUSY,
+                          "creating cgroup %s: it already holds processes or "
+                          "child cgroups",
+                          rel);
     }
   if (res)
     r = cg->backend->apply (cg, res, err);
@@ -433,8 +437,7 @@ static void
 collect_procs (int dir_fd, int depth, struct pid_set *set)
 {
   cleanup_free char *text = NULL;
-  int fd;
-  DIR *d;
+  cleanup_dir DIR *d = NULL;
   struct dirent *de;
 
   if (cg_read (dir_fd, "cgroup.procs", &text) == 0)
@@ -452,25 +455,16 @@ collect_procs (int dir_fd, int depth, struct pid_set *set)
       }
   if (depth >= MAX_NESTING)
     return;
-  fd = openat (dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  d = fd >= 0 ? fdopendir (fd) : NULL;
-  if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return;
-    }
-  while ((de = readdir (d)))
+  d = cg_opendir (dir_fd);
+  while (d && (de = readdir (d)))
     {
       cleanup_close int sub = -1;
-      if (de->d_type != DT_DIR || !strcmp (de->d_name, ".")
-          || !strcmp (de->d_name, ".."))
+      if (!cg_is_child_dir (de))
         continue;
       sub = cg_open_beneath (dir_fd, de->d_name, O_RDONLY | O_DIRECTORY);
       if (sub >= 0)
         collect_procs (sub, depth + 1, set);
     }
-  closedir (d);
 }
 
 static int

@@ -38,6 +38,41 @@ cg_rel_prefix (const char *rel, size_t n)
   return cg_strndup (rel + 1, (size_t)(p - rel - 1));
 }
 
+DIR *
+cg_opendir (int dir_fd)
+{
+  int fd = openat (dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL && fd >= 0)
+    close (fd);
+  return d;
+}
+
+void
+cg_closedirp (DIR **d)
+{
+  if (*d)
+    closedir (*d);
+}
+
+bool
+cg_is_child_dir (const struct dirent *de)
+{
+  return de->d_type == DT_DIR && strcmp (de->d_name, ".") != 0
+         && strcmp (de->d_name, "..") != 0;
+}
+
+bool
+cg_has_child_dirs (int dir_fd)
+{
+  cleanup_dir DIR *d = cg_opendir (dir_fd);
+  struct dirent *de;
+  while (d && (de = readdir (d)))
+    if (cg_is_child_dir (de))
+      return true;
+  return false;
+}
+
 /* Emulation of the interface files the kernel creates in a new cgroup: a
  * copy (empty) of every regular file at the top of the hierarchy, and the
  * controllers its parent enabled. Only for trees of plain directories. */
@@ -45,17 +80,10 @@ static void
 emulate_populate (struct cgroup_hier *h, int parent_fd, int dir_fd)
 {
   cleanup_free char *enabled = NULL;
-  int list_fd = openat (h->mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = list_fd >= 0 ? fdopendir (list_fd) : NULL;
+  cleanup_dir DIR *d = cg_opendir (h->mount_fd);
   struct dirent *de;
 
-  if (d == NULL)
-    {
-      if (list_fd >= 0)
-        close (list_fd);
-      return;
-    }
-  while ((de = readdir (d)))
+  while (d && (de = readdir (d)))
     {
       int fd;
       if (de->d_type != DT_REG)
@@ -65,7 +93,6 @@ emulate_populate (struct cgroup_hier *h, int parent_fd, int dir_fd)
       if (fd >= 0)
         close (fd);
     }
-  closedir (d);
   if (cg_read (parent_fd, "cgroup.subtree_control", &enabled) == 0)
     {
       char *w = enabled;
@@ -83,25 +110,18 @@ remove_cgroup_dir (struct cgroup_hier *h, int parent_fd, const char *name)
 {
   if (h->emulated)
     {
-      int fd = cg_open_beneath (parent_fd, name, O_RDONLY | O_DIRECTORY);
-      DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+      cleanup_close int fd
+          = cg_open_beneath (parent_fd, name, O_RDONLY | O_DIRECTORY);
+      cleanup_dir DIR *d = NULL;
       struct dirent *de;
-      bool has_subdir = false;
-      if (d == NULL)
-        {
-          if (fd >= 0)
-            close (fd);
-          return -ENOENT;
-        }
-      while ((de = readdir (d)))
-        if (de->d_type == DT_DIR && strcmp (de->d_name, ".")
-            && strcmp (de->d_name, ".."))
-          has_subdir = true;
-      rewinddir (d);
-      while (!has_subdir && (de = readdir (d)))
+      if (fd < 0)
+        return -errno;
+      if (cg_has_child_dirs (fd))
+        return -EBUSY;
+      d = cg_opendir (fd);
+      while (d && (de = readdir (d)))
         if (de->d_type == DT_REG)
-          unlinkat (dirfd (d), de->d_name, 0);
-      closedir (d);
+          unlinkat (fd, de->d_name, 0);
     }
   return unlinkat (parent_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
@@ -109,28 +129,21 @@ remove_cgroup_dir (struct cgroup_hier *h, int parent_fd, const char *name)
 static int
 remove_children (struct cgroup_hier *h, int dir_fd, int depth)
 {
-  int fd = openat (dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  cleanup_dir DIR *d = cg_opendir (dir_fd);
   struct dirent *de;
   int ret = 0;
 
   if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return -errno;
-    }
+    return -errno;
   while ((de = readdir (d)))
     {
       int r;
-      if (de->d_type != DT_DIR || !strcmp (de->d_name, ".")
-          || !strcmp (de->d_name, ".."))
+      if (!cg_is_child_dir (de))
         continue;
       r = cg_remove_tree (h, dir_fd, de->d_name, depth + 1);
       if (r < 0 && r != -ENOENT && ret == 0)
         ret = r;
     }
-  closedir (d);
   return ret;
 }
 

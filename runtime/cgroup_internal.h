@@ -4,6 +4,7 @@
 #ifndef MOAT_CGROUP_INTERNAL_H
 #define MOAT_CGROUP_INTERNAL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,6 +124,14 @@ void cg_remove_made (struct cgroup_hier *h, const char *rel);
 /* rmdir name below parent_fd after any cgroups nested in it. */
 int cg_remove_tree (struct cgroup_hier *h, int parent_fd, const char *name,
                     int depth);
+/* A directory stream over dir_fd's directory, on a descriptor of its own
+ * (dir_fd stays open); NULL on failure. */
+DIR *cg_opendir (int dir_fd);
+void cg_closedirp (DIR **d);
+#define cleanup_dir __attribute__ ((cleanup (cg_closedirp)))
+/* A directory other than "." and ".." (a child cgroup). */
+bool cg_is_child_dir (const struct dirent *de);
+bool cg_has_child_dirs (int dir_fd);
 /* The leaf in every hierarchy; *ret_gone when none is left. */
 int cg_remove_leaves (struct cgroup *cg, bool *ret_gone);
 /* "/moat" (and anything between it and the leaf) once empty. */

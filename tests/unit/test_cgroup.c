@@ -490,6 +490,13 @@ test_v2_busy_and_escapes (void **state)
   assert_int_equal (err->errnum, EBUSY);
   assert_true (exists ("%s/busy", tree));
 
+  /* Nor one with child cgroups: destroy would take them down too. */
+  moat_error_free (&err);
+  make_dir ("%s/system.slice/cron.service", tree);
+  assert_true (cgroup_create ("/system.slice", NULL, &cg, &err) < 0);
+  assert_int_equal (err->errnum, EBUSY);
+  assert_true (exists ("%s/system.slice/cron.service", tree));
+
   /* A symlink in the hierarchy cannot lead out of it. */
   moat_error_free (&err);
   snprintf (outside, sizeof (outside), "%s-outside", tree);
