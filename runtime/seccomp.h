@@ -29,8 +29,13 @@ int seccomp_compile_config (const struct spec_seccomp *s,
 int seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
                      struct moat_error **err);
 /* Load into the calling thread (no_new_privs must already be set). Uses only
- * the seccomp(2) syscall: safe in the container's init after clone. */
-int seccomp_load (const struct seccomp_prog *p, struct moat_error **err);
+ * the seccomp(2) syscall: safe in the container's init after clone.
+ * The symbol is seccomp_prog_load: libseccomp exports a seccomp_load of its
+ * own, and a second one in libmoat.a would be linked in place of it for
+ * any program that calls libseccomp's. seccomp_load (p, err) stays as a
+ * name; a file that also includes <seccomp.h> must include it first. */
+int seccomp_prog_load (const struct seccomp_prog *p, struct moat_error **err);
+#define seccomp_load(p, err) seccomp_prog_load ((p), (err))
 void seccomp_prog_clear (struct seccomp_prog *p);
 
 #endif
