@@ -437,9 +437,11 @@ build_sock_addr (struct bpf_asm *a, int family, const struct netguard_rules *r)
   emit_verdicts (a, pass, drop);
 }
 
-static int
-check_rules (const struct netguard_rules *r, struct moat_error **err)
+int
+netguard_rules_check (const struct netguard_rules *r, struct moat_error **err)
 {
+  if (r->n_deny > 0 && r->deny == NULL)
+    return moat_fail (err, EINVAL, "no deny list");
   if (r->n_deny > NETGUARD_MAX_DENY)
     return moat_fail (err, E2BIG, "too many denied CIDRs (%zu, at most %d)",
                       r->n_deny, NETGUARD_MAX_DENY);
@@ -459,7 +461,7 @@ netguard_bpf_build (enum netguard_prog kind, const struct netguard_rules *r,
                     struct moat_error **err)
 {
   struct bpf_asm a = { .reachable = true };
-  int rc = check_rules (r, err);
+  int rc = netguard_rules_check (r, err);
 
   if (rc < 0)
     return rc;

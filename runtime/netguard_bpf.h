@@ -33,6 +33,11 @@ enum netguard_prog
   NETGUARD_PROG_SENDMSG6,
 };
 
+/* The deny list is well formed and not too long (the fallback's routing
+ * rules take the same list). */
+int netguard_rules_check (const struct netguard_rules *r,
+                          struct moat_error **err);
+
 /* Assemble the program; *ret is malloc'ed, *ret_n instructions. */
 int netguard_bpf_build (enum netguard_prog kind, const struct netguard_rules *r,
                         struct bpf_insn **ret, size_t *ret_n,

@@ -26,6 +26,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "netguard_bpf.h"
 #include "util.h"
 
 /* Just after the local table's rule (0), before main (32766). */
@@ -372,8 +373,10 @@ netguard_fallback (pid_t pid, const struct netguard_rules *r,
   int pipefd[2];
   pid_t child;
 
-  if (r->n_deny > 0 && r->deny == NULL)
-    return moat_fail (err, EINVAL, "network guard: no deny list");
+  /* Checked before anything changes: a bad entry must not leave a
+   * namespace with its links gone but its prohibitions half made. */
+  if (netguard_rules_check (r, err) < 0)
+    return moat_error_wrap (err, "network guard");
   nsfd = open (path, O_RDONLY | O_CLOEXEC);
   if (nsfd < 0 || fstat (nsfd, &st) < 0)
     return moat_fail (err, errno, "opening %s", path);
