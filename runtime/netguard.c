@@ -69,25 +69,26 @@ struct attach_step
 {
   enum netguard_prog prog;
   enum bpf_attach_type hook;
+  const char *hook_name;
 };
 
 /* Strict mode shares one skb program between both directions. */
 static const struct attach_step strict_steps[] = {
-  { NETGUARD_PROG_SKB_LOOPBACK, BPF_CGROUP_INET_INGRESS },
-  { NETGUARD_PROG_SKB_LOOPBACK, BPF_CGROUP_INET_EGRESS },
-  { NETGUARD_PROG_CONNECT4, BPF_CGROUP_INET4_CONNECT },
-  { NETGUARD_PROG_CONNECT6, BPF_CGROUP_INET6_CONNECT },
-  { NETGUARD_PROG_SENDMSG4, BPF_CGROUP_UDP4_SENDMSG },
-  { NETGUARD_PROG_SENDMSG6, BPF_CGROUP_UDP6_SENDMSG },
+  { NETGUARD_PROG_SKB_LOOPBACK, BPF_CGROUP_INET_INGRESS, "inet ingress" },
+  { NETGUARD_PROG_SKB_LOOPBACK, BPF_CGROUP_INET_EGRESS, "inet egress" },
+  { NETGUARD_PROG_CONNECT4, BPF_CGROUP_INET4_CONNECT, "connect4" },
+  { NETGUARD_PROG_CONNECT6, BPF_CGROUP_INET6_CONNECT, "connect6" },
+  { NETGUARD_PROG_SENDMSG4, BPF_CGROUP_UDP4_SENDMSG, "sendmsg4" },
+  { NETGUARD_PROG_SENDMSG6, BPF_CGROUP_UDP6_SENDMSG, "sendmsg6" },
 };
 
 static const struct attach_step egress_steps[] = {
-  { NETGUARD_PROG_SKB_INGRESS, BPF_CGROUP_INET_INGRESS },
-  { NETGUARD_PROG_SKB_EGRESS, BPF_CGROUP_INET_EGRESS },
-  { NETGUARD_PROG_CONNECT4, BPF_CGROUP_INET4_CONNECT },
-  { NETGUARD_PROG_CONNECT6, BPF_CGROUP_INET6_CONNECT },
-  { NETGUARD_PROG_SENDMSG4, BPF_CGROUP_UDP4_SENDMSG },
-  { NETGUARD_PROG_SENDMSG6, BPF_CGROUP_UDP6_SENDMSG },
+  { NETGUARD_PROG_SKB_INGRESS, BPF_CGROUP_INET_INGRESS, "inet ingress" },
+  { NETGUARD_PROG_SKB_EGRESS, BPF_CGROUP_INET_EGRESS, "inet egress" },
+  { NETGUARD_PROG_CONNECT4, BPF_CGROUP_INET4_CONNECT, "connect4" },
+  { NETGUARD_PROG_CONNECT6, BPF_CGROUP_INET6_CONNECT, "connect6" },
+  { NETGUARD_PROG_SENDMSG4, BPF_CGROUP_UDP4_SENDMSG, "sendmsg4" },
+  { NETGUARD_PROG_SENDMSG6, BPF_CGROUP_UDP6_SENDMSG, "sendmsg6" },
 };
 
 #define N_STEPS 6
@@ -148,8 +149,8 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
                           s->hook);
       if (rc < 0)
         {
-          moat_fail (err, -rc, "attaching BPF program to cgroup (hook %d)",
-                     s->hook);
+          moat_fail (err, -rc, "attaching the %s program to the cgroup",
+                     s->hook_name);
           break;
         }
     }

@@ -6,7 +6,10 @@
  * sendmsg() names (cgroup_sock_addr). Addresses are compared a 32-bit word
  * at a time: a word loaded by the BPF machine has the byte order of the
  * host, so the immediates are made with memcpy from the network-order
- * bytes and no byte swapping is needed on either side. */
+ * bytes and no byte swapping is needed on either side.
+ *
+ * Kernel needs: 32-bit jumps (5.1) and direct packet access from
+ * cgroup_skb (5.2); every host with a usable cgroup v2 has both. */
 #include "netguard_bpf.h"
 
 #include <errno.h>
@@ -587,8 +590,12 @@ netguard_bpf_load (enum netguard_prog kind, const struct netguard_rules *r,
       len = strnlen (log, log_size);
       while (len > 0 && log[len - 1] == '\n')
         log[--len] = '\0';
-      return moat_fail (err, saved, "loading BPF program %s (%s)", info->name,
-                        len > 200 ? log + len - 200 : log);
+      /* The verifier's reason is at the end; errors are one line. */
+      for (char *p = log; *p; p++)
+        if (*p == '\n')
+          *p = ' ';
+      return moat_fail (err, saved, "loading BPF program %s (verifier: %s)",
+                        info->name, len > 200 ? log + len - 200 : log);
     }
   *ret_fd = (int)fd; /* the kernel makes program fds O_CLOEXEC */
   return 0;

@@ -494,7 +494,7 @@ test_attach_rolls_back (void **state)
   close (prog);
 
   assert_true (netguard_attach (cg, &strict, &err) < 0);
-  assert_non_null (strstr (err->msg, "network guard"));
+  assert_non_null (strstr (err->msg, "network guard: attaching the sendmsg6"));
   moat_error_free (&err);
   for (int i = 0; i < 5; i++)
     assert_int_equal (query (cg, hooks[i], NULL), 0);
