@@ -239,10 +239,19 @@ body_int80 (int fd)
   child_fail (fd, "an i386 syscall returned");
 }
 
-/* 32-bit syscalls from a 64-bit process: the bad-arch action kills. */
+static void
+body_x32 (int fd)
+{
+  syscall (0x40000000 /* __X32_SYSCALL_BIT */ | SYS_getpid);
+  child_fail (fd, "an x32 syscall returned");
+}
+
+/* i386 and x32 syscalls from a 64-bit process: the bad-arch action kills
+ * (the filter decides before the kernel looks at whether it has x32). */
 static void
 test_builtin_kills_other_abis (void **state)
 {
+  assert_child_killed (&builtin, NULL, body_x32, SIGSYS);
   if (int80_getpid () != getpid ())
     skip (); /* no IA32 emulation in this kernel */
   assert_child_killed (&builtin, NULL, body_int80, SIGSYS);
