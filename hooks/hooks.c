@@ -191,7 +191,7 @@ hook_kill (struct hook_run *run)
 static int
 hook_wait (struct hook_run *run, int timeout_s, int *ret_status)
 {
-  int64_t now, deadline = 0;
+  int64_t now = 0, deadline = 0;
   int r;
 
   if (timeout_s > 0)

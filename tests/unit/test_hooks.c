@@ -572,6 +572,45 @@ test_empty_list (void **state)
   assert_null (err);
 }
 
+static int
+count_open_fds (void)
+{
+  DIR *d = opendir ("/proc/self/fd");
+  int n = 0;
+
+  assert_non_null (d);
+  while (readdir (d) != NULL)
+    n++;
+  closedir (d);
+  return n;
+}
+
+static void
+test_no_fd_leaks (void **state)
+{
+  cleanup_free char *ok = write_script ("ok", "cat >/dev/null\n");
+  cleanup_free char *fail = write_script ("fail", "exit 1\n");
+  cleanup_free char *slow = write_script ("slow", "exec sleep 10\n");
+  cleanup_free char *noexec = tmp_path ("noexec");
+  struct spec_hook hooks[] = {
+    hook_of (ok, NULL, NULL, 0),
+    hook_of (fail, NULL, NULL, 0),
+    hook_of (slow, NULL, NULL, 1),
+    hook_of (noexec, NULL, NULL, 0),
+    hook_of ("/nonexistent", NULL, NULL, 0),
+  };
+  int before;
+
+  assert_int_equal (write_file_atomic (AT_FDCWD, noexec, "", 0, 0644), 0);
+  before = count_open_fds ();
+  for (size_t i = 0; i < sizeof (hooks) / sizeof (hooks[0]); i++)
+    {
+      cleanup_error struct moat_error *err = NULL;
+      run_one (hooks[i], HOOK_PRESTART, "{}", &err);
+    }
+  assert_int_equal (count_open_fds (), before);
+}
+
 /* Exit code of the no-pidfd child below: 0, or the number of the failed
  * check. */
 static int
@@ -648,6 +687,7 @@ main (int argc, char **argv)
     cmocka_unit_test_setup_teardown (test_order_and_first_failure_stops, setup,
                                      teardown),
     cmocka_unit_test (test_empty_list),
+    cmocka_unit_test_setup_teardown (test_no_fd_leaks, setup, teardown),
     cmocka_unit_test_setup_teardown (test_without_pidfd, setup, teardown),
   };
 
