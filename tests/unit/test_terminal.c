@@ -418,7 +418,7 @@ static void
 check_console_socket (const char *sock_path)
 {
   int lsock = listen_unix_any (sock_path);
-  int master, slave, conn, got;
+  int master = -1, slave = -1, conn, got;
   unsigned int ptn, got_ptn;
   char name[4096], expect[64], buf[8];
   cleanup_error struct moat_error *err = NULL;
@@ -481,7 +481,7 @@ test_console_socket_errors (void **state)
       "console socket %s: not a pty master: Inappropriate ioctl for device",
       missing);
   cleanup_error struct moat_error *err = NULL;
-  int master, slave, pipefd[2];
+  int master = -1, slave = -1, pipefd[2];
 
   assert_int_equal (pty_open_pair (&master, &slave), 0);
   assert_true (terminal_send_to_console_socket (missing, master, &err) < 0);
@@ -495,6 +495,80 @@ test_console_socket_errors (void **state)
   close (pipefd[1]);
   close (master);
   close (slave);
+}
+
+static void assert_read_exact (int fd, const char *expect);
+
+/* tests/cmd/recvtty, built next to this test (build/tests/cmd), takes what
+ * terminal_send_to_console_socket sends. Skipped when not built. */
+static char *
+recvtty_path (void)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  char *slash, *path;
+
+  assert_true (n > 0);
+  self[n] = '\0';
+  slash = strrchr (self, '/');
+  assert_non_null (slash);
+  *slash = '\0';
+  path = xasprintf ("%s/../cmd/recvtty", self);
+  if (access (path, X_OK) == 0)
+    return path;
+  free (path);
+  return NULL;
+}
+
+static void
+test_recvtty_capture (void **state)
+{
+  cleanup_free char *recvtty = recvtty_path ();
+  cleanup_free char *sock = NULL, *capture = NULL, *got = NULL;
+  cleanup_error struct moat_error *err = NULL;
+  int master = -1, slave = -1, in[2];
+  pid_t pid;
+
+  /* skip() jumps out: nothing allocated may be pending here. */
+  if (recvtty == NULL)
+    skip ();
+  sock = xasprintf ("%s/tty.sock", tmpdir);
+  capture = xasprintf ("%s/capture", tmpdir);
+  assert_int_equal (pipe2 (in, O_CLOEXEC), 0);
+  pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      dup2 (in[0], 0);
+      execl (recvtty, "recvtty", "--mode", "capture", capture, sock,
+             (char *)NULL);
+      _exit (127);
+    }
+  close (in[0]);
+
+  /* recvtty's socket path appears once it is listening. */
+  while (access (sock, F_OK) != 0)
+    {
+      int status;
+      assert_int_equal (waitpid (pid, &status, WNOHANG), 0);
+      usleep (1000);
+    }
+  assert_int_equal (pty_open_pair (&master, &slave), 0);
+  pty_make_raw (slave);
+  assert_int_equal (terminal_send_to_console_socket (sock, master, &err), 0);
+  close (master);
+
+  /* Its stdin reaches the container's side of the pty... */
+  assert_int_equal (write (in[1], "typed\n", 6), 6);
+  close (in[1]);
+  assert_read_exact (slave, "typed\n");
+  /* ...and what the container writes ends in the file once it hangs up. */
+  assert_int_equal (write (slave, "from the container\n", 19), 19);
+  close (slave);
+  assert_child_exit_ok (pid);
+  assert_int_equal (read_file_at (AT_FDCWD, capture, 4096, &got, NULL), 0);
+  assert_string_equal (got, "from the container\n");
+  assert_int_equal (access (sock, F_OK), -1);
 }
 
 /* ---- terminal_relay ---- */
@@ -611,7 +685,7 @@ static void
 test_relay_tty_raw_mode_and_resize (void **state)
 {
   struct relay_fixture fx = { 0 };
-  int ctl_slave;
+  int ctl_slave = -1;
 
   assert_int_equal (pty_open_pair (&fx.master, &fx.slave), 0);
   assert_int_equal (pty_open_pair (&fx.ctl_master, &ctl_slave), 0);
@@ -654,6 +728,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_console_socket_long_path,
                                      setup_tmpdir, teardown_tmpdir),
     cmocka_unit_test_setup_teardown (test_console_socket_errors, setup_tmpdir,
+                                     teardown_tmpdir),
+    cmocka_unit_test_setup_teardown (test_recvtty_capture, setup_tmpdir,
                                      teardown_tmpdir),
     cmocka_unit_test (test_relay_pipes),
     cmocka_unit_test (test_relay_tty_raw_mode_and_resize),
