@@ -49,7 +49,7 @@ deps:
 
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@echo "  CC $<"; $(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libmoat.a: $(LIB_OBJS)
 	@rm -f $@

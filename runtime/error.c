@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "error.h"
 
 #include <errno.h>
@@ -36,6 +35,29 @@ moat_error_set (struct moat_error **err, int errnum, const char *fmt, ...)
         }
     }
 
+  *err = calloc (1, sizeof (**err));
+  if (*err == NULL)
+    {
+      free (msg);
+      return error_return (errnum);
+    }
+  (*err)->errnum = errnum;
+  (*err)->msg = msg ? msg : strdup ("out of memory");
+  return error_return (errnum);
+}
+
+int
+moat_error_setx (struct moat_error **err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  char *msg = NULL;
+
+  if (err == NULL || *err != NULL)
+    return error_return (errnum);
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end (ap);
   *err = calloc (1, sizeof (**err));
   if (*err == NULL)
     {

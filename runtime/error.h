@@ -18,6 +18,10 @@ typedef struct moat_error *moat_error_t;
  * Appends ": strerror(errnum)" when errnum != 0. */
 int moat_error_set (struct moat_error **err, int errnum, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+/* The same, but the message is kept as given (no strerror appended): for
+ * texts engines match exactly. */
+int moat_error_setx (struct moat_error **err, int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
 /* Prefix the message of *err with "context: ". Returns -1 or -errnum. */
 int moat_error_wrap (struct moat_error **err, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));

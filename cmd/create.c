@@ -1,0 +1,111 @@
+#include <string.h>
+
+#include "../runtime/util.h"
+#include "cmd.h"
+
+enum
+{
+  O_BUNDLE = 1,
+  O_PID_FILE,
+  O_CONSOLE,
+  O_NO_PIVOT,
+  O_NO_KEYRING,
+  O_PRESERVE,
+  O_DETACH,
+  O_KEEP
+};
+
+const struct cmd_opt create_opts_table[]
+    = { { "bundle", 'b', true, O_BUNDLE },
+        { "pid-file", 0, true, O_PID_FILE },
+        { "console-socket", 0, true, O_CONSOLE },
+        { "no-pivot", 0, false, O_NO_PIVOT },
+        { "no-new-keyring", 0, false, O_NO_KEYRING },
+        { "preserve-fds", 0, true, O_PRESERVE },
+        { "detach", 'd', false, O_DETACH },
+        { "keep", 0, false, O_KEEP },
+        { NULL, 0, false, 0 } };
+
+int
+create_opt_cb (void *p, int id, const char *val, struct moat_error **err)
+{
+  struct create_opts *o = p;
+  switch (id)
+    {
+    case O_BUNDLE:
+      o->bundle = val;
+      break;
+    case O_PID_FILE:
+      o->pid_file = val;
+      break;
+    case O_CONSOLE:
+      o->console_socket = val;
+      break;
+    case O_NO_PIVOT:
+      o->no_pivot = true;
+      break;
+    case O_NO_KEYRING:
+      o->no_new_keyring = true;
+      break;
+    case O_PRESERVE:
+      if (parse_int (val, &o->preserve_fds) < 0 || o->preserve_fds < 0
+          || o->preserve_fds > 1024)
+        return moat_fail (err, 0, "--preserve-fds: expected 0..1024, got %s",
+                          val);
+      break;
+    case O_DETACH:
+      o->detach = true;
+      break;
+    case O_KEEP:
+      o->keep = true;
+      break;
+    }
+  return 0;
+}
+
+/* ID is the one positional argument. */
+int
+cmd_take_id (struct cmd_ctx *ctx, int argc, char **argv, int idx,
+             struct moat_error **err)
+{
+  if (idx >= argc)
+    return moat_fail (err, 0, "missing container id (moat %s --help)",
+                      ctx->verb);
+  ctx->id = argv[idx];
+  return container_id_check (ctx->id, err);
+}
+
+VERB (create)
+{
+  struct create_opts o = { 0 };
+  int idx, r;
+
+  r = cmd_parse (argc, argv, 1, create_opts_table, create_opt_cb, &o, &idx,
+                 err);
+  if (r < 0)
+    return r;
+  r = cmd_take_id (ctx, argc, argv, idx, err);
+  if (r < 0)
+    return r;
+  if (idx + 1 < argc)
+    return moat_fail (err, 0, "unexpected argument %s", argv[idx + 1]);
+  o.id = ctx->id;
+  return container_create (&ctx->g, &o, err);
+}
+
+VERB (run)
+{
+  struct create_opts o = { 0 };
+  int idx, r;
+
+  r = cmd_parse (argc, argv, 1, create_opts_table, create_opt_cb, &o, &idx,
+                 err);
+  if (r < 0)
+    return r;
+  r = cmd_take_id (ctx, argc, argv, idx, err);
+  if (r < 0)
+    return r;
+  o.id = ctx->id;
+  r = container_run (&ctx->g, &o, &ctx->exit_status, err);
+  return r;
+}

@@ -1,0 +1,109 @@
+#include <string.h>
+
+#include "../runtime/util.h"
+#include "cmd.h"
+
+int cmd_take_id (struct cmd_ctx *ctx, int argc, char **argv, int idx,
+                 struct moat_error **err);
+
+enum
+{
+  E_PROCESS = 1,
+  E_DETACH,
+  E_PID_FILE,
+  E_CONSOLE,
+  E_TTY,
+  E_CWD,
+  E_ENV,
+  E_USER,
+  E_PRESERVE,
+  E_IGNORED
+};
+
+struct exec_parse
+{
+  struct exec_opts o;
+  char **env;
+};
+
+static int
+exec_cb (void *p, int id, const char *val, struct moat_error **err)
+{
+  struct exec_parse *e = p;
+  switch (id)
+    {
+    case E_PROCESS:
+      e->o.process_file = val;
+      break;
+    case E_DETACH:
+      e->o.detach = true;
+      break;
+    case E_PID_FILE:
+      e->o.pid_file = val;
+      break;
+    case E_CONSOLE:
+      e->o.console_socket = val;
+      break;
+    case E_TTY:
+      e->o.tty = true;
+      break;
+    case E_CWD:
+      e->o.cwd = val;
+      break;
+    case E_ENV:
+      if (strchr (val, '=') == NULL)
+        return moat_fail (err, 0, "--env: expected KEY=VALUE, got %s", val);
+      strv_append (&e->env, val);
+      break;
+    case E_USER:
+      e->o.user = val;
+      break;
+    case E_PRESERVE:
+      if (parse_int (val, &e->o.preserve_fds) < 0 || e->o.preserve_fds < 0
+          || e->o.preserve_fds > 1024)
+        return moat_fail (err, 0, "--preserve-fds: expected 0..1024");
+      break;
+    }
+  return 0;
+}
+
+VERB (exec)
+{
+  static const struct cmd_opt opts[]
+      = { { "process", 'p', true, E_PROCESS },
+          { "detach", 'd', false, E_DETACH },
+          { "pid-file", 0, true, E_PID_FILE },
+          { "console-socket", 0, true, E_CONSOLE },
+          { "tty", 't', false, E_TTY },
+          { "cwd", 0, true, E_CWD },
+          { "env", 'e', true, E_ENV },
+          { "user", 'u', true, E_USER },
+          { "preserve-fds", 0, true, E_PRESERVE },
+          { "no-new-privs", 0, false, E_IGNORED },
+          { "process-label", 0, true, E_IGNORED },
+          { "apparmor", 0, true, E_IGNORED },
+          { "cap", 'c', true, E_IGNORED },
+          { "additional-gids", 'g', true, E_IGNORED },
+          { "cgroup", 0, true, E_IGNORED },
+          { NULL, 0, false, 0 } };
+  cleanup_strv char **env = NULL;
+  struct exec_parse e = { 0 };
+  int idx, r;
+
+  r = cmd_parse (argc, argv, 1, opts, exec_cb, &e, &idx, err);
+  env = e.env;
+  if (r < 0)
+    return r;
+  r = cmd_take_id (ctx, argc, argv, idx, err);
+  if (r < 0)
+    return r;
+  e.o.id = ctx->id;
+  e.o.env = env;
+  e.o.argv = argv + idx + 1;
+  if (e.o.process_file == NULL && idx + 1 >= argc)
+    return moat_fail (err, 0, "no command given (and no --process)");
+  r = container_exec (&ctx->g, &e.o, &ctx->exit_status, err);
+  if (r < 0)
+    ctx->exit_status = 255;
+  return r;
+}

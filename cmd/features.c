@@ -1,0 +1,112 @@
+/* moat features: runtime-spec features.md, so engines know what moat does. */
+#include <seccomp.h>
+#include <stdio.h>
+
+#include "../oci/json.h"
+#include "../oci/spec.h"
+#include "../runtime/util.h"
+#include "cmd.h"
+
+static void
+strings (struct json_writer *w, const char *key, const char *const *v)
+{
+  jw_key (w, key);
+  jw_array_begin (w);
+  for (; *v; v++)
+    jw_string (w, *v);
+  jw_array_end (w);
+}
+
+VERB (features)
+{
+  static const char *const hooks[]
+      = { "prestart", "createRuntime", "createContainer", "startContainer",
+          "poststart", "poststop", NULL };
+  static const char *const mount_opts[]
+      = { "async", "atime", "bind", "defaults", "dev", "diratime", "dirsync",
+          "exec", "iversion", "lazytime", "loud", "mand", "noatime", "nodev",
+          "nodiratime", "noexec", "noiversion", "nolazytime", "nomand",
+          "norelatime", "nostrictatime", "nosuid", "private", "rbind",
+          "relatime", "remount", "ro", "rprivate", "rro", "rshared", "rslave",
+          "runbindable", "rw", "shared", "silent", "slave", "strictatime",
+          "suid", "sync", "tmpcopyup", "unbindable", NULL };
+  static const char *const ns[] = { "cgroup", "ipc", "mount", "network",
+                                    "pid", "time", "user", "uts", NULL };
+  static const char *const actions[]
+      = { "SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL",
+          "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
+          "SCMP_ACT_TRACE", "SCMP_ACT_TRAP", NULL };
+  static const char *const ops[]
+      = { "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_LE",
+          "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE", NULL };
+  static const char *const archs[]
+      = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32",
+          "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", NULL };
+  static const char *const sflags[]
+      = { "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", NULL };
+  struct json_writer *w = json_writer_new (true);
+  cleanup_free char *text = NULL;
+
+  jw_object_begin (w);
+  jw_key (w, "ociVersionMin");
+  jw_string (w, "1.0.0");
+  jw_key (w, "ociVersionMax");
+  jw_string (w, "1.2.0");
+  strings (w, "hooks", hooks);
+  strings (w, "mountOptions", mount_opts);
+  jw_key (w, "linux");
+  jw_object_begin (w);
+  strings (w, "namespaces", ns);
+  jw_key (w, "capabilities");
+  jw_array_begin (w); /* the profile leaves none */
+  jw_array_end (w);
+  jw_key (w, "cgroup");
+  jw_object_begin (w);
+  jw_key (w, "v1");
+  jw_bool (w, true);
+  jw_key (w, "v2");
+  jw_bool (w, true);
+  jw_key (w, "systemd");
+  jw_bool (w, false);
+  jw_key (w, "systemdUser");
+  jw_bool (w, false);
+  jw_object_end (w);
+  jw_key (w, "seccomp");
+  jw_object_begin (w);
+  jw_key (w, "enabled");
+  jw_bool (w, true);
+  strings (w, "actions", actions);
+  strings (w, "operators", ops);
+  strings (w, "archs", archs);
+  strings (w, "supportedFlags", sflags);
+  jw_object_end (w);
+  jw_key (w, "apparmor");
+  jw_object_begin (w);
+  jw_key (w, "enabled");
+  jw_bool (w, false);
+  jw_object_end (w);
+  jw_key (w, "selinux");
+  jw_object_begin (w);
+  jw_key (w, "enabled");
+  jw_bool (w, true);
+  jw_object_end (w);
+  jw_key (w, "intelRdt");
+  jw_object_begin (w);
+  jw_key (w, "enabled");
+  jw_bool (w, false);
+  jw_object_end (w);
+  jw_object_end (w);
+  jw_key (w, "annotations");
+  jw_object_begin (w);
+  jw_key (w, "org.opencontainers.runc.checkpoint.enabled");
+  jw_string (w, "false");
+  jw_key (w, "run.moat.version");
+  jw_string (w, MOAT_VERSION);
+  jw_key (w, "run.moat.profiles");
+  jw_string (w, "strict,egress");
+  jw_object_end (w);
+  jw_object_end (w);
+  text = json_writer_finish (w);
+  printf ("%s\n", text);
+  return 0;
+}

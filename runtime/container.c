@@ -1,0 +1,749 @@
+/* The lifecycle on the host side: create, start, state, kill, delete, run,
+ * list. The data path of create reads top to bottom: parse config.json,
+ * apply the profile, set up state and cgroup, clone the init, run the
+ * hooks at their sync points, write state, return. */
+#include "container.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../hooks/hooks.h"
+#include "../oci/state.h"
+#include "cgroup.h"
+#include "container_internal.h"
+#include "linux.h"
+#include "netguard.h"
+#include "profile.h"
+#include "seccomp.h"
+#include "statedir.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+int
+container_id_check (const char *id, struct moat_error **err)
+{
+  size_t n;
+  if (id == NULL || *id == '\0')
+    return moat_fail (err, 0, "container id is empty");
+  n = strlen (id);
+  if (n > 1024)
+    return moat_fail (err, 0, "container id is longer than 1024 characters");
+  for (size_t i = 0; i < n; i++)
+    {
+      char c = id[i];
+      bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+                   || (c >= '0' && c <= '9');
+      if (alnum || (i > 0 && (c == '_' || c == '.' || c == '+' || c == '-')))
+        continue;
+      return moat_fail (err, 0,
+                        "invalid container id: must match "
+                        "[A-Za-z0-9][A-Za-z0-9_.+-]*");
+    }
+  return 0;
+}
+
+int
+proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime)
+{
+  char path[64];
+  cleanup_free char *buf = NULL;
+  char *p;
+  int r;
+
+  snprintf (path, sizeof (path), "/proc/%d/stat", pid);
+  r = read_file_at (AT_FDCWD, path, 4096, &buf, NULL);
+  if (r < 0)
+    return r;
+  /* comm may hold spaces and parens: the fields start after the last ')'. */
+  p = strrchr (buf, ')');
+  if (p == NULL || p[1] != ' ')
+    return -EINVAL;
+  p += 2;
+  *ret_state = *p;
+  for (int field = 3; field < 22; field++)
+    {
+      p = strchr (p, ' ');
+      if (p == NULL)
+        return -EINVAL;
+      p++;
+    }
+  {
+    char *end = strchr (p, ' ');
+    if (end)
+      *end = '\0';
+    return parse_uint64 (p, ret_starttime);
+  }
+}
+
+bool
+container_init_alive (const struct container_state *st)
+{
+  char state;
+  uint64_t start;
+  if (st->pid <= 0)
+    return false;
+  if (proc_stat_read (st->pid, &state, &start) < 0)
+    return false;
+  if (state == 'Z' || state == 'X')
+    return false;
+  return st->pid_starttime == 0 || start == st->pid_starttime;
+}
+
+const char *
+container_status (int dirfd, const struct container_state *st)
+{
+  bool alive = container_init_alive (st);
+  if (st->created == NULL || *st->created == '\0')
+    return alive ? "creating" : "stopped";
+  if (!alive)
+    return "stopped";
+  if (faccessat (dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return "created";
+  if (st->cgroup)
+    {
+      struct cgroup *cg = NULL;
+      bool frozen = false;
+      if (cgroup_open (st->cgroup, &cg, NULL) == 0)
+        {
+          cgroup_is_frozen (cg, &frozen, NULL);
+          cgroup_free (cg);
+        }
+      if (frozen)
+        return "paused";
+    }
+  return "running";
+}
+
+int
+container_load (const struct moat_globals *g, const char *id, bool lock,
+                int *ret_rootfd, int *ret_dirfd,
+                struct container_state **ret_st, struct moat_error **err)
+{
+  cleanup_close int rootfd = -1;
+  cleanup_close int dirfd = -1;
+  int r;
+
+  r = container_id_check (id, err);
+  if (r < 0)
+    return r;
+  rootfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    {
+      if (errno == ENOENT)
+        {
+          return moat_error_setx (err, ENOENT,
+                                  "container \"%s\" does not exist", id);
+        }
+      return moat_fail (err, errno, "opening state root %s", g->root);
+    }
+  r = statedir_open (rootfd, id, lock, &dirfd, err);
+  if (r < 0)
+    return r;
+  r = statedir_read_state (dirfd, ret_st, err);
+  if (r < 0)
+    return r;
+  if (g->audit && (*ret_st)->bundle)
+    g->audit->bundle = xstrdup ((*ret_st)->bundle);
+  if (ret_rootfd)
+    *ret_rootfd = steal_fd (&rootfd);
+  *ret_dirfd = steal_fd (&dirfd);
+  return 0;
+}
+
+/* The hardened spec of a created container, from its saved config.json. */
+int
+container_load_spec (const struct moat_globals *g, int dirfd,
+                     struct spec **ret, struct moat_error **err)
+{
+  cleanup_free char *text = NULL;
+  struct spec *s = NULL;
+  struct override_list ov = { 0 };
+  size_t len;
+  int r;
+
+  r = read_file_at (dirfd, "config.json", JSON_MAX_SIZE_CONFIG, &text, &len);
+  if (r < 0)
+    return moat_fail (err, -r, "reading the saved config.json");
+  r = spec_parse (text, len, &s, err);
+  if (r < 0)
+    return r;
+  r = profile_apply (s, g->profile, &ov, err);
+  override_list_clear (&ov);
+  if (r < 0)
+    {
+      spec_free (s);
+      return r;
+    }
+  *ret = s;
+  return 0;
+}
+
+static int
+write_id_map (pid_t pid, const char *file, const struct spec_idmap *m,
+              size_t n, struct moat_error **err)
+{
+  char path[64];
+  cleanup_free char *buf = xstrdup ("");
+  int r;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      char *nb = xasprintf ("%s%u %u %u\n", buf, m[i].container_id,
+                            m[i].host_id, m[i].size);
+      free (buf);
+      buf = nb;
+    }
+  snprintf (path, sizeof (path), "/proc/%d/%s", pid, file);
+  r = write_file_at (AT_FDCWD, path, buf);
+  if (r < 0)
+    return moat_fail (err, -r, "writing %s", file);
+  return 0;
+}
+
+static int
+open_bind_sources (struct spec *s, const char *bundle,
+                   const struct profile *p, int **ret_fds,
+                   struct moat_error **err)
+{
+  int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
+  int r = 0;
+
+  for (size_t i = 0; i < s->n_mounts; i++)
+    fds[i] = -1;
+  for (size_t i = 0; i < s->n_mounts && r == 0; i++)
+    {
+      struct spec_mount *m = &s->mounts[i];
+      cleanup_free char *src = NULL;
+      char real[PATH_MAX], link[64];
+      ssize_t n;
+
+      if (!mount_is_bind (m))
+        continue;
+      if (m->source == NULL)
+        {
+          r = moat_fail (err, 0, "mounts[%zu]: bind mount without source", i);
+          break;
+        }
+      src = m->source[0] == '/' ? xstrdup (m->source)
+                                : xasprintf ("%s/%s", bundle, m->source);
+      fds[i] = open (src, O_PATH | O_CLOEXEC);
+      if (fds[i] < 0)
+        {
+          r = moat_fail (err, errno, "mounts[%zu]: bind source %s", i, src);
+          break;
+        }
+      /* What the fd really is, after every symlink: that is what the
+       * profile judges (a link to /etc is /etc). */
+      snprintf (link, sizeof (link), "/proc/self/fd/%d", fds[i]);
+      n = readlink (link, real, sizeof (real) - 1);
+      if (n < 0)
+        {
+          r = moat_fail (err, errno, "mounts[%zu]: resolving %s", i, src);
+          break;
+        }
+      real[n] = '\0';
+      r = profile_check_bind_source (real, p, err);
+      if (r < 0)
+        moat_error_wrap (err, "mounts[%zu]", i);
+      else if (r == 1)
+        {
+          /* A host file the profile lets in read-only (resolv.conf). */
+          strv_append (&m->options, "ro");
+          r = 0;
+        }
+    }
+  if (r < 0)
+    {
+      for (size_t i = 0; i < s->n_mounts; i++)
+        if (fds[i] >= 0)
+          close (fds[i]);
+      free (fds);
+      return r;
+    }
+  *ret_fds = fds;
+  return 0;
+}
+
+static void
+close_fds (int *fds, size_t n)
+{
+  for (size_t i = 0; fds && i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, struct moat_error **err)
+{
+  cleanup_free char *dir = NULL;
+  cleanup_close int dfd = -1;
+  const char *base = strrchr (path, '/');
+  char buf[32];
+  int r;
+
+  dir = base ? strndup (path, base - path) : xstrdup (".");
+  base = base ? base + 1 : path;
+  dfd = open (*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return moat_fail (err, errno, "pid file %s", path);
+  snprintf (buf, sizeof (buf), "%d", pid);
+  r = write_file_atomic (dfd, base, buf, strlen (buf), 0644);
+  if (r < 0)
+    return moat_fail (err, -r, "pid file %s", path);
+  return 0;
+}
+
+static int
+enter_parent_namespaces (const struct spec *s, int *ns_fds,
+                         struct moat_error **err)
+{
+  /* pid and time namespaces apply to children only: moat enters (or
+   * creates) them before clone so that the init is born inside. */
+  if (ns_fds[NS_PID] >= 0 && setns (ns_fds[NS_PID], CLONE_NEWPID) < 0)
+    return moat_fail (err, errno, "joining pid namespace %s",
+                      s->linux_.ns[NS_PID].path);
+  if (ns_fds[NS_TIME] >= 0 && setns (ns_fds[NS_TIME], CLONE_NEWTIME) < 0)
+    return moat_fail (err, errno, "joining time namespace %s",
+                      s->linux_.ns[NS_TIME].path);
+  if (s->linux_.ns[NS_TIME].present && s->linux_.ns[NS_TIME].path == NULL)
+    {
+      if (unshare (CLONE_NEWTIME) < 0)
+        return moat_fail (err, errno, "creating the time namespace");
+      if (s->linux_.has_time_offsets)
+        {
+          cleanup_free char *off = xasprintf (
+              "monotonic %lld %lld\nboottime %lld %lld\n",
+              (long long) s->linux_.monotonic_secs,
+              (long long) s->linux_.monotonic_nanosecs,
+              (long long) s->linux_.boottime_secs,
+              (long long) s->linux_.boottime_nanosecs);
+          int r = write_file_at (AT_FDCWD, "/proc/self/timens_offsets", off);
+          if (r < 0)
+            return moat_fail (err, -r, "writing time namespace offsets");
+        }
+    }
+  return 0;
+}
+
+static const char *const proc_ns_name[NS__MAX]
+    = { [NS_MOUNT] = "mnt", [NS_PID] = "pid",       [NS_NET] = "net",
+        [NS_IPC] = "ipc",   [NS_UTS] = "uts",       [NS_USER] = "user",
+        [NS_CGROUP] = "cgroup", [NS_TIME] = "time" };
+
+static int
+open_namespaces (const struct spec *s, const struct profile *p, int *ns_fds,
+                 struct moat_error **err)
+{
+  for (int t = 0; t < NS__MAX; t++)
+    {
+      const char *path = s->linux_.ns[t].path;
+      char host[64];
+      struct stat st, hst;
+      int r;
+
+      ns_fds[t] = -1;
+      if (!s->linux_.ns[t].present || path == NULL)
+        continue;
+      ns_fds[t] = open (path, O_RDONLY | O_CLOEXEC);
+      if (ns_fds[t] < 0)
+        return moat_fail (err, errno, "opening %s namespace %s",
+                          ns_type_name (t), path);
+      /* Joining the host's own namespace would undo the isolation. */
+      snprintf (host, sizeof (host), "/proc/1/ns/%s", proc_ns_name[t]);
+      if (fstat (ns_fds[t], &st) < 0 || stat (host, &hst) < 0)
+        return moat_fail (err, errno, "checking %s namespace %s",
+                          ns_type_name (t), path);
+      r = profile_check_ns_join (t, st.st_dev, st.st_ino, hst.st_dev,
+                                 hst.st_ino, p, err);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+static int
+read_config (const char *bundle, struct spec **ret, char **ret_text,
+             size_t *ret_len, struct moat_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/config.json", bundle);
+  cleanup_free char *text = NULL;
+  size_t len;
+  int r;
+
+  r = read_file_at (AT_FDCWD, path, JSON_MAX_SIZE_CONFIG, &text, &len);
+  if (r == -EFBIG)
+    return moat_fail (err, 0, "config.json: larger than 4 MiB");
+  if (r < 0)
+    return moat_fail (err, -r, "reading %s", path);
+  r = spec_parse (text, len, ret, err);
+  if (r < 0)
+    return moat_error_wrap (err, "config.json");
+  *ret_text = steal_pointer (&text);
+  *ret_len = len;
+  return 0;
+}
+
+static int
+resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
+                struct moat_error **err)
+{
+  cleanup_free char *path = NULL;
+  char real[PATH_MAX];
+  struct stat st;
+
+  path = s->root_path[0] == '/' ? xstrdup (s->root_path)
+                                : xasprintf ("%s/%s", bundle, s->root_path);
+  if (realpath (path, real) == NULL)
+    return moat_fail (err, errno, "root.path %s", path);
+  if (stat (real, &st) < 0)
+    return moat_fail (err, errno, "root.path %s", path);
+  if (!S_ISDIR (st.st_mode))
+    return moat_fail (err, ENOTDIR, "root.path %s", path);
+  if (strcmp (real, "/") == 0)
+    return moat_fail (err, 0, "root.path %s: the host's / cannot be a rootfs",
+                      path);
+  *ret = xstrdup (real);
+  return 0;
+}
+
+static char *
+seccomp_cache_dir (const struct moat_globals *g)
+{
+  return xasprintf ("%s/.cache", g->root);
+}
+
+/* Everything create sets up on the host; released in reverse on failure. */
+struct create_ctx
+{
+  int rootfd, dirfd;
+  bool statedir_made;
+  struct cgroup *cg;
+  pid_t pid;
+  int *src_fds;
+  size_t n_src;
+  int ns_fds[NS__MAX];
+  struct seccomp_prog sc_config, sc_builtin;
+};
+
+static void
+create_ctx_undo (struct create_ctx *c, const char *id)
+{
+  if (c->pid > 0)
+    {
+      kill (c->pid, SIGKILL);
+      waitpid (c->pid, NULL, 0);
+    }
+  if (c->cg)
+    cgroup_destroy (c->cg, NULL);
+  if (c->statedir_made)
+    statedir_remove (c->rootfd, id, NULL);
+}
+
+static void
+create_ctx_release (struct create_ctx *c)
+{
+  if (c->cg)
+    cgroup_free (c->cg);
+  close_fds (c->src_fds, c->n_src);
+  for (int t = 0; t < NS__MAX; t++)
+    if (c->ns_fds[t] >= 0)
+      close (c->ns_fds[t]);
+  seccomp_prog_clear (&c->sc_config);
+  seccomp_prog_clear (&c->sc_builtin);
+  if (c->dirfd >= 0)
+    close (c->dirfd);
+  if (c->rootfd >= 0)
+    close (c->rootfd);
+}
+
+static int
+create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
+               struct create_ctx *c, struct spec *s, const char *config_text,
+               size_t config_len, const char *bundle, const char *rootfs,
+               bool for_run, int *ret_master, struct moat_error **err)
+{
+  struct container_state st = { 0 };
+  struct init_args ia = { 0 };
+  struct netguard_rules rules;
+  enum cgroup_mode cgmode;
+  cleanup_free char *rel = NULL;
+  cleanup_free char *state_json = NULL;
+  cleanup_free char *cache = NULL;
+  cleanup_close int fifo = -1;
+  char created[64];
+  int sv[2];
+  int r;
+
+  r = statedir_root_open (g->root, &c->rootfd, err);
+  if (r < 0)
+    return r;
+  r = statedir_create (c->rootfd, o->id, &c->dirfd, err);
+  if (r < 0)
+    return r;
+  c->statedir_made = true;
+  r = write_file_atomic (c->dirfd, "config.json", config_text, config_len,
+                         0600);
+  if (r < 0)
+    return moat_fail (err, -r, "saving config.json");
+
+  r = cgroup_resolve_path (s->linux_.cgroups_path, o->id, g->systemd_cgroup,
+                           &rel, err);
+  if (r < 0)
+    return r;
+  st.id = (char *) o->id;
+  st.bundle = (char *) bundle;
+  st.rootfs = (char *) rootfs;
+  st.cgroup = rel;
+  st.profile = ((const struct profile *) g->profile)->name;
+  st.annotations = s->annotations;
+  st.n_annotations = s->n_annotations;
+  st.has_tty = s->process->terminal;
+  st.netguard = "none";
+  r = statedir_write_state (c->dirfd, &st, err);
+  if (r < 0)
+    return r;
+
+  r = cgroup_mode (&cgmode, err);
+  if (r < 0)
+    return r;
+  r = cgroup_create (rel, s->linux_.has_resources ? &s->linux_.resources
+                                                  : NULL,
+                     &c->cg, err);
+  if (r < 0)
+    return moat_error_wrap (err, "cgroup %s", rel);
+  profile_netguard_rules (g->profile, &rules);
+  if (cgroup_unified_fd (c->cg) >= 0)
+    {
+      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
+      if (r < 0)
+        return moat_error_wrap (err, "network guard");
+      st.netguard = "cgroup-bpf";
+    }
+  else
+    st.netguard = "fallback";
+  if (g->audit)
+    g->audit->mechanism = st.netguard;
+
+  r = open_namespaces (s, g->profile, c->ns_fds, err);
+  if (r < 0)
+    return r;
+  c->n_src = s->n_mounts;
+  r = open_bind_sources (s, bundle, g->profile, &c->src_fds, err);
+  if (r < 0)
+    return r;
+  if (s->linux_.seccomp.present)
+    {
+      r = seccomp_compile_config (&s->linux_.seccomp, &c->sc_config, err);
+      if (r < 0)
+        return r;
+    }
+  cache = seccomp_cache_dir (g);
+  r = seccomp_builtin (cache, &c->sc_builtin, err);
+  if (r < 0)
+    return moat_error_wrap (err, "built-in seccomp filter");
+
+  if (mkfifoat (c->dirfd, "exec.fifo", 0600) < 0)
+    return moat_fail (err, errno, "creating exec.fifo");
+  fifo = openat (c->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
+  if (fifo < 0)
+    return moat_fail (err, errno, "opening exec.fifo");
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return moat_fail (err, errno, "socketpair");
+
+  r = enter_parent_namespaces (s, c->ns_fds, err);
+  if (r < 0)
+    {
+      close (sv[0]);
+      close (sv[1]);
+      return r;
+    }
+  ia.spec = s;
+  ia.rootfs = rootfs;
+  ia.sync_fd = sv[1];
+  ia.fifo_fd = fifo;
+  memcpy (ia.ns_fds, c->ns_fds, sizeof (ia.ns_fds));
+  ia.ns_fds[NS_PID] = ia.ns_fds[NS_TIME] = -1;
+  ia.mount_src_fds = c->src_fds;
+  ia.seccomp_config = c->sc_config.n_insns ? &c->sc_config : NULL;
+  ia.seccomp_builtin = &c->sc_builtin;
+  ia.cgroup_mode = cgmode;
+  ia.no_pivot = o->no_pivot;
+  ia.new_userns = s->linux_.ns[NS_USER].present
+                  && s->linux_.ns[NS_USER].path == NULL;
+  ia.preserve_fds = o->preserve_fds;
+  ia.lock_fd = c->dirfd;
+
+  c->pid = (pid_t) syscall (SYS_clone, linux_clone_flags (s) | SIGCHLD, 0, 0,
+                            0, 0);
+  if (c->pid < 0)
+    {
+      c->pid = 0;
+      close (sv[0]);
+      close (sv[1]);
+      return moat_fail (err, errno, "clone");
+    }
+  if (c->pid == 0)
+    {
+      close (sv[0]);
+      linux_init_main (&ia);
+    }
+  close (sv[1]);
+  {
+    cleanup_close int sync = sv[0];
+    char pstate;
+
+    st.pid = c->pid;
+    proc_stat_read (c->pid, &pstate, &st.pid_starttime);
+    r = statedir_write_state (c->dirfd, &st, err);
+    if (r < 0)
+      return r;
+    if (ia.new_userns)
+      {
+        r = write_id_map (c->pid, "uid_map", s->linux_.uid_mappings,
+                          s->linux_.n_uid_mappings, err);
+        if (r == 0)
+          r = write_id_map (c->pid, "gid_map", s->linux_.gid_mappings,
+                            s->linux_.n_gid_mappings, err);
+        if (r < 0)
+          return r;
+      }
+    if (s->process->has_oom_score_adj)
+      {
+        char path[64], val[16];
+        snprintf (path, sizeof (path), "/proc/%d/oom_score_adj", c->pid);
+        snprintf (val, sizeof (val), "%d", s->process->oom_score_adj);
+        r = write_file_at (AT_FDCWD, path, val);
+        if (r < 0)
+          return moat_fail (err, -r, "writing oom_score_adj");
+      }
+    r = cgroup_add_pid (c->cg, c->pid, err);
+    if (r < 0)
+      return r;
+    r = sync_send (sync, SYNC_GO, err);
+    if (r == 0)
+      r = sync_recv (sync, SYNC_MOUNTS_DONE, err);
+    if (r < 0)
+      return r;
+
+    r = state_oci_json (&st, "creating", false, &state_json, err);
+    if (r < 0)
+      return r;
+    r = hooks_run (&s->hooks[HOOK_PRESTART], HOOK_PRESTART, state_json, err);
+    if (r == 0)
+      r = hooks_run (&s->hooks[HOOK_CREATE_RUNTIME], HOOK_CREATE_RUNTIME,
+                     state_json, err);
+    if (r < 0)
+      return r;
+    r = sync_send_data (sync, SYNC_GO, state_json, strlen (state_json), err);
+    if (r < 0)
+      return r;
+    if (s->process->terminal)
+      {
+        cleanup_close int master = -1;
+        r = sync_recv (sync, SYNC_PTY, err);
+        if (r == 0)
+          r = fd_recv (sync, &master, err);
+        if (r < 0)
+          return r;
+        if (o->console_socket)
+          {
+            r = terminal_send_to_console_socket (o->console_socket, master,
+                                                 err);
+            if (r < 0)
+              return r;
+          }
+        else if (for_run && ret_master)
+          *ret_master = steal_fd (&master);
+      }
+    r = sync_recv (sync, SYNC_READY, err);
+    if (r < 0)
+      return r;
+  }
+  now_rfc3339 (created, sizeof (created));
+  st.created = created;
+  r = statedir_write_state (c->dirfd, &st, err);
+  if (r < 0)
+    return r;
+  if (o->pid_file)
+    {
+      r = write_pid_file (o->pid_file, c->pid, err);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+/* Create; on success *ret_pid is the init, waiting for start. */
+int
+container_create_internal (const struct moat_globals *g,
+                           const struct create_opts *o, bool for_run,
+                           pid_t *ret_pid, int *ret_master,
+                           struct moat_error **err)
+{
+  struct create_ctx c = { .rootfd = -1, .dirfd = -1 };
+  cleanup_spec struct spec *s = NULL;
+  cleanup_free char *config_text = NULL;
+  cleanup_free char *bundle = NULL;
+  cleanup_free char *rootfs = NULL;
+  size_t config_len = 0;
+  char real[PATH_MAX];
+  int r;
+
+  for (int t = 0; t < NS__MAX; t++)
+    c.ns_fds[t] = -1;
+  r = container_id_check (o->id, err);
+  if (r < 0)
+    return r;
+  if (realpath (o->bundle ? o->bundle : ".", real) == NULL)
+    return moat_fail (err, errno, "bundle %s", o->bundle ? o->bundle : ".");
+  bundle = xstrdup (real);
+  if (g->audit)
+    g->audit->bundle = xstrdup (bundle);
+  r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (r < 0)
+    return r;
+  r = profile_apply (s, g->profile, g->audit ? g->audit->overrides : NULL,
+                     err);
+  if (r < 0)
+    return r;
+  if (s->process == NULL)
+    return moat_fail (err, 0, "config.json: process: missing");
+  if (s->process->terminal && o->console_socket == NULL && !for_run)
+    return moat_fail (err, 0,
+                      "process.terminal is set: --console-socket is required");
+  r = resolve_rootfs (s, bundle, &rootfs, err);
+  if (r < 0)
+    return r;
+  r = create_in_ctx (g, o, &c, s, config_text, config_len, bundle, rootfs,
+                     for_run, ret_master, err);
+  if (r < 0)
+    create_ctx_undo (&c, o->id);
+  else
+    *ret_pid = c.pid;
+  create_ctx_release (&c);
+  return r;
+}
+
+int
+container_create (const struct moat_globals *g, const struct create_opts *o,
+                  struct moat_error **err)
+{
+  pid_t pid;
+  return container_create_internal (g, o, false, &pid, NULL, err);
+}

@@ -1,0 +1,354 @@
+/* moat exec: a new process in a running container, under the same profile
+ * as its init: the init's namespaces (joined through a pidfd), its cgroup,
+ * the hardened process settings and both seccomp filters. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container_internal.h"
+#include "linux.h"
+#include "profile.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+static const int ns_flag[NS__MAX] = {
+  [NS_MOUNT] = CLONE_NEWNS,   [NS_PID] = CLONE_NEWPID,
+  [NS_NET] = CLONE_NEWNET,    [NS_IPC] = CLONE_NEWIPC,
+  [NS_UTS] = CLONE_NEWUTS,    [NS_USER] = CLONE_NEWUSER,
+  [NS_CGROUP] = CLONE_NEWCGROUP, [NS_TIME] = CLONE_NEWTIME,
+};
+
+static int
+parse_user (const char *s, struct spec_user *u, struct moat_error **err)
+{
+  cleanup_free char *copy = xstrdup (s);
+  char *colon = strchr (copy, ':');
+  uint64_t v;
+
+  if (colon)
+    *colon = '\0';
+  if (parse_uint64 (copy, &v) < 0 || v > UINT32_MAX)
+    return moat_fail (err, 0, "--user: expected UID[:GID], got %s", s);
+  u->uid = (uint32_t) v;
+  if (colon)
+    {
+      if (parse_uint64 (colon + 1, &v) < 0 || v > UINT32_MAX)
+        return moat_fail (err, 0, "--user: expected UID[:GID], got %s", s);
+      u->gid = (uint32_t) v;
+    }
+  return 0;
+}
+
+/* The process to run: --process FILE, or the init's with args replaced. */
+static int
+build_process (const struct exec_opts *o, const struct spec *s,
+               struct spec_process **ret, struct moat_error **err)
+{
+  struct spec_process *p = NULL;
+  int r;
+
+  if (o->process_file)
+    {
+      cleanup_free char *text = NULL;
+      size_t len;
+      r = read_file_at (AT_FDCWD, o->process_file, JSON_MAX_SIZE_CONFIG, &text,
+                        &len);
+      if (r < 0)
+        return moat_fail (err, -r, "reading %s", o->process_file);
+      r = spec_process_parse (text, len, &p, err);
+      if (r < 0)
+        return moat_error_wrap (err, "process %s", o->process_file);
+    }
+  else
+    {
+      if (o->argv == NULL || o->argv[0] == NULL)
+        return moat_fail (err, 0, "no command to run (--process or args)");
+      p = xcalloc (1, sizeof (*p));
+      p->args = strv_dup (o->argv);
+      p->env = strv_dup (s->process ? s->process->env : NULL);
+      p->cwd = xstrdup (s->process && s->process->cwd ? s->process->cwd : "/");
+      if (s->process)
+        {
+          p->user.uid = s->process->user.uid;
+          p->user.gid = s->process->user.gid;
+        }
+    }
+  for (char **e = o->env; e && *e; e++)
+    strv_append (&p->env, *e);
+  if (o->cwd)
+    {
+      free (p->cwd);
+      p->cwd = xstrdup (o->cwd);
+    }
+  if (o->user && (r = parse_user (o->user, &p->user, err)) < 0)
+    {
+      spec_process_free (p);
+      return r;
+    }
+  if (o->tty)
+    p->terminal = true;
+  if (p->cwd == NULL || p->cwd[0] != '/')
+    {
+      spec_process_free (p);
+      return moat_fail (err, 0, "process.cwd must be an absolute path");
+    }
+  *ret = p;
+  return 0;
+}
+
+struct exec_child
+{
+  int pidfd;
+  int ns_flags;
+  int sync_fd;
+  const struct spec_process *proc;
+  const struct seccomp_prog *sc_config, *sc_builtin;
+  int preserve_fds;
+};
+
+static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
+{
+  struct moat_error *err = NULL;
+  cleanup_free char *exec_path = NULL;
+  int cwd_fd = -1;
+
+  /* Until execve this process is a copy of moat inside the container: no
+   * container process may read its memory or open its exe. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (sync_recv (c->sync_fd, SYNC_GO, &err) < 0)
+    _exit (1);
+  if (setns (c->pidfd, c->ns_flags) < 0)
+    moat_fail (&err, errno, "joining the container's namespaces");
+  if (err == NULL && c->proc->terminal)
+    {
+      int master = -1;
+      if (terminal_setup_child (c->proc->has_console_size,
+                                c->proc->console_height,
+                                c->proc->console_width, &master, &err)
+              == 0
+          && sync_send (c->sync_fd, SYNC_PTY, &err) == 0)
+        fd_send (c->sync_fd, master, &err);
+      if (master >= 0)
+        close (master);
+    }
+  if (err == NULL)
+    process_resolve_exec (c->proc, &exec_path, &err);
+  if (err == NULL)
+    {
+      int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (root < 0
+          || rootfs_open_in (root, c->proc->cwd, false, false, &cwd_fd, &err)
+                 < 0)
+        moat_fail (&err, errno, "process.cwd %s", c->proc->cwd);
+      if (root >= 0)
+        close (root);
+    }
+  if (err == NULL)
+    {
+      prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+      /* On success execve closes sync_fd (CLOEXEC): moat sees EOF. */
+      process_exec (c->proc, exec_path, cwd_fd, c->preserve_fds, c->sc_config,
+                    c->sc_builtin, &err);
+    }
+  sync_send_error (c->sync_fd, err);
+  _exit (err && err->errnum == ENOENT ? 127 : 126);
+}
+
+/* EOF on the sync socket means execve succeeded. */
+static int
+wait_exec (int sync, int *ret_master, const struct exec_opts *o,
+           struct moat_error **err)
+{
+  for (;;)
+    {
+      struct sync_msg m;
+      ssize_t n = TEMP_FAILURE_RETRY (recv (sync, &m, sizeof (m) - 1, 0));
+      if (n < 0)
+        return moat_fail (err, errno, "exec: sync");
+      if (n == 0)
+        return 0;
+      if (m.type == SYNC_PTY)
+        {
+          int master = -1;
+          int r = fd_recv (sync, &master, err);
+          if (r < 0)
+            return r;
+          if (o->console_socket)
+            {
+              r = terminal_send_to_console_socket (o->console_socket, master,
+                                                   err);
+              close (master);
+              if (r < 0)
+                return r;
+            }
+          else
+            *ret_master = master;
+          continue;
+        }
+      if (m.type == SYNC_ERROR)
+        {
+          ((char *) &m)[n] = '\0';
+          moat_fail (err, 0, "%s", m.msg);
+          (*err)->errnum = m.errnum;
+          return -1;
+        }
+      return moat_fail (err, 0, "exec: unexpected sync message %u", m.type);
+    }
+}
+
+int
+container_exec (const struct moat_globals *g, const struct exec_opts *o,
+                int *ret_status, struct moat_error **err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_close int pidfd = -1;
+  cleanup_close int master = -1;
+  cleanup_state struct container_state *st = NULL;
+  cleanup_spec struct spec *s = NULL;
+  struct spec_process *proc = NULL;
+  struct seccomp_prog sc_config = { 0 }, sc_builtin = { 0 };
+  struct cgroup *cg = NULL;
+  cleanup_free char *cache = NULL;
+  struct exec_child c = { 0 };
+  const char *status;
+  int sv[2] = { -1, -1 };
+  pid_t pid = -1;
+  int r;
+
+  *ret_status = 255;
+  r = container_load (g, o->id, false, NULL, &dirfd, &st, err);
+  if (r < 0)
+    return r;
+  status = container_status (dirfd, st);
+  if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0)
+    return moat_fail (err, 0, "cannot exec in a %s container", status);
+  r = container_load_spec (g, dirfd, &s, err);
+  if (r < 0)
+    return r;
+  r = build_process (o, s, &proc, err);
+  if (r < 0)
+    return r;
+  if (proc->terminal && o->console_socket == NULL && o->detach)
+    {
+      spec_process_free (proc);
+      return moat_fail (err, 0, "--tty with --detach needs --console-socket");
+    }
+  r = profile_apply_process (proc, g->profile,
+                             g->audit ? g->audit->overrides : NULL, err);
+  if (r == 0 && s->linux_.seccomp.present)
+    r = seccomp_compile_config (&s->linux_.seccomp, &sc_config, err);
+  cache = xasprintf ("%s/.cache", g->root);
+  if (r == 0)
+    r = seccomp_builtin (cache, &sc_builtin, err);
+  if (r == 0)
+    r = cgroup_open (st->cgroup, &cg, err);
+  if (r == 0)
+    {
+      pidfd = pidfd_open (st->pid, 0);
+      if (pidfd < 0 || !container_init_alive (st))
+        r = moat_fail (err, 0, "container not running");
+    }
+  if (r == 0 && socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    r = moat_fail (err, errno, "socketpair");
+  if (r == 0)
+    {
+      c.pidfd = pidfd;
+      c.sync_fd = sv[1];
+      c.proc = proc;
+      c.sc_config = sc_config.n_insns ? &sc_config : NULL;
+      c.sc_builtin = &sc_builtin;
+      c.preserve_fds = o->preserve_fds;
+      for (int t = 0; t < NS__MAX; t++)
+        if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)
+          c.ns_flags |= ns_flag[t];
+      /* pid (and time) namespaces apply to children: moat enters them for
+       * its child only, through pid_for_children. */
+      if (s->linux_.ns[NS_PID].present && setns (pidfd, CLONE_NEWPID) < 0)
+        r = moat_fail (err, errno, "joining the pid namespace");
+      if (r == 0 && s->linux_.ns[NS_TIME].present
+          && setns (pidfd, CLONE_NEWTIME) < 0)
+        r = moat_fail (err, errno, "joining the time namespace");
+    }
+  if (r == 0)
+    {
+      pid = (pid_t) syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+      if (pid < 0)
+        r = moat_fail (err, errno, "clone");
+      else if (pid == 0)
+        {
+          close (sv[0]);
+          exec_child_main (&c);
+        }
+      close (sv[1]);
+    }
+  if (r == 0)
+    {
+      cleanup_close int sync = sv[0];
+      /* Into the container's cgroup before it runs anything. */
+      r = cgroup_add_pid (cg, pid, err);
+      if (r == 0)
+        r = sync_send (sync, SYNC_GO, err);
+      if (r == 0)
+        r = wait_exec (sync, &master, o, err);
+    }
+  else if (sv[0] >= 0)
+    close (sv[0]);
+  cgroup_free (cg);
+  seccomp_prog_clear (&sc_config);
+  seccomp_prog_clear (&sc_builtin);
+  spec_process_free (proc);
+  if (r < 0)
+    {
+      if (pid > 0)
+        {
+          kill (pid, SIGKILL);
+          waitpid (pid, NULL, 0);
+        }
+      return r;
+    }
+  if (o->pid_file)
+    {
+      char buf[32];
+      snprintf (buf, sizeof (buf), "%d", pid);
+      cleanup_free char *dir = xstrdup (o->pid_file);
+      char *slash = strrchr (dir, '/');
+      const char *base = slash ? slash + 1 : dir;
+      cleanup_close int dfd = -1;
+      if (slash)
+        *slash = '\0';
+      dfd = open (slash ? (*dir ? dir : "/") : ".", O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0
+          || (r = write_file_atomic (dfd, base, buf, strlen (buf), 0644)) < 0)
+        return moat_fail (err, dfd < 0 ? errno : -r, "pid file %s",
+                          o->pid_file);
+    }
+  if (o->detach)
+    {
+      *ret_status = 0;
+      return 0;
+    }
+  if (master >= 0)
+    terminal_relay (master, NULL);
+  {
+    int wstatus;
+    if (TEMP_FAILURE_RETRY (waitpid (pid, &wstatus, 0)) < 0)
+      return moat_fail (err, errno, "waiting for the process");
+    *ret_status = WIFEXITED (wstatus)    ? WEXITSTATUS (wstatus)
+                  : WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus)
+                                          : 255;
+  }
+  return 0;
+}

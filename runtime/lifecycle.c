@@ -1,0 +1,428 @@
+/* start, state, kill, delete, run and list: the verbs that act on a
+ * container create made. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../hooks/hooks.h"
+#include "cgroup.h"
+#include "container_internal.h"
+#include "netguard.h"
+#include "profile.h"
+#include "statedir.h"
+#include "terminal.h"
+#include "util.h"
+
+int
+signal_parse (const char *s, int *ret)
+{
+  static const struct
+  {
+    const char *name;
+    int sig;
+  } names[] = {
+    { "HUP", SIGHUP },     { "INT", SIGINT },     { "QUIT", SIGQUIT },
+    { "ILL", SIGILL },     { "TRAP", SIGTRAP },   { "ABRT", SIGABRT },
+    { "IOT", SIGIOT },     { "BUS", SIGBUS },     { "FPE", SIGFPE },
+    { "KILL", SIGKILL },   { "USR1", SIGUSR1 },   { "SEGV", SIGSEGV },
+    { "USR2", SIGUSR2 },   { "PIPE", SIGPIPE },   { "ALRM", SIGALRM },
+    { "TERM", SIGTERM },   { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },
+    { "CONT", SIGCONT },   { "STOP", SIGSTOP },   { "TSTP", SIGTSTP },
+    { "TTIN", SIGTTIN },   { "TTOU", SIGTTOU },   { "URG", SIGURG },
+    { "XCPU", SIGXCPU },   { "XFSZ", SIGXFSZ },   { "VTALRM", SIGVTALRM },
+    { "PROF", SIGPROF },   { "WINCH", SIGWINCH }, { "IO", SIGIO },
+    { "POLL", SIGPOLL },   { "PWR", SIGPWR },     { "SYS", SIGSYS },
+  };
+  int v;
+
+  if (s == NULL || *s == '\0')
+    return -EINVAL;
+  if (parse_int (s, &v) == 0)
+    {
+      if (v <= 0 || v > SIGRTMAX)
+        return -EINVAL;
+      *ret = v;
+      return 0;
+    }
+  if (strncasecmp (s, "SIG", 3) == 0)
+    s += 3;
+  for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
+    if (strcasecmp (s, names[i].name) == 0)
+      {
+        *ret = names[i].sig;
+        return 0;
+      }
+  if (strncasecmp (s, "RTMIN", 5) == 0 || strncasecmp (s, "RTMAX", 5) == 0)
+    {
+      bool min = strncasecmp (s, "RTMIN", 5) == 0;
+      int off = 0;
+      if (s[5] && (s[5] != (min ? '+' : '-') || parse_int (s + 6, &off) < 0))
+        return -EINVAL;
+      v = min ? SIGRTMIN + off : SIGRTMAX - off;
+      if (v < SIGRTMIN || v > SIGRTMAX)
+        return -EINVAL;
+      *ret = v;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+static void
+warn_hook (const char *what, struct moat_error **err)
+{
+  /* poststart and poststop failures do not undo anything (runtime-spec):
+   * they are reported and the verb goes on. */
+  if (*err)
+    {
+      fprintf (stderr, "moat: warning: %s: %s\n", what, (*err)->msg);
+      moat_error_free (err);
+    }
+}
+
+int
+container_start (const struct moat_globals *g, const char *id,
+                 struct moat_error **err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_close int fifo = -1;
+  cleanup_state struct container_state *st = NULL;
+  cleanup_spec struct spec *s = NULL;
+  cleanup_free char *json = NULL;
+  cleanup_error struct moat_error *hook_err = NULL;
+  const char *status;
+  int r;
+
+  r = container_load (g, id, true, NULL, &dirfd, &st, err);
+  if (r < 0)
+    return r;
+  status = container_status (dirfd, st);
+  if (strcmp (status, "stopped") == 0)
+    return moat_fail (err, 0, "cannot start a container that has stopped");
+  if (strcmp (status, "created") != 0)
+    return moat_fail (err, 0, "cannot start an already running container");
+  r = container_load_spec (g, dirfd, &s, err);
+  if (r < 0)
+    return r;
+  if (st->netguard && strcmp (st->netguard, "fallback") == 0)
+    {
+      struct netguard_rules rules;
+      profile_netguard_rules (g->profile, &rules);
+      r = netguard_fallback (st->pid, &rules, err);
+      if (r < 0)
+        return moat_error_wrap (err, "network guard (fallback)");
+    }
+  if (g->audit && st->netguard)
+    g->audit->mechanism = strcmp (st->netguard, "cgroup-bpf") == 0 ? "cgroup-bpf"
+                          : strcmp (st->netguard, "fallback") == 0
+                              ? "fallback"
+                              : "none";
+  fifo = openat (dirfd, "exec.fifo", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fifo < 0)
+    return moat_fail (err, errno == ENXIO ? 0 : errno,
+                      "container init is not waiting for start");
+  if (write (fifo, "0", 1) != 1)
+    return moat_fail (err, errno, "writing exec.fifo");
+  unlinkat (dirfd, "exec.fifo", 0);
+  st->started = true;
+  r = statedir_write_state (dirfd, st, err);
+  if (r < 0)
+    return r;
+  if (s->hooks[HOOK_POSTSTART].n > 0)
+    {
+      if (state_oci_json (st, "running", false, &json, err) < 0)
+        return -1;
+      hooks_run (&s->hooks[HOOK_POSTSTART], HOOK_POSTSTART, json, &hook_err);
+      warn_hook ("poststart hook", &hook_err);
+    }
+  return 0;
+}
+
+int
+container_state (const struct moat_globals *g, const char *id,
+                 char **ret_json, struct moat_error **err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  const char *status;
+  int r;
+
+  r = container_load (g, id, false, NULL, &dirfd, &st, err);
+  if (r < 0)
+    return r;
+  status = container_status (dirfd, st);
+  if (strcmp (status, "stopped") == 0)
+    st->pid = 0;
+  return state_oci_json (st, status, true, ret_json, err);
+}
+
+static int
+signal_init (const struct container_state *st, int sig,
+             struct moat_error **err)
+{
+  /* A pidfd pins the process: no signal lands on a recycled pid. */
+  cleanup_close int pidfd = pidfd_open (st->pid, 0);
+  if (pidfd < 0 || !container_init_alive (st))
+    return moat_fail (err, 0, "no such process");
+  if (pidfd_send_signal (pidfd, sig, NULL, 0) < 0)
+    {
+      if (errno == ESRCH)
+        return moat_fail (err, 0, "no such process");
+      return moat_fail (err, errno, "sending signal %d", sig);
+    }
+  return 0;
+}
+
+int
+container_kill (const struct moat_globals *g, const char *id, int sig,
+                bool all, struct moat_error **err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  const char *status;
+  int r;
+
+  r = container_load (g, id, false, NULL, &dirfd, &st, err);
+  if (r < 0)
+    return r;
+  status = container_status (dirfd, st);
+  if (strcmp (status, "stopped") == 0 && !all)
+    return moat_fail (err, 0, "container not running");
+  if (all)
+    {
+      struct cgroup *cg = NULL;
+      r = cgroup_open (st->cgroup, &cg, err);
+      if (r < 0)
+        return r;
+      r = cgroup_kill_all (cg, sig, err);
+      cgroup_free (cg);
+      return r;
+    }
+  return signal_init (st, sig, err);
+}
+
+/* Wait (bounded) until the init is gone. */
+static void
+wait_gone (const struct container_state *st)
+{
+  for (int i = 0; i < 500 && container_init_alive (st); i++)
+    {
+      struct timespec ts = { 0, 10 * 1000 * 1000 };
+      nanosleep (&ts, NULL);
+    }
+}
+
+static int
+destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
+                   const struct container_state *st, struct moat_error **err)
+{
+  cleanup_spec struct spec *s = NULL;
+  cleanup_error struct moat_error *spec_err = NULL;
+  struct cgroup *cg = NULL;
+  int r;
+
+  if (container_init_alive (st))
+    {
+      cleanup_close int pidfd = pidfd_open (st->pid, 0);
+      if (pidfd >= 0)
+        pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
+    }
+  if (st->cgroup && cgroup_open (st->cgroup, &cg, NULL) == 0)
+    {
+      r = cgroup_destroy (cg, err);
+      cgroup_free (cg);
+      if (r < 0)
+        return r;
+    }
+  wait_gone (st);
+  /* Poststop hooks need the spec; a corrupt saved config must not keep a
+   * delete from cleaning up. */
+  if (container_load_spec (g, dirfd, &s, &spec_err) == 0
+      && s->hooks[HOOK_POSTSTOP].n > 0)
+    {
+      cleanup_free char *json = NULL;
+      cleanup_error struct moat_error *hook_err = NULL;
+      struct container_state copy = *st;
+      copy.pid = 0;
+      if (state_oci_json (&copy, "stopped", false, &json, &hook_err) == 0)
+        hooks_run (&s->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
+      warn_hook ("poststop hook", &hook_err);
+    }
+  return statedir_remove (rootfd, st->id, err);
+}
+
+int
+container_delete (const struct moat_globals *g, const char *id, bool force,
+                  struct moat_error **err)
+{
+  cleanup_close int rootfd = -1;
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  const char *status;
+  int r;
+
+  r = container_load (g, id, true, &rootfd, &dirfd, &st, err);
+  if (r < 0)
+    {
+      /* A state dir with an unreadable state.json (a crash, a corrupt file)
+       * can still be removed by force. */
+      if (force && r != -ENOENT && rootfd < 0)
+        {
+          cleanup_close int rfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
+          if (rfd >= 0 && container_id_check (id, NULL) == 0)
+            {
+              moat_error_free (err);
+              return statedir_remove (rfd, id, err);
+            }
+        }
+      return r;
+    }
+  status = container_status (dirfd, st);
+  if (!force && strcmp (status, "stopped") != 0
+      && strcmp (status, "created") != 0)
+    return moat_fail (err, 0,
+                      "cannot delete container %s that is not stopped: %s",
+                      id, status);
+  return destroy_container (g, rootfd, dirfd, st, err);
+}
+
+static int
+wait_init (pid_t pid, int master, int *ret_status, struct moat_error **err)
+{
+  static const int forward[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+                                 SIGUSR1, SIGUSR2, SIGWINCH };
+  sigset_t set, old;
+  cleanup_close int sfd = -1;
+  cleanup_close int pidfd = -1;
+  int status;
+
+  sigemptyset (&set);
+  for (size_t i = 0; i < sizeof (forward) / sizeof (forward[0]); i++)
+    sigaddset (&set, forward[i]);
+  sigprocmask (SIG_BLOCK, &set, &old);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  pidfd = pidfd_open (pid, 0);
+  if (master >= 0)
+    {
+      /* The relay returns when the pty hangs up (the init exited). */
+      terminal_relay (master, NULL);
+    }
+  for (;;)
+    {
+      struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
+                             { .fd = sfd, .events = POLLIN } };
+      if (poll (p, 2, -1) < 0 && errno != EINTR)
+        break;
+      if (p[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          if (read (sfd, &si, sizeof (si)) == sizeof (si))
+            kill (pid, (int) si.ssi_signo);
+        }
+      if (p[0].revents & POLLIN)
+        break;
+    }
+  sigprocmask (SIG_SETMASK, &old, NULL);
+  if (TEMP_FAILURE_RETRY (waitpid (pid, &status, 0)) < 0)
+    return moat_fail (err, errno, "waiting for the container");
+  if (WIFEXITED (status))
+    *ret_status = WEXITSTATUS (status);
+  else if (WIFSIGNALED (status))
+    *ret_status = 128 + WTERMSIG (status);
+  else
+    *ret_status = 1;
+  return 0;
+}
+
+int
+container_run (const struct moat_globals *g, const struct create_opts *o,
+               int *ret_status, struct moat_error **err)
+{
+  cleanup_close int master = -1;
+  cleanup_error struct moat_error *del_err = NULL;
+  pid_t pid;
+  int r;
+
+  r = container_create_internal (g, o, true, &pid, &master, err);
+  if (r < 0)
+    return r;
+  r = container_start (g, o->id, err);
+  if (r < 0 || o->detach)
+    {
+      if (r < 0)
+        container_delete (g, o->id, true, &del_err);
+      *ret_status = r < 0 ? 1 : 0;
+      return r;
+    }
+  r = wait_init (pid, master, ret_status, err);
+  if (!o->keep)
+    container_delete (g, o->id, true, r < 0 ? &del_err : err);
+  return r;
+}
+
+int
+container_list (const struct moat_globals *g, bool json, FILE *out,
+                struct moat_error **err)
+{
+  cleanup_close int rootfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
+  struct json_writer *w = NULL;
+  DIR *d;
+  struct dirent *de;
+
+  if (json)
+    {
+      w = json_writer_new (false);
+      jw_array_begin (w);
+    }
+  else
+    fprintf (out, "%-12s %-8s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS",
+             "BUNDLE", "CREATED", "OWNER");
+  if (rootfd >= 0 && (d = fdopendir (dup (rootfd))) != NULL)
+    {
+      while ((de = readdir (d)))
+        {
+          cleanup_close int dirfd = -1;
+          cleanup_state struct container_state *st = NULL;
+          const char *status;
+          if (de->d_name[0] == '.'
+              || container_id_check (de->d_name, NULL) < 0)
+            continue;
+          dirfd = openat (rootfd, de->d_name, O_DIRECTORY | O_CLOEXEC);
+          if (dirfd < 0 || statedir_read_state (dirfd, &st, NULL) < 0)
+            continue;
+          status = container_status (dirfd, st);
+          if (strcmp (status, "stopped") == 0)
+            st->pid = 0;
+          if (json)
+            {
+              cleanup_free char *one = NULL;
+              if (state_oci_json (st, status, false, &one, NULL) == 0)
+                jw_raw (w, one);
+            }
+          else
+            fprintf (out, "%-12s %-8d %-10s %-40s %-30s %s\n", st->id,
+                     st->pid, status, st->bundle ? st->bundle : "",
+                     st->created ? st->created : "", "root");
+        }
+      closedir (d);
+    }
+  if (json)
+    {
+      cleanup_free char *text = NULL;
+      jw_array_end (w);
+      text = json_writer_finish (w);
+      fprintf (out, "%s\n", text);
+    }
+  (void) err;
+  return 0;
+}

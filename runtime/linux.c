@@ -1,0 +1,258 @@
+/* The container's init, from clone to execve. It talks to moat over the
+ * sync socket at three points (namespaces joined, mounts done, ready) and
+ * then blocks reading exec.fifo until `moat start`. */
+#include "linux.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../hooks/hooks.h"
+#include "netguard.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+static const int ns_clone_flag[NS__MAX] = {
+  [NS_MOUNT] = CLONE_NEWNS,   [NS_PID] = CLONE_NEWPID,
+  [NS_NET] = CLONE_NEWNET,    [NS_IPC] = CLONE_NEWIPC,
+  [NS_UTS] = CLONE_NEWUTS,    [NS_USER] = CLONE_NEWUSER,
+  [NS_CGROUP] = CLONE_NEWCGROUP, [NS_TIME] = CLONE_NEWTIME,
+};
+
+unsigned long
+linux_clone_flags (const struct spec *s)
+{
+  unsigned long flags = 0;
+  for (int t = 0; t < NS__MAX; t++)
+    {
+      /* cgroup: unshared by the init once it is in its cgroup, so that the
+       * namespace is rooted there. time: not a clone() flag (moat unshares
+       * it in the parent). */
+      if (t == NS_CGROUP || t == NS_TIME)
+        continue;
+      if (s->linux_.ns[t].present && s->linux_.ns[t].path == NULL)
+        flags |= ns_clone_flag[t];
+    }
+  return flags;
+}
+
+static int
+join_namespaces (struct init_args *a, struct moat_error **err)
+{
+  /* The user namespace first: joining it decides what the others allow. */
+  static const int order[]
+      = { NS_USER, NS_MOUNT, NS_NET, NS_IPC, NS_UTS, NS_CGROUP };
+  for (size_t i = 0; i < sizeof (order) / sizeof (order[0]); i++)
+    {
+      int t = order[i];
+      if (a->ns_fds[t] < 0)
+        continue;
+      if (setns (a->ns_fds[t], ns_clone_flag[t]) < 0)
+        return moat_fail (err, errno, "joining %s namespace %s",
+                          ns_type_name (t), a->spec->linux_.ns[t].path);
+      close (a->ns_fds[t]);
+      a->ns_fds[t] = -1;
+    }
+  return 0;
+}
+
+/* sysctl writes go through a procfs instance of our own that is never
+ * attached anywhere: nothing the image or a mount put on /proc/sys can
+ * redirect them (CVE-2025-52881). */
+static int
+apply_sysctl (const struct spec *s, struct moat_error **err)
+{
+  cleanup_close int fsfd = -1;
+  cleanup_close int mnt = -1;
+
+  if (s->linux_.n_sysctl == 0)
+    return 0;
+  fsfd = fsopen ("proc", FSOPEN_CLOEXEC);
+  if (fsfd < 0 || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return moat_fail (err, errno, "sysctl: opening a private procfs");
+  mnt = fsmount (fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                                            | MOUNT_ATTR_NOEXEC);
+  if (mnt < 0)
+    return moat_fail (err, errno, "sysctl: fsmount");
+  for (size_t i = 0; i < s->linux_.n_sysctl; i++)
+    {
+      const struct spec_kv *kv = &s->linux_.sysctl[i];
+      cleanup_free char *path = xasprintf ("sys/%s", kv->key);
+      struct open_how how
+          = { .flags = O_WRONLY | O_CLOEXEC,
+              .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV
+                         | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+      cleanup_close int fd = -1;
+      int r;
+
+      for (char *c = path + 4; *c; c++)
+        if (*c == '.')
+          *c = '/';
+      fd = (int) syscall (SYS_openat2, mnt, path, &how, sizeof (how));
+      if (fd < 0)
+        return moat_fail (err, errno, "sysctl %s", kv->key);
+      r = write_all (fd, kv->value, strlen (kv->value));
+      if (r < 0)
+        return moat_fail (err, -r, "sysctl %s=%s", kv->key, kv->value);
+    }
+  return 0;
+}
+
+static int
+open_cwd (const char *cwd, int *ret, struct moat_error **err)
+{
+  int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int r;
+  if (root < 0)
+    return moat_fail (err, errno, "opening /");
+  r = rootfs_open_in (root, cwd, false, false, ret, err);
+  close (root);
+  if (r < 0)
+    return moat_error_wrap (err, "process.cwd");
+  return 0;
+}
+
+static int
+init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
+            char **ret_state, struct moat_error **err)
+{
+  const struct spec *s = a->spec;
+  const struct spec_process *p = s->process;
+  int r;
+
+  r = sync_recv (a->sync_fd, SYNC_GO, err);
+  if (r < 0)
+    return r;
+  if (a->new_userns)
+    {
+      /* Become the namespace's root where 0 is mapped; otherwise stay as we
+       * are (the caps in the new namespace are full either way). */
+      if (setresgid (0, 0, 0) < 0 && errno != EINVAL)
+        return moat_fail (err, errno, "setresgid 0 in the user namespace");
+      if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
+        return moat_fail (err, errno, "setresuid 0 in the user namespace");
+    }
+  r = join_namespaces (a, err);
+  if (r < 0)
+    return r;
+  if (s->linux_.ns[NS_CGROUP].present && s->linux_.ns[NS_CGROUP].path == NULL
+      && unshare (CLONE_NEWCGROUP) < 0)
+    return moat_fail (err, errno, "creating the cgroup namespace");
+  if (s->linux_.ns[NS_NET].present && s->linux_.ns[NS_NET].path == NULL)
+    {
+      r = netguard_loopback_up (err);
+      if (r < 0)
+        return r;
+    }
+  if (s->linux_.ns[NS_UTS].present)
+    {
+      if (s->hostname && sethostname (s->hostname, strlen (s->hostname)) < 0)
+        return moat_fail (err, errno, "sethostname");
+      if (s->domainname
+          && setdomainname (s->domainname, strlen (s->domainname)) < 0)
+        return moat_fail (err, errno, "setdomainname");
+    }
+
+  r = rootfs_prepare (s, a->rootfs, a->mount_src_fds, a->cgroup_mode,
+                      a->new_userns, err);
+  if (r < 0)
+    return r;
+  r = sync_send (a->sync_fd, SYNC_MOUNTS_DONE, err);
+  if (r < 0)
+    return r;
+  /* moat runs prestart and createRuntime hooks here. */
+  r = sync_recv_data (a->sync_fd, SYNC_GO, ret_state, err);
+  if (r < 0)
+    return r;
+  r = rootfs_pivot (a->rootfs, a->no_pivot, err);
+  if (r < 0)
+    return r;
+  r = apply_sysctl (s, err);
+  if (r < 0)
+    return r;
+  if (p->terminal)
+    {
+      cleanup_close int master = -1;
+      r = terminal_setup_child (p->has_console_size, p->console_height,
+                                p->console_width, &master, err);
+      if (r < 0)
+        return r;
+      r = sync_send (a->sync_fd, SYNC_PTY, err);
+      if (r < 0)
+        return r;
+      r = fd_send (a->sync_fd, master, err);
+      if (r < 0)
+        return r;
+    }
+  r = hooks_run (&s->hooks[HOOK_CREATE_CONTAINER], HOOK_CREATE_CONTAINER,
+                 *ret_state, err);
+  if (r < 0)
+    return r;
+  r = process_resolve_exec (p, ret_exec, err);
+  if (r < 0)
+    return r;
+  r = open_cwd (p->cwd, ret_cwd, err);
+  if (r < 0)
+    return r;
+  return rootfs_finish (s, err);
+}
+
+void
+linux_init_main (struct init_args *a)
+{
+  struct moat_error *err = NULL;
+  cleanup_free char *exec_path = NULL;
+  cleanup_free char *state = NULL;
+  int cwd_fd = -1;
+  char c;
+  ssize_t n;
+
+  /* flock belongs to the open file: a copy here would keep the state dir
+   * locked for as long as the container lives. */
+  if (a->lock_fd >= 0)
+    close (a->lock_fd);
+  /* Until moat has seen READY, the init must not outlive it. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    _exit (1);
+  if (init_setup (a, &exec_path, &cwd_fd, &state, &err) < 0)
+    {
+      sync_send_error (a->sync_fd, err);
+      _exit (1);
+    }
+  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  if (sync_send (a->sync_fd, SYNC_READY, &err) < 0)
+    _exit (1);
+  close (a->sync_fd);
+
+  /* `moat start` writes one byte. */
+  do
+    n = read (a->fifo_fd, &c, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1)
+    _exit (1);
+  close (a->fifo_fd);
+
+  if (hooks_run (&a->spec->hooks[HOOK_START_CONTAINER], HOOK_START_CONTAINER,
+                 state, &err)
+      == 0)
+    process_exec (a->spec->process, exec_path, cwd_fd, a->preserve_fds,
+                  a->seccomp_config, a->seccomp_builtin, &err);
+  {
+    char buf[1200];
+    int len = snprintf (buf, sizeof (buf), "moat: %s\n",
+                        err && err->msg ? err->msg : "exec failed");
+    if (write (2, buf, len) < 0)
+      (void) 0;
+  }
+  _exit (err && (err->errnum == ENOENT) ? 127 : err && err->errnum == EACCES
+                                                    ? 126
+                                                    : 1);
+}

@@ -1,0 +1,62 @@
+/* The container's init before exec: what runs in the child after clone.
+ * Internal to runtime/ (container.c and exec.c drive it). */
+#ifndef MOAT_LINUX_H
+#define MOAT_LINUX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "error.h"
+#include "seccomp.h"
+#include "../oci/spec.h"
+
+struct init_args
+{
+  const struct spec *spec;     /* hardened */
+  const char *rootfs;          /* absolute host path */
+  int sync_fd;                 /* child's end of the socketpair */
+  int fifo_fd;                 /* exec.fifo, O_RDWR: init blocks reading it */
+  int ns_fds[NS__MAX];         /* namespaces to join (-1: none) */
+  int *mount_src_fds;          /* per spec mount: O_PATH fd of bind sources */
+  const struct seccomp_prog *seccomp_config;  /* may be NULL */
+  const struct seccomp_prog *seccomp_builtin; /* may be NULL */
+  enum cgroup_mode cgroup_mode;
+  bool no_pivot;
+  bool new_userns;
+  int preserve_fds;
+  int lock_fd; /* the state dir's flock fd: the init must not hold it */
+};
+
+/* clone flags for the namespaces the spec asks to create. */
+unsigned long linux_clone_flags (const struct spec *s);
+/* Never returns: the init's body; exits the process on failure. */
+void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
+
+/* Rootfs (rootfs.c): everything before pivot_root. */
+int rootfs_prepare (const struct spec *s, const char *rootfs,
+                    const int *mount_src_fds, enum cgroup_mode cgmode,
+                    bool in_userns, struct moat_error **err);
+int rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err);
+/* After pivot: masked and read-only paths, root read-only, propagation. */
+int rootfs_finish (const struct spec *s, struct moat_error **err);
+/* Open PATH inside ROOTFD (never leaving it), O_PATH; create missing
+ * directories (and the last component as a file if as_file) when create. */
+int rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
+                    int *ret_fd, struct moat_error **err);
+/* Does this mount bind (type "bind", or a bind/rbind option)? */
+bool mount_is_bind (const struct spec_mount *m);
+
+/* Process (process.c). */
+int process_resolve_exec (const struct spec_process *p, char **ret_path,
+                          struct moat_error **err);
+/* Apply rlimits, user, caps, no_new_privs, seccomp, fds, cwd; then execve.
+ * Returns only on failure. */
+int process_exec (const struct spec_process *p, const char *exec_path,
+                  int cwd_fd, int preserve_fds,
+                  const struct seccomp_prog *seccomp_config,
+                  const struct seccomp_prog *seccomp_builtin,
+                  struct moat_error **err);
+int process_set_rlimits (const struct spec_process *p, struct moat_error **err);
+
+#endif

@@ -1,0 +1,144 @@
+#include "statedir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int
+statedir_root_open (const char *root, int *ret_fd, struct moat_error **err)
+{
+  int fd = open (root, O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    {
+      int r = mkdir_p (root, 0700);
+      if (r < 0)
+        return moat_fail (err, -r, "creating state root %s", root);
+      fd = open (root, O_DIRECTORY | O_CLOEXEC);
+    }
+  if (fd < 0)
+    return moat_fail (err, errno, "opening state root %s", root);
+  *ret_fd = fd;
+  return 0;
+}
+
+/* The text the engines match; errnum ENOENT without strerror appended. */
+static int
+not_exist (struct moat_error **err, const char *id)
+{
+  return moat_error_setx (err, ENOENT, "container \"%s\" does not exist",
+                          id);
+}
+
+static int
+lock_dir (int dirfd, const char *id, struct moat_error **err)
+{
+  if (TEMP_FAILURE_RETRY (flock (dirfd, LOCK_EX)) < 0)
+    return moat_fail (err, errno, "locking the state of %s", id);
+  return 0;
+}
+
+int
+statedir_create (int rootfd, const char *id, int *ret_dirfd,
+                 struct moat_error **err)
+{
+  cleanup_close int fd = -1;
+  int r;
+
+  if (mkdirat (rootfd, id, 0700) < 0)
+    {
+      if (errno == EEXIST)
+        return moat_fail (err, 0, "container with id %s already exists", id);
+      return moat_fail (err, errno, "creating the state directory");
+    }
+  fd = openat (rootfd, id, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return moat_fail (err, errno, "opening the state directory");
+  r = lock_dir (fd, id, err);
+  if (r < 0)
+    return r;
+  *ret_dirfd = steal_fd (&fd);
+  return 0;
+}
+
+int
+statedir_open (int rootfd, const char *id, bool lock, int *ret_dirfd,
+               struct moat_error **err)
+{
+  cleanup_close int fd = openat (rootfd, id,
+                                 O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  int r;
+
+  if (fd < 0)
+    {
+      if (errno == ENOENT)
+        return not_exist (err, id);
+      return moat_fail (err, errno, "opening the state of %s", id);
+    }
+  if (lock)
+    {
+      r = lock_dir (fd, id, err);
+      if (r < 0)
+        return r;
+      /* A delete may have removed it while we waited for the lock. */
+      struct stat st;
+      if (fstat (fd, &st) < 0 || st.st_nlink == 0)
+        return not_exist (err, id);
+    }
+  *ret_dirfd = steal_fd (&fd);
+  return 0;
+}
+
+int
+statedir_remove (int rootfd, const char *id, struct moat_error **err)
+{
+  cleanup_close int fd = openat (rootfd, id,
+                                 O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  DIR *d;
+  struct dirent *de;
+
+  if (fd < 0)
+    return errno == ENOENT ? 0 : moat_fail (err, errno, "removing state");
+  d = fdopendir (fd);
+  if (d == NULL)
+    return moat_fail (err, errno, "removing state");
+  fd = -1;
+  while ((de = readdir (d)))
+    if (strcmp (de->d_name, ".") && strcmp (de->d_name, ".."))
+      unlinkat (dirfd (d), de->d_name, 0);
+  closedir (d);
+  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return moat_fail (err, errno, "removing the state directory of %s", id);
+  return 0;
+}
+
+int
+statedir_write_state (int dirfd, const struct container_state *st,
+                      struct moat_error **err)
+{
+  cleanup_free char *json = NULL;
+  int r = state_to_json (st, &json, err);
+  if (r < 0)
+    return r;
+  r = write_file_atomic (dirfd, "state.json", json, strlen (json), 0600);
+  if (r < 0)
+    return moat_fail (err, -r, "writing state.json");
+  return 0;
+}
+
+int
+statedir_read_state (int dirfd, struct container_state **ret,
+                     struct moat_error **err)
+{
+  cleanup_free char *text = NULL;
+  size_t len;
+  int r = read_file_at (dirfd, "state.json", 1 << 22, &text, &len);
+  if (r < 0)
+    return moat_fail (err, -r, "reading state.json");
+  return state_from_json (text, len, ret, err);
+}

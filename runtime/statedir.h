@@ -1,0 +1,28 @@
+/* ROOT/ID: one directory per container holding state.json, config.json (the
+ * bundle's, as it was at create), exec.fifo until start, and a lock.
+ * Verbs that change a container hold flock(LOCK_EX) on its directory. */
+#ifndef MOAT_STATEDIR_H
+#define MOAT_STATEDIR_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "../oci/state.h"
+
+/* Open (creating, 0700) the root directory. */
+int statedir_root_open (const char *root, int *ret_fd, struct moat_error **err);
+/* Create ROOT/ID and lock it; EEXIST -> "container ID already exists". */
+int statedir_create (int rootfd, const char *id, int *ret_dirfd,
+                     struct moat_error **err);
+/* Open ROOT/ID (locking it when lock); a missing one gives the text the
+ * engines match: container "ID" does not exist. */
+int statedir_open (int rootfd, const char *id, bool lock, int *ret_dirfd,
+                   struct moat_error **err);
+/* Remove ROOT/ID and everything in it. */
+int statedir_remove (int rootfd, const char *id, struct moat_error **err);
+int statedir_write_state (int dirfd, const struct container_state *st,
+                          struct moat_error **err);
+int statedir_read_state (int dirfd, struct container_state **ret,
+                         struct moat_error **err);
+
+#endif

@@ -1,0 +1,103 @@
+# shellcheck shell=bash
+# Shared setup for moat's integration tests, in runc's layout.
+# MOAT: the binary under test; MOAT_TESTBIN: the static helpers of tests/cmd.
+
+MOAT="${MOAT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/moat}"
+TESTBIN="${MOAT_TESTBIN:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/tests/cmd}"
+FIXTURES="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/fixtures"
+[ -d "$FIXTURES" ] || FIXTURES="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/tests/fixtures"
+BUSYBOX="${BUSYBOX:-/bin/busybox}"
+
+# A fresh bundle: busybox rootfs, `moat spec` config with terminal off, a
+# private --root and a private audit log (through an operator config).
+setup_bundle() {
+	BUNDLE="$(mktemp -d "${BATS_TMPDIR:-/tmp}/moat-bats.XXXXXX")"
+	ROOT="$BUNDLE/state"
+	mkdir -p "$BUNDLE/rootfs/bin" "$BUNDLE/rootfs/proc" "$BUNDLE/rootfs/dev" \
+		"$BUNDLE/rootfs/sys" "$BUNDLE/rootfs/tmp" "$BUNDLE/rootfs/etc" \
+		"$BUNDLE/rootfs/root" "$BUNDLE/rootfs/var/tmp"
+	cp "$BUSYBOX" "$BUNDLE/rootfs/bin/busybox"
+	for a in $("$BUSYBOX" --list); do
+		[ "$a" = busybox ] || ln -s busybox "$BUNDLE/rootfs/bin/$a"
+	done
+	echo "root:x:0:0:root:/root:/bin/sh" >"$BUNDLE/rootfs/etc/passwd"
+	echo "root:x:0:" >"$BUNDLE/rootfs/etc/group"
+	AUDIT_LOG="$BUNDLE/audit.jsonl"
+	MOAT_CONFIG="$BUNDLE/moat-config.json"
+	printf '{"audit_log": "%s"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	(cd "$BUNDLE" && "$MOAT" spec)
+	update_config '.process.terminal = false | .process.args = ["true"]'
+}
+
+# Copy a static test helper into the rootfs (tests/cmd/NAME.c).
+add_testbin() {
+	cp "$TESTBIN/$1" "$BUNDLE/rootfs/bin/$1"
+}
+
+teardown_bundle() {
+	[ -n "${BUNDLE:-}" ] || return 0
+	if [ -d "$ROOT" ]; then
+		for d in "$ROOT"/*/; do
+			[ -d "$d" ] || continue
+			"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" delete --force "$(basename "$d")" >/dev/null 2>&1 || true
+		done
+	fi
+	rm -rf "$BUNDLE"
+}
+
+# moat wrapper: bats' run with our --root and config; logs what happened.
+moat() {
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@"
+	echo "moat $* (status=$status):" >&2
+	echo "$output" >&2
+}
+
+# Same, keeping stderr apart (bats 1.5+ --separate-stderr is not in Debian's).
+moat_sep() {
+	local errf="$BUNDLE/.stderr"
+	run bash -c '"$@" 2>"'"$errf"'"' _ "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@"
+	stderr="$(cat "$errf")"
+	echo "moat $* (status=$status): $output / $stderr" >&2
+}
+
+update_config() {
+	local tmp="$BUNDLE/config.json.tmp"
+	jq "$@" "$BUNDLE/config.json" >"$tmp" && mv "$tmp" "$BUNDLE/config.json"
+}
+
+# Run a shell command inside a fresh container, capture status and output.
+run_in_container() {
+	update_config --arg c "$1" '.process.args = ["sh", "-c", $c]'
+	moat run -b "$BUNDLE" "ctr-$$-$RANDOM"
+}
+
+# Wait (bounded) for a container to reach a status.
+wait_status() {
+	local id="$1" want="$2"
+	for _ in $(seq 1 100); do
+		st=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$id" 2>/dev/null | jq -r .status)
+		[ "$st" = "$want" ] && return 0
+		sleep 0.05
+	done
+	echo "container $id: status $st, wanted $want" >&2
+	return 1
+}
+
+# Host-side leftovers of a container id: state dir, cgroups, mounts.
+assert_nothing_left() {
+	local id="$1"
+	[ ! -e "$ROOT/$id" ] || { echo "state dir left: $ROOT/$id" >&2; return 1; }
+	if find /sys/fs/cgroup -maxdepth 4 -type d -name "$id" 2>/dev/null | grep -q .; then
+		echo "cgroup left for $id" >&2
+		find /sys/fs/cgroup -maxdepth 4 -type d -name "$id" >&2
+		return 1
+	fi
+	if grep -q "$BUNDLE" /proc/self/mountinfo; then
+		echo "mount left under $BUNDLE" >&2
+		return 1
+	fi
+}
+
+requires_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+}

@@ -1,0 +1,225 @@
+#!/usr/bin/env bats
+# The OCI lifecycle: create, state, start, kill, delete, run.
+
+load helpers
+
+setup() {
+	requires_root
+	setup_bundle
+}
+
+teardown() {
+	teardown_bundle
+}
+
+@test "create -> created -> start -> running -> kill -> stopped -> delete" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" --pid-file "$BUNDLE/pid" c1
+	[ "$status" -eq 0 ]
+	moat state c1
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r .status)" = created ]
+	[ "$(echo "$output" | jq -r .id)" = c1 ]
+	[ "$(echo "$output" | jq -r .bundle)" = "$BUNDLE" ]
+	pid=$(echo "$output" | jq -r .pid)
+	[ "$pid" = "$(cat "$BUNDLE/pid")" ]
+	[ -d "/proc/$pid" ]
+
+	moat start c1
+	[ "$status" -eq 0 ]
+	moat state c1
+	[ "$(echo "$output" | jq -r .status)" = running ]
+	# The payload replaced the init: sleep is pid $pid now.
+	grep -q sleep "/proc/$pid/cmdline"
+
+	moat kill c1 KILL
+	[ "$status" -eq 0 ]
+	wait_status c1 stopped
+	moat state c1
+	[ "$(echo "$output" | jq -r .pid)" = 0 ]
+
+	moat delete c1
+	[ "$status" -eq 0 ]
+	assert_nothing_left c1
+	moat state c1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'container "c1" does not exist'* ]]
+}
+
+@test "state's created is RFC3339" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" c1
+	moat state c1
+	created=$(echo "$output" | jq -r .created)
+	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$ ]]
+}
+
+@test "run exits with the container's status" {
+	run_in_container 'exit 7'
+	[ "$status" -eq 7 ]
+	run_in_container 'echo hello'
+	[ "$status" -eq 0 ]
+	[ "$output" = hello ]
+}
+
+@test "run of a signalled container exits 128+signal" {
+	run_in_container 'kill -9 $$'
+	[ "$status" -eq 137 ]
+}
+
+@test "run leaves nothing behind" {
+	update_config '.process.args = ["true"]'
+	moat run -b "$BUNDLE" c2
+	[ "$status" -eq 0 ]
+	assert_nothing_left c2
+}
+
+@test "kill accepts numbers, names and SIG names" {
+	update_config '.process.args = ["sleep", "100"]'
+	for sig in 9 KILL SIGKILL; do
+		moat run -d -b "$BUNDLE" "k-$sig"
+		[ "$status" -eq 0 ]
+		moat kill "k-$sig" "$sig"
+		[ "$status" -eq 0 ]
+		wait_status "k-$sig" stopped
+		moat delete "k-$sig"
+		[ "$status" -eq 0 ]
+	done
+	moat run -d -b "$BUNDLE" k-bad
+	moat kill k-bad NOTASIGNAL
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"invalid signal"* ]]
+}
+
+@test "kill of a stopped container says container not running" {
+	moat create -b "$BUNDLE" c1
+	moat start c1
+	wait_status c1 stopped
+	moat kill c1 9
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"container not running"* ]]
+}
+
+@test "kill --all signals every process in the container" {
+	update_config '.process.args = ["sh", "-c", "sleep 100 & sleep 100 & wait"]'
+	moat run -d -b "$BUNDLE" c1
+	[ "$status" -eq 0 ]
+	moat kill --all c1 KILL
+	[ "$status" -eq 0 ]
+	wait_status c1 stopped
+}
+
+@test "delete of a running container needs --force" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat run -d -b "$BUNDLE" c1
+	moat delete c1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not stopped"* ]]
+	moat delete --force c1
+	[ "$status" -eq 0 ]
+	assert_nothing_left c1
+}
+
+@test "delete of a created container kills it (as runc does)" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" --pid-file "$BUNDLE/pid" c1
+	pid=$(cat "$BUNDLE/pid")
+	moat delete c1
+	[ "$status" -eq 0 ]
+	! kill -0 "$pid" 2>/dev/null
+	assert_nothing_left c1
+}
+
+@test "delete of a missing container says does not exist" {
+	moat delete nope
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'container "nope" does not exist'* ]]
+}
+
+@test "start of a stopped container fails" {
+	moat create -b "$BUNDLE" c1
+	moat start c1
+	wait_status c1 stopped
+	moat start c1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"stopped"* ]]
+}
+
+@test "duplicate create of a live id fails and keeps the first" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" c1
+	[ "$status" -eq 0 ]
+	moat create -b "$BUNDLE" c1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"already exists"* ]]
+	moat state c1
+	[ "$(echo "$output" | jq -r .status)" = created ]
+}
+
+@test "concurrent create of one id: exactly one wins" {
+	update_config '.process.args = ["sleep", "100"]'
+	for i in $(seq 1 8); do
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" same >"$BUNDLE/out.$i" 2>&1 &
+	done
+	wait
+	ok=0
+	for i in $(seq 1 8); do
+		grep -q . "$BUNDLE/out.$i" || ok=$((ok + 1))
+	done
+	[ "$ok" -eq 1 ]
+	moat state same
+	[ "$(echo "$output" | jq -r .status)" = created ]
+}
+
+@test "list shows containers, as a table and as JSON" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" c1
+	moat run -d -b "$BUNDLE" c2
+	moat list
+	[ "$status" -eq 0 ]
+	[[ "$output" == *c1*created* ]]
+	[[ "$output" == *c2*running* ]]
+	moat list --format json
+	[ "$(echo "$output" | jq length)" = 2 ]
+	[ "$(echo "$output" | jq -r '.[] | select(.id=="c2") | .status')" = running ]
+}
+
+@test "the pid file is written and complete when create returns" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" --pid-file "$BUNDLE/c.pid" c1
+	[ "$status" -eq 0 ]
+	[[ "$(cat "$BUNDLE/c.pid")" =~ ^[0-9]+$ ]]
+}
+
+@test "--flag=value and --flag value both work, unknown flags are tolerated" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat --log-format=json create --bundle="$BUNDLE" --no-new-keyring --some-future-flag c1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ignoring unknown flag --some-future-flag"* ]]
+}
+
+@test "errors go to --log as runc-style JSON" {
+	moat --log "$BUNDLE/log.json" --log-format json delete nope
+	[ "$status" -eq 1 ]
+	[ "$(jq -r .level "$BUNDLE/log.json")" = error ]
+	[[ "$(jq -r .msg "$BUNDLE/log.json")" == *'container "nope" does not exist'* ]]
+	jq -r .time "$BUNDLE/log.json" | grep -Eq '^[0-9]{4}-'
+}
+
+@test "--version has a commit line; --help and VERB --help work" {
+	run "$MOAT" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"commit: "* ]]
+	run "$MOAT" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *create* ]]
+	run "$MOAT" create --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--bundle"* ]]
+}
+
+@test "features prints JSON" {
+	run "$MOAT" features
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.linux.namespaces | index("network")'
+}
