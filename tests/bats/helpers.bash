@@ -45,17 +45,25 @@ teardown_bundle() {
 	rm -rf "$BUNDLE"
 }
 
-# moat wrapper: bats' run with our --root and config; logs what happened.
+# moat wrapper: like bats' run, with our --root and config; logs what
+# happened. Output goes through a file, not a pipe: a created or detached
+# container inherits moat's stdio and would hold a pipe open for its life.
 moat() {
-	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@"
+	local out="$BUNDLE/.moat-out"
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@" >"$out" 2>&1 </dev/null || status=$?
+	output="$(cat "$out")"
+	mapfile -t lines <"$out"
 	echo "moat $* (status=$status):" >&2
 	echo "$output" >&2
 }
 
-# Same, keeping stderr apart (bats 1.5+ --separate-stderr is not in Debian's).
+# Same, keeping stderr apart in $stderr.
 moat_sep() {
-	local errf="$BUNDLE/.stderr"
-	run bash -c '"$@" 2>"'"$errf"'"' _ "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@"
+	local out="$BUNDLE/.moat-out" errf="$BUNDLE/.moat-err"
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@" >"$out" 2>"$errf" </dev/null || status=$?
+	output="$(cat "$out")"
 	stderr="$(cat "$errf")"
 	echo "moat $* (status=$status): $output / $stderr" >&2
 }

@@ -63,8 +63,17 @@ teardown() {
 }
 
 @test "run of a signalled container exits 128+signal" {
-	run_in_container 'kill -9 $$'
-	[ "$status" -eq 137 ]
+	update_config '.process.args = ["sleep", "100"]'
+	(
+		rc=0
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" sig1 >/dev/null 2>&1 </dev/null || rc=$?
+		echo "$rc" >"$BUNDLE/rc"
+	) &
+	wait_status sig1 running
+	moat kill sig1 KILL
+	[ "$status" -eq 0 ]
+	wait
+	[ "$(cat "$BUNDLE/rc")" -eq 137 ]
 }
 
 @test "run leaves nothing behind" {
