@@ -60,7 +60,7 @@ $(BUILD)/moat: $(CMD_OBJS) $(BUILD)/libmoat.a
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmoat.a $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
+	@echo "  CCLD $@"; $(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
 
 # Small static helpers run inside containers (no libc of the rootfs needed).
 $(BUILD)/tests/cmd/%: tests/cmd/%.c

@@ -259,7 +259,8 @@ start_server (void)
       if (bind (fd, (struct sockaddr *)&any, sizeof (any)) < 0
           || listen (fd, 16) < 0)
         _exit (1);
-      (void)write (pipefd[1], "L", 1);
+      if (write (pipefd[1], "L", 1) != 1)
+        _exit (1);
       for (;;)
         {
           int conn = accept4 (fd, NULL, NULL, SOCK_CLOEXEC);
