@@ -25,6 +25,7 @@
 #include "../oci/state.h"
 #include "cgroup.h"
 #include "container_internal.h"
+#include "debug.h"
 #include "linux.h"
 #include "netguard.h"
 #include "profile.h"
@@ -497,6 +498,7 @@ create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
   if (r < 0)
     return r;
   c->statedir_made = true;
+  debug_pause ("after-statedir");
   r = write_file_atomic (c->dirfd, "config.json", config_text, config_len,
                          0600);
   if (r < 0)
@@ -537,6 +539,7 @@ create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
     }
   else
     st.netguard = "fallback";
+  debug_pause ("after-cgroup");
   if (g->audit)
     g->audit->mechanism = st.netguard;
 
@@ -604,6 +607,7 @@ create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
       linux_init_main (&ia);
     }
   close (sv[1]);
+  debug_pause ("after-clone");
   {
     cleanup_close int sync = sv[0];
     char pstate;
@@ -640,6 +644,7 @@ create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
       r = sync_recv (sync, SYNC_MOUNTS_DONE, err);
     if (r < 0)
       return r;
+    debug_pause ("after-mounts");
 
     r = state_oci_json (&st, "creating", false, &state_json, err);
     if (r < 0)
@@ -671,6 +676,7 @@ create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
         else if (for_run && ret_master)
           *ret_master = steal_fd (&master);
       }
+    debug_pause ("before-ready");
     r = sync_recv (sync, SYNC_READY, err);
     if (r < 0)
       return r;
