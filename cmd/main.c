@@ -20,51 +20,52 @@ struct verb
   const char *usage;
   const char *help;
   bool needs_profile;
+  bool audit_first; /* open the audit log before acting */
 };
 
 static const struct verb verbs[] = {
   { "create", cmd_create,
     "create [--bundle DIR] [--pid-file F] [--console-socket S] [--no-pivot]\n"
     "       [--no-new-keyring] [--preserve-fds N] ID",
-    "create a container from a bundle; its process waits for start", true },
+    "create a container from a bundle; its process waits for start", true, true },
   { "start", cmd_start, "start ID", "start the process of a created container",
-    true },
+    true, false },
   { "state", cmd_state, "state ID", "print the OCI state of a container",
-    true },
+    true, false },
   { "kill", cmd_kill, "kill [--all] ID [SIGNAL]",
     "send a signal (default SIGTERM) to the container's init or, with --all, "
     "to every process in it",
-    true },
+    true, false },
   { "delete", cmd_delete, "delete [--force] ID",
-    "delete a stopped container (--force: kill it first)", true },
+    "delete a stopped container (--force: kill it first)", true, false },
   { "run", cmd_run,
     "run [create flags] [--detach] [--keep] ID",
-    "create, start and wait for a container; exits with its status", true },
+    "create, start and wait for a container; exits with its status", true, true },
   { "exec", cmd_exec,
     "exec [--process F | COMMAND...] [--detach] [--pid-file F] [--tty]\n"
     "     [--console-socket S] [--cwd DIR] [--env K=V] [--user UID[:GID]]\n"
     "     [--preserve-fds N] ID",
     "run a new process in a running container, under the same profile",
-    true },
+    true, true },
   { "ps", cmd_ps, "ps [--format table|json] ID",
-    "list the processes of a container", true },
+    "list the processes of a container", true, false },
   { "pause", cmd_pause, "pause ID", "freeze every process of a container",
-    true },
-  { "resume", cmd_resume, "resume ID", "thaw a paused container", true },
+    true, false },
+  { "resume", cmd_resume, "resume ID", "thaw a paused container", true, false },
   { "update", cmd_update,
     "update [--resources FILE|-] [--memory N] [--pids-limit N]\n"
     "       [--cpu-quota N] [--cpu-period N] [--cpu-shares N] ID",
-    "change a container's limits (never above the profile's)", true },
+    "change a container's limits (never above the profile's)", true, false },
   { "events", cmd_events, "events [--stats] [--interval S] ID",
-    "print resource statistics as JSON", true },
+    "print resource statistics as JSON", true, false },
   { "list", cmd_list, "list [--format table|json] [--quiet]",
-    "list containers", true },
+    "list containers", true, false },
   { "spec", cmd_spec, "spec [--bundle DIR] [--rootless]",
-    "write a config.json for a rootfs in DIR/rootfs", false },
+    "write a config.json for a rootfs in DIR/rootfs", false, false },
   { "features", cmd_features, "features",
-    "print the runtime features JSON (runtime-spec features.md)", false },
+    "print the runtime features JSON (runtime-spec features.md)", false, false },
   { "profile", cmd_profile, "profile show [--profile NAME] [--config F]",
-    "print the effective profile", true },
+    "print the effective profile", true, false },
 };
 
 static void
@@ -229,6 +230,7 @@ main (int argc, char **argv)
   struct profile *profile = NULL;
   struct moat_error *err = NULL;
   const struct verb *v = NULL;
+  int audit_fd = -1;
   int idx, r;
 
   r = cmd_parse (argc, argv, 1, gopts, global_cb, &gp, &idx, &err);
@@ -268,6 +270,9 @@ main (int argc, char **argv)
       r = profile_load (ctx.g.config, ctx.g.profile_name, &profile, &err);
       ctx.g.profile = profile;
       ctx.g.audit = &audit;
+      /* Verbs that start processes fail closed: no audit log, no container. */
+      if (r == 0 && v->audit_first)
+        r = audit_open (profile->audit_log, &audit_fd, &err);
     }
   if (r == 0)
     r = v->fn (&ctx, argc - idx, argv + idx, &err);
@@ -296,11 +301,15 @@ main (int argc, char **argv)
         .error = r < 0 && err ? err->msg : NULL,
       };
       struct moat_error *aerr = NULL;
-      if (audit_write (profile->audit_log, &rec, &aerr) < 0)
+      if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
+                         : audit_write (profile->audit_log, &rec, &aerr))
+          < 0)
         {
           fprintf (stderr, "moat: warning: audit log: %s\n", aerr->msg);
           moat_error_free (&aerr);
         }
+      if (audit_fd >= 0)
+        close (audit_fd);
     }
   override_list_clear (&overrides);
   free (audit.bundle);

@@ -67,22 +67,15 @@ audit_line (const struct audit_record *r)
 }
 
 int
-audit_write (const char *path, const struct audit_record *r,
-             struct moat_error **err)
+audit_open (const char *path, int *ret_fd, struct moat_error **err)
 {
-  cleanup_free char *line = NULL, *dir = NULL;
-  cleanup_close int fd = -1;
-  size_t len;
-  ssize_t n;
+  cleanup_free char *dir = NULL;
   char *slash;
-  int ret;
+  int ret, fd;
 
   if (path == NULL || path[0] != '/')
     return moat_fail (err, EINVAL, "audit log %s: not an absolute path",
                       path ? path : "(none)");
-  line = audit_line (r);
-  len = strlen (line);
-
   dir = xstrdup (path);
   slash = strrchr (dir, '/');
   if (slash != dir)
@@ -97,12 +90,37 @@ audit_write (const char *path, const struct audit_record *r,
              0600);
   if (fd < 0)
     return moat_fail (err, errno, "opening audit log %s", path);
+  *ret_fd = fd;
+  return 0;
+}
+
+int
+audit_write_fd (int fd, const struct audit_record *r, struct moat_error **err)
+{
+  cleanup_free char *line = audit_line (r);
+  size_t len = strlen (line);
+  ssize_t n;
+
   do
     n = write (fd, line, len);
   while (n < 0 && errno == EINTR);
   if (n < 0)
-    return moat_fail (err, errno, "writing audit log %s", path);
-  if ((size_t)n != len)
-    return moat_fail (err, ENOSPC, "writing audit log %s: short write", path);
+    return moat_fail (err, errno, "writing audit log");
+  if ((size_t) n != len)
+    return moat_fail (err, ENOSPC, "writing audit log: short write");
+  return 0;
+}
+
+int
+audit_write (const char *path, const struct audit_record *r,
+             struct moat_error **err)
+{
+  cleanup_close int fd = -1;
+  int ret = audit_open (path, &fd, err);
+  if (ret < 0)
+    return ret;
+  ret = audit_write_fd (fd, r, err);
+  if (ret < 0)
+    return moat_error_wrap (err, "%s", path);
   return 0;
 }

@@ -17,6 +17,12 @@ struct audit_record
   const char *error;   /* message when failed */
 };
 
+/* Open (creating it and its directory) for appending: verbs that start
+ * processes open it before they act, so they fail closed. */
+int audit_open (const char *path, int *ret_fd, struct moat_error **err);
+/* Append one line to an fd from audit_open, in a single write. */
+int audit_write_fd (int fd, const struct audit_record *r,
+                    struct moat_error **err);
 /* Append one line to path (creating its directory, mode 0600/0700). */
 int audit_write (const char *path, const struct audit_record *r,
                  struct moat_error **err);

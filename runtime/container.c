@@ -166,6 +166,15 @@ container_load (const struct moat_globals *g, const char *id, bool lock,
   return 0;
 }
 
+int
+container_effective_profile (const struct moat_globals *g,
+                             const struct spec *s, struct profile **ret,
+                             struct moat_error **err)
+{
+  return profile_effective (g->profile, s->annotations, s->n_annotations, ret,
+                            NULL, err);
+}
+
 /* The hardened spec of a created container, from its saved config.json. */
 int
 container_load_spec (const struct moat_globals *g, int dirfd,
@@ -261,12 +270,10 @@ open_bind_sources (struct spec *s, const char *bundle,
       r = profile_check_bind_source (real, p, err);
       if (r < 0)
         moat_error_wrap (err, "mounts[%zu]", i);
-      else if (r == 1)
-        {
-          /* A host file the profile lets in read-only (resolv.conf). */
-          strv_append (&m->options, "ro");
-          r = 0;
-        }
+      else if (profile_bind_needs_readonly (real, p))
+        /* A host file the profile lets in read-only (resolv.conf, /usr),
+         * however the source path reached it. */
+        strv_append (&m->options, "ro");
     }
   if (r < 0)
     {
@@ -474,8 +481,9 @@ create_ctx_release (struct create_ctx *c)
 }
 
 static int
-create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
-               struct create_ctx *c, struct spec *s, const char *config_text,
+create_in_ctx (const struct moat_globals *g, const struct profile *eff,
+               const struct create_opts *o, struct create_ctx *c,
+               struct spec *s, const char *config_text,
                size_t config_len, const char *bundle, const char *rootfs,
                bool for_run, int *ret_master, struct moat_error **err)
 {
@@ -529,7 +537,7 @@ create_in_ctx (const struct moat_globals *g, const struct create_opts *o,
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", rel);
-  profile_netguard_rules (g->profile, &rules);
+  profile_netguard_rules (eff, &rules);
   if (cgroup_unified_fd (c->cg) >= 0)
     {
       r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
@@ -704,6 +712,7 @@ container_create_internal (const struct moat_globals *g,
 {
   struct create_ctx c = { .rootfd = -1, .dirfd = -1 };
   cleanup_spec struct spec *s = NULL;
+  cleanup_profile struct profile *eff = NULL;
   cleanup_free char *config_text = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
@@ -736,7 +745,10 @@ container_create_internal (const struct moat_globals *g,
   r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r < 0)
     return r;
-  r = create_in_ctx (g, o, &c, s, config_text, config_len, bundle, rootfs,
+  r = container_effective_profile (g, s, &eff, err);
+  if (r < 0)
+    return r;
+  r = create_in_ctx (g, eff, o, &c, s, config_text, config_len, bundle, rootfs,
                      for_run, ret_master, err);
   if (r < 0)
     create_ctx_undo (&c, o->id);

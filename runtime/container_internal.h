@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "container.h"
+#include "profile.h"
 #include "../oci/json.h"
 #include "../oci/state.h"
 
@@ -25,6 +26,20 @@ cleanup_statep (struct container_state **s)
     state_free (*s);
 }
 #define cleanup_state __attribute__ ((cleanup (cleanup_statep)))
+
+static inline void
+cleanup_profilep (struct profile **p)
+{
+  if (*p)
+    profile_free (*p);
+}
+#define cleanup_profile __attribute__ ((cleanup (cleanup_profilep)))
+
+/* The operator's profile tightened by the container's run.moat.*
+ * annotations: what its network guard and every exec get. */
+int container_effective_profile (const struct moat_globals *g,
+                                 const struct spec *s, struct profile **ret,
+                                 struct moat_error **err);
 
 /* /proc/PID/stat: state letter and start time (field 22). */
 int proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime);

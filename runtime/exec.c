@@ -218,6 +218,7 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
   cleanup_close int master = -1;
   cleanup_state struct container_state *st = NULL;
   cleanup_spec struct spec *s = NULL;
+  cleanup_profile struct profile *eff = NULL;
   struct spec_process *proc = NULL;
   struct seccomp_prog sc_config = { 0 }, sc_builtin = { 0 };
   struct cgroup *cg = NULL;
@@ -246,7 +247,9 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
       spec_process_free (proc);
       return moat_fail (err, 0, "--tty with --detach needs --console-socket");
     }
-  r = profile_apply_process (proc, g->profile,
+  r = container_effective_profile (g, s, &eff, err);
+  if (r == 0)
+    r = profile_apply_process (proc, eff,
                              g->audit ? g->audit->overrides : NULL, err);
   if (r == 0 && s->linux_.seccomp.present)
     r = seccomp_compile_config (&s->linux_.seccomp, &sc_config, err);

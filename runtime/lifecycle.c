@@ -117,7 +117,11 @@ container_start (const struct moat_globals *g, const char *id,
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
       struct netguard_rules rules;
-      profile_netguard_rules (g->profile, &rules);
+      cleanup_profile struct profile *eff = NULL;
+      r = container_effective_profile (g, s, &eff, err);
+      if (r < 0)
+        return r;
+      profile_netguard_rules (eff, &rules);
       r = netguard_fallback (st->pid, &rules, err);
       if (r < 0)
         return moat_error_wrap (err, "network guard (fallback)");

@@ -6,6 +6,9 @@ load helpers
 setup() {
 	requires_root
 	setup_bundle
+	# Unique per test and run: cgroup names are shared by every --root.
+	c1="lc$BATS_TEST_NUMBER-$$-a"
+	c2="lc$BATS_TEST_NUMBER-$$-b"
 }
 
 teardown() {
@@ -14,42 +17,42 @@ teardown() {
 
 @test "create -> created -> start -> running -> kill -> stopped -> delete" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat create -b "$BUNDLE" --pid-file "$BUNDLE/pid" c1
+	moat create -b "$BUNDLE" --pid-file "$BUNDLE/pid" "$c1"
 	[ "$status" -eq 0 ]
-	moat state c1
+	moat state "$c1"
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | jq -r .status)" = created ]
-	[ "$(echo "$output" | jq -r .id)" = c1 ]
+	[ "$(echo "$output" | jq -r .id)" = "$c1" ]
 	[ "$(echo "$output" | jq -r .bundle)" = "$BUNDLE" ]
 	pid=$(echo "$output" | jq -r .pid)
 	[ "$pid" = "$(cat "$BUNDLE/pid")" ]
 	[ -d "/proc/$pid" ]
 
-	moat start c1
+	moat start "$c1"
 	[ "$status" -eq 0 ]
-	moat state c1
+	moat state "$c1"
 	[ "$(echo "$output" | jq -r .status)" = running ]
 	# The payload replaced the init: sleep is pid $pid now.
 	grep -q sleep "/proc/$pid/cmdline"
 
-	moat kill c1 KILL
+	moat kill "$c1" KILL
 	[ "$status" -eq 0 ]
-	wait_status c1 stopped
-	moat state c1
+	wait_status "$c1" stopped
+	moat state "$c1"
 	[ "$(echo "$output" | jq -r .pid)" = 0 ]
 
-	moat delete c1
+	moat delete "$c1"
 	[ "$status" -eq 0 ]
-	assert_nothing_left c1
-	moat state c1
+	assert_nothing_left "$c1"
+	moat state "$c1"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *'container "c1" does not exist'* ]]
+	[[ "$output" == *"container \"$c1\" does not exist"* ]]
 }
 
 @test "state's created is RFC3339" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat create -b "$BUNDLE" c1
-	moat state c1
+	moat create -b "$BUNDLE" "$c1"
+	moat state "$c1"
 	created=$(echo "$output" | jq -r .created)
 	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$ ]]
 }
@@ -66,11 +69,11 @@ teardown() {
 	update_config '.process.args = ["sleep", "100"]'
 	(
 		rc=0
-		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" sig1 >/dev/null 2>&1 </dev/null || rc=$?
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" "$c1" >/dev/null 2>&1 </dev/null || rc=$?
 		echo "$rc" >"$BUNDLE/rc"
 	) &
-	wait_status sig1 running
-	moat kill sig1 KILL
+	wait_status "$c1" running
+	moat kill "$c1" KILL
 	[ "$status" -eq 0 ]
 	wait
 	[ "$(cat "$BUNDLE/rc")" -eq 137 ]
@@ -78,65 +81,65 @@ teardown() {
 
 @test "run leaves nothing behind" {
 	update_config '.process.args = ["true"]'
-	moat run -b "$BUNDLE" c2
+	moat run -b "$BUNDLE" "$c2"
 	[ "$status" -eq 0 ]
-	assert_nothing_left c2
+	assert_nothing_left "$c2"
 }
 
 @test "kill accepts numbers, names and SIG names" {
 	update_config '.process.args = ["sleep", "100"]'
 	for sig in 9 KILL SIGKILL; do
-		moat run -d -b "$BUNDLE" "k-$sig"
+		moat run -d -b "$BUNDLE" "$c1-$sig"
 		[ "$status" -eq 0 ]
-		moat kill "k-$sig" "$sig"
+		moat kill "$c1-$sig" "$sig"
 		[ "$status" -eq 0 ]
-		wait_status "k-$sig" stopped
-		moat delete "k-$sig"
+		wait_status "$c1-$sig" stopped
+		moat delete "$c1-$sig"
 		[ "$status" -eq 0 ]
 	done
-	moat run -d -b "$BUNDLE" k-bad
-	moat kill k-bad NOTASIGNAL
+	moat run -d -b "$BUNDLE" "$c1-bad"
+	moat kill "$c1-bad" NOTASIGNAL
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"invalid signal"* ]]
 }
 
 @test "kill of a stopped container says container not running" {
-	moat create -b "$BUNDLE" c1
-	moat start c1
-	wait_status c1 stopped
-	moat kill c1 9
+	moat create -b "$BUNDLE" "$c1"
+	moat start "$c1"
+	wait_status "$c1" stopped
+	moat kill "$c1" 9
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"container not running"* ]]
 }
 
 @test "kill --all signals every process in the container" {
 	update_config '.process.args = ["sh", "-c", "sleep 100 & sleep 100 & wait"]'
-	moat run -d -b "$BUNDLE" c1
+	moat run -d -b "$BUNDLE" "$c1"
 	[ "$status" -eq 0 ]
-	moat kill --all c1 KILL
+	moat kill --all "$c1" KILL
 	[ "$status" -eq 0 ]
-	wait_status c1 stopped
+	wait_status "$c1" stopped
 }
 
 @test "delete of a running container needs --force" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat run -d -b "$BUNDLE" c1
-	moat delete c1
+	moat run -d -b "$BUNDLE" "$c1"
+	moat delete "$c1"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"not stopped"* ]]
-	moat delete --force c1
+	moat delete --force "$c1"
 	[ "$status" -eq 0 ]
-	assert_nothing_left c1
+	assert_nothing_left "$c1"
 }
 
 @test "delete of a created container kills it (as runc does)" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat create -b "$BUNDLE" --pid-file "$BUNDLE/pid" c1
+	moat create -b "$BUNDLE" --pid-file "$BUNDLE/pid" "$c1"
 	pid=$(cat "$BUNDLE/pid")
-	moat delete c1
+	moat delete "$c1"
 	[ "$status" -eq 0 ]
 	! kill -0 "$pid" 2>/dev/null
-	assert_nothing_left c1
+	assert_nothing_left "$c1"
 }
 
 @test "delete of a missing container says does not exist" {
@@ -146,29 +149,29 @@ teardown() {
 }
 
 @test "start of a stopped container fails" {
-	moat create -b "$BUNDLE" c1
-	moat start c1
-	wait_status c1 stopped
-	moat start c1
+	moat create -b "$BUNDLE" "$c1"
+	moat start "$c1"
+	wait_status "$c1" stopped
+	moat start "$c1"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"stopped"* ]]
 }
 
 @test "duplicate create of a live id fails and keeps the first" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat create -b "$BUNDLE" c1
+	moat create -b "$BUNDLE" "$c1"
 	[ "$status" -eq 0 ]
-	moat create -b "$BUNDLE" c1
+	moat create -b "$BUNDLE" "$c1"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"already exists"* ]]
-	moat state c1
+	moat state "$c1"
 	[ "$(echo "$output" | jq -r .status)" = created ]
 }
 
 @test "concurrent create of one id: exactly one wins" {
 	update_config '.process.args = ["sleep", "100"]'
 	for i in $(seq 1 8); do
-		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" same >"$BUNDLE/out.$i" 2>&1 &
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" "$c1" >"$BUNDLE/out.$i" 2>&1 &
 	done
 	wait
 	ok=0
@@ -176,33 +179,33 @@ teardown() {
 		grep -q . "$BUNDLE/out.$i" || ok=$((ok + 1))
 	done
 	[ "$ok" -eq 1 ]
-	moat state same
+	moat state "$c1"
 	[ "$(echo "$output" | jq -r .status)" = created ]
 }
 
 @test "list shows containers, as a table and as JSON" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat create -b "$BUNDLE" c1
-	moat run -d -b "$BUNDLE" c2
+	moat create -b "$BUNDLE" "$c1"
+	moat run -d -b "$BUNDLE" "$c2"
 	moat list
 	[ "$status" -eq 0 ]
-	[[ "$output" == *c1*created* ]]
-	[[ "$output" == *c2*running* ]]
+	[[ "$output" == *"$c1"*created* ]]
+	[[ "$output" == *"$c2"*running* ]]
 	moat list --format json
 	[ "$(echo "$output" | jq length)" = 2 ]
-	[ "$(echo "$output" | jq -r '.[] | select(.id=="c2") | .status')" = running ]
+	[ "$(echo "$output" | jq -r --arg id "$c2" '.[] | select(.id==$id) | .status')" = running ]
 }
 
 @test "the pid file is written and complete when create returns" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat create -b "$BUNDLE" --pid-file "$BUNDLE/c.pid" c1
+	moat create -b "$BUNDLE" --pid-file "$BUNDLE/c.pid" "$c1"
 	[ "$status" -eq 0 ]
 	[[ "$(cat "$BUNDLE/c.pid")" =~ ^[0-9]+$ ]]
 }
 
 @test "--flag=value and --flag value both work, unknown flags are tolerated" {
 	update_config '.process.args = ["sleep", "100"]'
-	moat --log-format=json create --bundle="$BUNDLE" --no-new-keyring --some-future-flag c1
+	moat --log-format=json create --bundle="$BUNDLE" --no-new-keyring --some-future-flag "$c1"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"ignoring unknown flag --some-future-flag"* ]]
 }
