@@ -219,6 +219,11 @@ linux_init_main (struct init_args *a)
    * locked for as long as the container lives. */
   if (a->lock_fd >= 0)
     close (a->lock_fd);
+  /* Until execve the init is a copy of moat: nothing in a shared pid
+   * namespace may read its memory or open its /proc/PID/exe for writing
+   * (CVE-2019-5736); execve resets this for the payload. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    _exit (1);
   /* Until moat has seen READY, the init must not outlive it. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     _exit (1);
