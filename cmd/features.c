@@ -4,6 +4,7 @@
 
 #include "../oci/json.h"
 #include "../oci/spec.h"
+#include "../runtime/cgroup.h"
 #include "../runtime/util.h"
 #include "cmd.h"
 
@@ -104,6 +105,15 @@ VERB (features)
   jw_string (w, MOAT_VERSION);
   jw_key (w, "run.moat.profiles");
   jw_string (w, "strict,egress");
+  /* Which G1 mechanism holds on this host (SPEC: the fallback where no
+   * cgroup v2 hierarchy exists). */
+  {
+    enum cgroup_mode mode;
+    jw_key (w, "run.moat.network-guard");
+    jw_string (w, cgroup_mode (&mode, NULL) == 0 && mode == CGROUP_MODE_V1
+                      ? "fallback"
+                      : "cgroup-bpf");
+  }
   jw_object_end (w);
   jw_object_end (w);
   text = json_writer_finish (w);
