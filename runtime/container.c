@@ -372,15 +372,28 @@ open_namespaces (const struct spec *s, const struct profile *p, int *ns_fds,
       if (ns_fds[t] < 0)
         return moat_fail (err, errno, "opening %s namespace %s",
                           ns_type_name (t), path);
-      /* Joining the host's own namespace would undo the isolation. */
-      snprintf (host, sizeof (host), "/proc/1/ns/%s", proc_ns_name[t]);
-      if (fstat (ns_fds[t], &st) < 0 || stat (host, &hst) < 0)
+      /* Joining the host's own namespace would undo the isolation: pid 1's
+       * or moat's own. pid 1 may be out of reach (EACCES when it holds
+       * capabilities moat lacks): moat's own still has to be checked. */
+      if (fstat (ns_fds[t], &st) < 0)
         return moat_fail (err, errno, "checking %s namespace %s",
                           ns_type_name (t), path);
-      r = profile_check_ns_join (t, st.st_dev, st.st_ino, hst.st_dev,
-                                 hst.st_ino, p, err);
-      if (r < 0)
-        return r;
+      for (int owner = 0; owner < 2; owner++)
+        {
+          snprintf (host, sizeof (host), "/proc/%s/ns/%s",
+                    owner == 0 ? "self" : "1", proc_ns_name[t]);
+          if (stat (host, &hst) < 0)
+            {
+              if (owner == 1 && errno == EACCES)
+                continue;
+              return moat_fail (err, errno, "checking %s namespace %s",
+                                ns_type_name (t), path);
+            }
+          r = profile_check_ns_join (t, st.st_dev, st.st_ino, hst.st_dev,
+                                     hst.st_ino, p, err);
+          if (r < 0)
+            return r;
+        }
     }
   return 0;
 }
