@@ -265,6 +265,35 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
   return statedir_remove (rootfd, st->id, err);
 }
 
+/* delete --force of a state dir whose state.json is unreadable: the
+ * cgroup (and with it every process of the container) is found from the
+ * saved config.json, or the default path when that is unreadable too. */
+static void
+destroy_orphan_cgroup (const struct moat_globals *g, int rootfd,
+                       const char *id)
+{
+  cleanup_close int dirfd
+      = openat (rootfd, id, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  cleanup_free char *text = NULL;
+  cleanup_free char *rel = NULL;
+  cleanup_spec struct spec *s = NULL;
+  struct cgroup *cg = NULL;
+  size_t len;
+
+  if (dirfd < 0)
+    return;
+  if (read_file_at (dirfd, "config.json", JSON_MAX_SIZE_CONFIG, &text, &len)
+      == 0)
+    spec_parse (text, len, &s, NULL);
+  if (cgroup_resolve_path (s ? s->linux_.cgroups_path : NULL, id,
+                           g->systemd_cgroup, &rel, NULL)
+          < 0
+      || cgroup_open (rel, &cg, NULL) < 0)
+    return;
+  cgroup_destroy (cg, NULL);
+  cgroup_free (cg);
+}
+
 int
 container_delete (const struct moat_globals *g, const char *id, bool force,
                   struct moat_error **err)
@@ -286,6 +315,7 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
           if (rfd >= 0 && container_id_check (id, NULL) == 0)
             {
               moat_error_free (err);
+              destroy_orphan_cgroup (g, rfd, id);
               return statedir_remove (rfd, id, err);
             }
         }
