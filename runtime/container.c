@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -225,6 +226,27 @@ write_id_map (pid_t pid, const char *file, const struct spec_idmap *m,
   return 0;
 }
 
+/* The child attaches bind sources in its own mount namespace, and the
+ * kernel clones a tree only from the caller's namespace: clone it here, as
+ * a detached tree the child can move_mount. */
+static int
+detach_bind_source (const struct spec_mount *m, int *fd,
+                    struct moat_error **err)
+{
+  unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
+  int tree;
+
+  for (char **o = m->options; o && *o; o++)
+    if (strcmp (*o, "rbind") == 0)
+      flags |= AT_RECURSIVE;
+  tree = open_tree (*fd, "", flags);
+  if (tree < 0)
+    return moat_fail (err, errno, "bind mount %s: open_tree", m->destination);
+  close (*fd);
+  *fd = tree;
+  return 0;
+}
+
 static int
 open_bind_sources (struct spec *s, const char *bundle,
                    const struct profile *p, int **ret_fds,
@@ -274,6 +296,8 @@ open_bind_sources (struct spec *s, const char *bundle,
         /* A host file the profile lets in read-only (resolv.conf, /usr),
          * however the source path reached it. */
         strv_append (&m->options, "ro");
+      if (r == 0)
+        r = detach_bind_source (m, &fds[i], err);
     }
   if (r < 0)
     {

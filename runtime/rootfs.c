@@ -203,19 +203,14 @@ attrs_from_flags (unsigned long f)
   return a;
 }
 
-/* Clone the tree at srcfd, set its attributes, attach it on dstfd. */
+/* Set the attributes of a detached tree, attach it on dstfd. */
 static int
-bind_fd (int srcfd, int dstfd, bool recursive, unsigned long flags,
-         unsigned long propagation, const char *what, struct moat_error **err)
+attach_tree (int tree, int dstfd, bool recursive, unsigned long flags,
+             unsigned long propagation, const char *what,
+             struct moat_error **err)
 {
-  cleanup_close int tree = -1;
   struct mount_attr attr = { 0 };
 
-  tree = open_tree (srcfd, "",
-                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH
-                        | (recursive ? AT_RECURSIVE : 0));
-  if (tree < 0)
-    return moat_fail (err, errno, "bind mount %s: open_tree", what);
   attr.attr_set = attrs_from_flags (flags);
   if (propagation)
     attr.propagation = propagation & ~MS_REC;
@@ -229,6 +224,21 @@ bind_fd (int srcfd, int dstfd, bool recursive, unsigned long flags,
       < 0)
     return moat_fail (err, errno, "bind mount %s: attaching", what);
   return 0;
+}
+
+/* Clone the tree at srcfd (in this mount namespace), attach it on dstfd. */
+static int
+bind_fd (int srcfd, int dstfd, bool recursive, unsigned long flags,
+         unsigned long propagation, const char *what, struct moat_error **err)
+{
+  cleanup_close int tree = -1;
+
+  tree = open_tree (srcfd, "",
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH
+                        | (recursive ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return moat_fail (err, errno, "bind mount %s: open_tree", what);
+  return attach_tree (tree, dstfd, recursive, flags, propagation, what, err);
 }
 
 static int
@@ -272,9 +282,10 @@ mount_one (int rootfd, const struct spec_mount *m, int srcfd,
   if (r < 0)
     return moat_error_wrap (err, "mount %s", m->destination);
 
+  /* srcfd is a detached tree, cloned by the parent (container.c). */
   if (bind)
-    return bind_fd (srcfd, dst, (mf.flags & MS_REC) != 0, mf.flags,
-                    mf.propagation, m->destination, err);
+    return attach_tree (srcfd, dst, (mf.flags & MS_REC) != 0, mf.flags,
+                        mf.propagation, m->destination, err);
 
   if (type && strcmp (type, "cgroup") == 0)
     {
