@@ -197,6 +197,29 @@ log_error (const char *log, const char *format, const char *msg)
   write_all (fd, line, strlen (line));
 }
 
+/* The id as the error line shows it: an id moat refused may hold a
+ * newline or be kilobytes long, and the error must stay one short line. */
+static char *
+printable_id (const char *id)
+{
+  char *out;
+  size_t n = 0;
+
+  if (container_id_check (id, NULL) == 0)
+    return xstrdup (id);
+  out = xmalloc (64 * 4 + 4);
+  for (size_t i = 0; id[i] && i < 64; i++)
+    {
+      unsigned char c = (unsigned char) id[i];
+      if (c < 0x20 || c == 0x7f)
+        n += sprintf (out + n, "\\x%02x", c);
+      else
+        out[n++] = (char) c;
+    }
+  strcpy (out + n, strlen (id) > 64 ? "..." : "");
+  return out;
+}
+
 static void
 print_version (void)
 {
@@ -282,9 +305,9 @@ main (int argc, char **argv)
   if (r < 0)
     {
       const char *msg = err && err->msg ? err->msg : "failed";
-      cleanup_free char *full = ctx.id ? xasprintf ("%s %s: %s", ctx.verb,
-                                                    ctx.id, msg)
-                                       : xasprintf ("%s: %s", ctx.verb, msg);
+      cleanup_free char *id = ctx.id ? printable_id (ctx.id) : NULL;
+      cleanup_free char *full = id ? xasprintf ("%s %s: %s", ctx.verb, id, msg)
+                                   : xasprintf ("%s: %s", ctx.verb, msg);
       fprintf (stderr, "moat: %s\n", full);
       log_error (gp.log, gp.log_format, msg);
     }
