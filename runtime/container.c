@@ -59,6 +59,16 @@ container_id_check (const char *id, struct moat_error **err)
   return 0;
 }
 
+void
+container_audit_bundle (const struct moat_globals *g, const char *bundle)
+{
+  /* run goes through create, start and delete: the last one wins. */
+  if (g->audit == NULL || bundle == NULL)
+    return;
+  free (g->audit->bundle);
+  g->audit->bundle = xstrdup (bundle);
+}
+
 int
 proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime)
 {
@@ -159,8 +169,7 @@ container_load (const struct moat_globals *g, const char *id, bool lock,
   r = statedir_read_state (dirfd, ret_st, err);
   if (r < 0)
     return r;
-  if (g->audit && (*ret_st)->bundle)
-    g->audit->bundle = xstrdup ((*ret_st)->bundle);
+  container_audit_bundle (g, (*ret_st)->bundle);
   if (ret_rootfd)
     *ret_rootfd = steal_fd (&rootfd);
   *ret_dirfd = steal_fd (&dirfd);
@@ -765,8 +774,7 @@ container_create_internal (const struct moat_globals *g,
   if (realpath (o->bundle ? o->bundle : ".", real) == NULL)
     return moat_fail (err, errno, "bundle %s", o->bundle ? o->bundle : ".");
   bundle = xstrdup (real);
-  if (g->audit)
-    g->audit->bundle = xstrdup (bundle);
+  container_audit_bundle (g, bundle);
   r = read_config (bundle, &s, &config_text, &config_len, err);
   if (r < 0)
     return r;

@@ -41,6 +41,9 @@ int container_effective_profile (const struct moat_globals *g,
                                  const struct spec *s, struct profile **ret,
                                  struct moat_error **err);
 
+/* Record the bundle for the audit line (G11). */
+void container_audit_bundle (const struct moat_globals *g, const char *bundle);
+
 /* /proc/PID/stat: state letter and start time (field 22). */
 int proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime);
 /* Is the init of st alive (same start time, not a zombie)? */
