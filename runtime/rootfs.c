@@ -468,10 +468,19 @@ rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err)
     }
   else
     {
+      cleanup_close int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+      if (oldroot < 0)
+        return moat_fail (err, errno, "opening the old root");
       /* pivot_root(".", ".") stacks the old root on top of the new one;
-       * detaching it leaves only the container's tree. */
+       * detaching it leaves only the container's tree. mount(2), unlike
+       * umount2, does not climb from "." to the old root stacked there:
+       * without the fchdir the slave flag would land on the container's
+       * own tree and undo its "shared" mounts. */
       if (syscall (SYS_pivot_root, ".", ".") < 0)
         return moat_fail (err, errno, "pivot_root");
+      if (fchdir (oldroot) < 0)
+        return moat_fail (err, errno, "chdir to the old root");
       if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
         return moat_fail (err, errno, "making the old root a slave");
       if (umount2 (".", MNT_DETACH) < 0)
