@@ -520,8 +520,10 @@ mask_path (int rootfd, const char *path, struct moat_error **err)
           return moat_fail (err, 0, "masking %s: no /dev/null to mask with",
                             path);
         }
-      return bind_fd (null, dst, false, MS_RDONLY | MS_NOSUID | MS_NODEV
-                      | MS_NOEXEC, 0, path, err);
+      /* Not nodev: the file must read empty, as runc's masks do, not
+       * fail with EACCES. */
+      return bind_fd (null, dst, false, MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0,
+                      path, err);
     }
   fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
   if (fsfd < 0)
