@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# G2: the cloud metadata addresses are unreachable in every profile, egress
+# included: 169.254.0.0/16, fd00:ec2::254, and their IPv4-mapped IPv6
+# forms. Under egress another address gets past the guard (no route here:
+# "Network is unreachable"), which shows the refusals are G2's own.
+
+load profile_helpers
+
+GUARANTEE=g2
+
+setup() {
+	requires_root
+}
+
+teardown() {
+	teardown_profile
+}
+
+PROBES=(
+	"connect 169.254.169.254 80|connect(169.254.169.254:80): Operation not permitted (errno 1)"
+	"sendto 169.254.169.254 53|sendto(169.254.169.254:53): Operation not permitted (errno 1)"
+	"connect 169.254.0.1 80|connect(169.254.0.1:80): Operation not permitted (errno 1)"
+	"connect6 fd00:ec2::254 80|connect([fd00:ec2::254]:80): Operation not permitted (errno 1)"
+	"sendto6 fd00:ec2::254 53|sendto([fd00:ec2::254]:53): Operation not permitted (errno 1)"
+	"connect6 ::ffff:169.254.169.254 80|connect([::ffff:169.254.169.254]:80): Operation not permitted (errno 1)"
+	"sendto6 ::ffff:169.254.169.254 53|sendto([::ffff:169.254.169.254]:53): Operation not permitted (errno 1)"
+)
+
+# $1: the profile; $2: what a non-metadata address gets under it.
+check_metadata() {
+	local profile="$1" other="$2" script="" i
+	add_testbin sysprobe
+	for p in "${PROBES[@]}"; do
+		script="$script sysprobe ${p%%|*};"
+	done
+	in_container --profile "$profile" "$script sysprobe connect 10.1.2.3 80"
+	for i in "${!PROBES[@]}"; do
+		[ "${lines[$i]}" = "${PROBES[$i]#*|}" ] || {
+			echo "$profile: sysprobe ${PROBES[$i]%%|*}: got '${lines[$i]}'" >&2
+			return 1
+		}
+	done
+	[ "${lines[${#PROBES[@]}]}" = "connect(10.1.2.3:80): $other" ]
+}
+
+EPERM="Operation not permitted (errno 1)"
+UNREACHABLE="Network is unreachable (errno 101)"
+
+@test "G2 spec: metadata refused under strict and egress" {
+	prepare_bundle spec
+	check_metadata strict "$EPERM"
+	check_metadata egress "$UNREACHABLE"
+}
+
+@test "G2 docker.02 (bridge network): metadata refused under strict and egress" {
+	prepare_bundle docker.02
+	check_metadata strict "$EPERM"
+	check_metadata egress "$UNREACHABLE"
+}
+
+@test "G2 permissive (host network): metadata refused under strict and egress" {
+	prepare_bundle permissive
+	check_metadata strict "$EPERM"
+	check_metadata egress "$UNREACHABLE"
+}
+
+@test "G2 an operator config cannot open the metadata range" {
+	prepare_bundle spec
+	printf '{"audit_log": "%s", "egress_deny": []}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	check_metadata egress "$UNREACHABLE"
+}
+
+@test "G2 exec under egress: metadata refused" {
+	prepare_bundle permissive
+	add_testbin sysprobe
+	start_sleeper --profile egress
+	for p in "${PROBES[@]}"; do
+		# shellcheck disable=SC2086
+		moat exec "$CID" sysprobe ${p%%|*}
+		[ "$output" = "${p#*|}" ]
+	done
+	moat exec "$CID" sysprobe connect 10.1.2.3 80
+	[ "$output" = "connect(10.1.2.3:80): $UNREACHABLE" ]
+}
