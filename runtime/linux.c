@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -110,6 +111,7 @@ static int
 open_cwd (const char *cwd, int *ret, struct moat_error **err)
 {
   int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
   int r;
   if (root < 0)
     return moat_fail (err, errno, "opening /");
@@ -117,6 +119,13 @@ open_cwd (const char *cwd, int *ret, struct moat_error **err)
   close (root);
   if (r < 0)
     return moat_error_wrap (err, "process.cwd");
+  /* Refused here, at create, and not by the fchdir after start. */
+  if (fstat (*ret, &st) == 0 && !S_ISDIR (st.st_mode))
+    {
+      close (*ret);
+      *ret = -1;
+      return moat_fail (err, ENOTDIR, "process.cwd %s", cwd);
+    }
   return 0;
 }
 
