@@ -393,6 +393,28 @@ cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err)
 }
 
 int
+cgroup_add_self (struct cgroup *cg, bool skip_unified, struct moat_error **err)
+{
+  for (size_t i = 0; i < cg->n_hiers; i++)
+    {
+      struct cgroup_hier *h = &cg->hiers[i];
+      bool v2 = (h->ctrls & CG_UNIFIED) != 0;
+      int r;
+
+      if (v2 && skip_unified)
+        continue;
+      /* v1 `tasks` moves one thread: "0", the caller alone, is exempt from
+       * the global threadgroup lock that a write to cgroup.procs takes and
+       * whose RCU grace period it waits for. */
+      r = cg_write (h, v2 ? "cgroup.procs" : "tasks", "0", err);
+      if (r < 0)
+        return moat_error_wrap (err, "joining cgroup %s (%s)", cg->rel,
+                                h->name);
+    }
+  return 0;
+}
+
+int
 cgroup_unified_fd (struct cgroup *cg)
 {
   struct cgroup_hier *h = cgroup_hier_for (cg, CG_UNIFIED);

@@ -67,6 +67,14 @@ int cgroup_open (const char *rel, struct cgroup **ret,
 void cgroup_free (struct cgroup *cg);
 
 int cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err);
+/* Move the calling process into the cgroup, from the inside: for the
+ * container's init before exec, which must have a single thread. On v1 it
+ * writes "0" to each hierarchy's `tasks`, which skips the kernel's global
+ * threadgroup lock that cgroup_add_pid's cgroup.procs write takes, and the
+ * RCU grace period it waits for (4-13 ms a container on a v1 or hybrid host).
+ * skip_unified: the v2 hierarchy is already joined (CLONE_INTO_CGROUP). */
+int cgroup_add_self (struct cgroup *cg, bool skip_unified,
+                     struct moat_error **err);
 /* O_RDONLY|O_DIRECTORY fd of the cgroup in the v2 hierarchy (for BPF and
  * CLONE_INTO_CGROUP; not O_PATH, which older kernels refuse for
  * BPF_PROG_ATTACH); -1 if there is no v2 hierarchy. Owned by cg. */

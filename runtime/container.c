@@ -645,9 +645,12 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
                   && s->linux_.ns[NS_USER].path == NULL;
   ia.preserve_fds = o->preserve_fds;
   ia.lock_fd = c->dirfd;
+  /* The init joins its cgroups itself, which spares it the kernel's global
+   * lock (cgroup_add_self). */
+  ia.cgroup = c->cg;
 
-  c->pid = (pid_t) syscall (SYS_clone, linux_clone_flags (s) | SIGCHLD, 0, 0,
-                            0, 0);
+  c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
+                        &ia.in_unified_cgroup);
   if (c->pid < 0)
     {
       c->pid = 0;
@@ -690,9 +693,6 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
         if (r < 0)
           return moat_fail (err, -r, "writing oom_score_adj");
       }
-    r = cgroup_add_pid (c->cg, c->pid, err);
-    if (r < 0)
-      return r;
     r = sync_send (sync, SYNC_GO, err);
     if (r == 0)
       r = sync_recv (sync, SYNC_MOUNTS_DONE, err);

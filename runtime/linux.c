@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -43,6 +44,30 @@ linux_clone_flags (const struct spec *s)
         flags |= ns_clone_flag[t];
     }
   return flags;
+}
+
+pid_t
+linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
+{
+  *ret_in_cgroup = false;
+  if (cgroup_fd >= 0)
+    {
+      struct clone_args ca = { .flags = flags | CLONE_INTO_CGROUP,
+                               .exit_signal = SIGCHLD,
+                               .cgroup = (uint64_t)cgroup_fd };
+      pid_t pid = (pid_t)syscall (SYS_clone3, &ca, sizeof (ca));
+      if (pid >= 0)
+        {
+          *ret_in_cgroup = true;
+          return pid;
+        }
+      /* Kernels before 5.7, or a seccomp filter of an engine that hides
+       * clone3: joined the old way. */
+      if (errno != ENOSYS && errno != E2BIG && errno != EINVAL
+          && errno != EPERM)
+        return -1;
+    }
+  return (pid_t)syscall (SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
 }
 
 static int
@@ -140,6 +165,14 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   r = sync_recv (a->sync_fd, SYNC_GO, err);
   if (r < 0)
     return r;
+  /* Before anything else, as if moat had added us: the cgroup namespace
+   * below is rooted where we are. */
+  if (a->cgroup)
+    {
+      r = cgroup_add_self (a->cgroup, a->in_unified_cgroup, err);
+      if (r < 0)
+        return r;
+    }
   if (a->new_userns)
     {
       /* Become the namespace's root where 0 is mapped; otherwise stay as we

@@ -26,10 +26,18 @@ struct init_args
   bool new_userns;
   int preserve_fds;
   int lock_fd; /* the state dir's flock fd: the init must not hold it */
+  /* The container's cgroup, which the init joins itself (cgroup_add_self)
+   * right after the first GO; NULL: moat added it. */
+  struct cgroup *cgroup;
+  bool in_unified_cgroup; /* cloned into its v2 cgroup already */
 };
 
 /* clone flags for the namespaces the spec asks to create. */
 unsigned long linux_clone_flags (const struct spec *s);
+/* fork-like clone with flags (| SIGCHLD); with cgroup_fd >= 0, into that
+ * v2 cgroup (clone3 CLONE_INTO_CGROUP) where the kernel can, which
+ * *ret_in_cgroup tells. Returns the pid, 0 in the child, -1 with errno. */
+pid_t linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup);
 /* Never returns: the init's body; exits the process on failure. */
 void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 
