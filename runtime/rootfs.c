@@ -594,11 +594,13 @@ rootfs_finish (const struct spec *s, struct moat_error **err)
       if (mount (NULL, "/", NULL, f, NULL) < 0)
         return moat_fail (err, errno, "setting rootfs propagation");
     }
-  if (s->root_readonly)
-    {
-      struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-      if (mount_setattr (AT_FDCWD, "/", 0, &attr, sizeof (attr)) < 0)
-        return moat_fail (err, errno, "making / read-only");
-    }
+  /* G5: the root is nosuid,nodev like every other mount; an image's setuid
+   * files and device nodes mean nothing in the container. */
+  struct mount_attr attr
+      = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                      | (s->root_readonly ? MOUNT_ATTR_RDONLY : 0) };
+  if (mount_setattr (AT_FDCWD, "/", 0, &attr, sizeof (attr)) < 0)
+    return moat_fail (err, errno, "making / %snosuid,nodev",
+                      s->root_readonly ? "read-only, " : "");
   return 0;
 }
