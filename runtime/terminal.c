@@ -310,7 +310,10 @@ relay_copy_size (struct relay *rl)
 {
   struct winsize ws;
 
-  if (rl->size_fd >= 0 && ioctl (rl->size_fd, TIOCGWINSZ, &ws) == 0)
+  /* 0x0 is a terminal that does not know its size (a pty nobody sized):
+   * keep what the container has, such as process.consoleSize. */
+  if (rl->size_fd >= 0 && ioctl (rl->size_fd, TIOCGWINSZ, &ws) == 0
+      && (ws.ws_row != 0 || ws.ws_col != 0))
     ioctl (rl->master, TIOCSWINSZ, &ws);
 }
 

@@ -681,15 +681,18 @@ test_relay_pipes (void **state)
   relay_finish (&fx);
 }
 
+/* The relay with a tty as stdin sized ctl_rows x ctl_cols, and the
+ * container's pty sized 33x99 (process.consoleSize) beforehand. */
 static void
-test_relay_tty_raw_mode_and_resize (void **state)
+check_relay_tty (int ctl_rows, int ctl_cols, int expect_rows, int expect_cols)
 {
   struct relay_fixture fx = { 0 };
   int ctl_slave = -1;
 
   assert_int_equal (pty_open_pair (&fx.master, &fx.slave), 0);
   assert_int_equal (pty_open_pair (&fx.ctl_master, &ctl_slave), 0);
-  set_winsize (fx.ctl_master, 30, 100);
+  set_winsize (fx.slave, 33, 99);
+  set_winsize (fx.ctl_master, ctl_rows, ctl_cols);
   assert_true (is_canonical (fx.ctl_master));
   relay_start (&fx, ctl_slave);
 
@@ -697,7 +700,7 @@ test_relay_tty_raw_mode_and_resize (void **state)
    * newline, so that a canonical stdin would fail the check, not hang). */
   assert_int_equal (write (fx.ctl_master, "a\n", 2), 2);
   assert_read_exact (fx.slave, "a\n");
-  assert_winsize (fx.slave, 30, 100);
+  assert_winsize (fx.slave, expect_rows, expect_cols);
   assert_false (is_canonical (fx.ctl_master));
 
   /* A resize reaches the container before the input that follows it. */
@@ -711,6 +714,20 @@ test_relay_tty_raw_mode_and_resize (void **state)
   /* The user's terminal is back as it was. */
   assert_true (is_canonical (fx.ctl_master));
   close (fx.ctl_master);
+}
+
+static void
+test_relay_tty_raw_mode_and_resize (void **state)
+{
+  check_relay_tty (30, 100, 30, 100);
+}
+
+/* A 0x0 terminal (a pty nobody sized) does not know its size: the
+ * container keeps the one it was given. */
+static void
+test_relay_tty_unsized_keeps_console_size (void **state)
+{
+  check_relay_tty (0, 0, 33, 99);
 }
 
 int
@@ -733,6 +750,7 @@ main (void)
                                      teardown_tmpdir),
     cmocka_unit_test (test_relay_pipes),
     cmocka_unit_test (test_relay_tty_raw_mode_and_resize),
+    cmocka_unit_test (test_relay_tty_unsized_keeps_console_size),
   };
 
   /* A write to a pty whose reader is gone must fail, not kill the test. */
