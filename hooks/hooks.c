@@ -395,11 +395,32 @@ hook_run_one (const struct spec_hook *hook, const char *what,
   return 0;
 }
 
+/* runtime-spec: a failing poststart or poststop hook is a warning, and
+ * the remaining hooks still run. */
+static bool
+hook_kind_continues_after_failure (enum hook_kind kind)
+{
+  return kind == HOOK_POSTSTART || kind == HOOK_POSTSTOP;
+}
+
+/* Add a later failure's text to the first one's. */
+static void
+hook_error_append (struct moat_error **first, struct moat_error **later)
+{
+  char *joined = xasprintf ("%s; %s", (*first)->msg, (*later)->msg);
+
+  free ((*first)->msg);
+  (*first)->msg = joined;
+  moat_error_free (later);
+}
+
 int
 hooks_run (const struct spec_hook_list *hooks, enum hook_kind kind,
            const char *state_json, struct moat_error **err)
 {
   cleanup_free char *what = NULL;
+  struct moat_error *first = NULL;
+  int first_r = 0;
 
   if (hooks == NULL || hooks->n == 0)
     return 0;
@@ -407,9 +428,26 @@ hooks_run (const struct spec_hook_list *hooks, enum hook_kind kind,
   what = xasprintf ("%s hook", hook_kind_name (kind));
   for (size_t i = 0; i < hooks->n; i++)
     {
-      int r = hook_run_one (&hooks->v[i], what, state_json, err);
-      if (r < 0)
-        return r;
+      struct moat_error *hook_err = NULL;
+      int r = hook_run_one (&hooks->v[i], what, state_json, &hook_err);
+
+      if (r >= 0)
+        continue;
+      if (first == NULL)
+        {
+          first = hook_err;
+          first_r = r;
+        }
+      else
+        hook_error_append (&first, &hook_err);
+      if (!hook_kind_continues_after_failure (kind))
+        break;
     }
-  return 0;
+  if (first == NULL)
+    return 0;
+  if (err != NULL && *err == NULL)
+    *err = first;
+  else
+    moat_error_free (&first);
+  return first_r;
 }

@@ -561,6 +561,35 @@ test_order_and_first_failure_stops (void **state)
   assert_string_equal (got, "one\ntwo arg\nthree\n");
 }
 
+/* runtime-spec: a failing poststart or poststop hook does not stop the
+ * ones after it. */
+static void
+test_poststop_runs_all_and_reports_each_failure (void **state)
+{
+  cleanup_free char *log = tmp_path ("order");
+  cleanup_free char *h1 = write_script ("p1", "echo one >> %s\nexit 1\n", log);
+  cleanup_free char *h2 = write_script ("p2", "echo two >> %s\n", log);
+  cleanup_free char *h3
+      = write_script ("p3", "echo three >> %s\nexit 2\n", log);
+  struct spec_hook v[] = {
+    hook_of (h1, NULL, NULL, 0),
+    hook_of (h2, NULL, NULL, 0),
+    hook_of (h3, NULL, NULL, 0),
+  };
+  struct spec_hook_list all = { .v = v, .n = 3 };
+  cleanup_error struct moat_error *err = NULL;
+  cleanup_free char *got = NULL;
+  cleanup_free char *expect = xasprintf (
+      "poststop hook %s: exited with status 1; poststop hook %s: exited with "
+      "status 2",
+      h1, h3);
+
+  assert_true (hooks_run (&all, HOOK_POSTSTOP, "{}", &err) < 0);
+  assert_string_equal (err->msg, expect);
+  got = read_tmp ("order", NULL);
+  assert_string_equal (got, "one\ntwo\nthree\n");
+}
+
 static void
 test_empty_list (void **state)
 {
@@ -686,6 +715,8 @@ main (int argc, char **argv)
                                      teardown),
     cmocka_unit_test_setup_teardown (test_order_and_first_failure_stops, setup,
                                      teardown),
+    cmocka_unit_test_setup_teardown (
+        test_poststop_runs_all_and_reports_each_failure, setup, teardown),
     cmocka_unit_test (test_empty_list),
     cmocka_unit_test_setup_teardown (test_no_fd_leaks, setup, teardown),
     cmocka_unit_test_setup_teardown (test_without_pidfd, setup, teardown),
