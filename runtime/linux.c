@@ -160,6 +160,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
 {
   const struct spec *s = a->spec;
   const struct spec_process *p = s->process;
+  cleanup_free char *creating_state = NULL;
   int r;
 
   r = sync_recv (a->sync_fd, SYNC_GO, err);
@@ -210,8 +211,11 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   r = sync_send (a->sync_fd, SYNC_MOUNTS_DONE, err);
   if (r < 0)
     return r;
-  /* moat runs prestart and createRuntime hooks here. */
-  r = sync_recv_data (a->sync_fd, SYNC_GO, ret_state, err);
+  /* moat runs prestart and createRuntime hooks here; then come the states
+   * for createContainer and for startContainer. */
+  r = sync_recv_data (a->sync_fd, SYNC_GO, &creating_state, err);
+  if (r == 0)
+    r = sync_recv_data (a->sync_fd, SYNC_GO, ret_state, err);
   if (r < 0)
     return r;
   r = rootfs_pivot (a->rootfs, a->no_pivot, err);
@@ -235,7 +239,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
         return r;
     }
   r = hooks_run (&s->hooks[HOOK_CREATE_CONTAINER], HOOK_CREATE_CONTAINER,
-                 *ret_state, err);
+                 creating_state, err);
   if (r < 0)
     return r;
   r = process_resolve_exec (p, ret_exec, err);
@@ -285,7 +289,8 @@ linux_init_main (struct init_args *a)
   while (n < 0 && errno == EINTR);
   if (n != 1)
     _exit (1);
-  close (a->fifo_fd);
+  /* fifo_fd stays open (O_CLOEXEC) until execve: `moat start` waits for
+   * its last reader to go before it runs poststart hooks. */
 
   if (hooks_run (&a->spec->hooks[HOOK_START_CONTAINER], HOOK_START_CONTAINER,
                  state, &err)
