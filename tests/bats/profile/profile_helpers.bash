@@ -33,7 +33,6 @@ prepare_bundle() {
 	# directory: keep it apart from the stand-ins in $BUNDLE/host.
 	AUDIT_LOG="$BUNDLE/audit/audit.jsonl"
 	printf '{"audit_log": "%s"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
-	CONFIG_KIND="$kind"
 	case "$kind" in
 	spec)
 		return 0
@@ -136,10 +135,15 @@ create_with_output() {
 		--pid-file "$BUNDLE/$CID.pid" "$CID" >"$BUNDLE/$CID.out" 2>&1 </dev/null
 }
 
-# The host-side cgroup v1 directory of controller CTRL for container $CID
-# (or of a pid: cgroup_dir CTRL PID).
+# The host-side cgroup directory of controller CTRL for host pid PID:
+# cgroup_dir CTRL PID (on a cgroup v2 host, the one unified directory).
 cgroup_dir() {
 	local ctrl="$1" pid="$2" rel
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		rel=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
+		echo "/sys/fs/cgroup$rel"
+		return 0
+	fi
 	rel=$(awk -F: -v c="$ctrl" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' "/proc/$pid/cgroup")
 	[ -n "$rel" ] || return 1
 	echo "/sys/fs/cgroup/$ctrl$rel"
@@ -148,6 +152,16 @@ cgroup_dir() {
 # The audit lines for a container id, one compact JSON object per line.
 audit_lines() {
 	jq -c --arg id "$1" 'select(.id == $id)' "$AUDIT_LOG"
+}
+
+# Does FILTER yield something for one of the audit lines of container ID?
+# audit_has ID 'select(.verb == "run") | .overrides[] | select(...)'
+audit_has() {
+	jq -s -e --arg id "$1" "[.[] | select(.id == \$id) | $2] | length > 0" "$AUDIT_LOG" >/dev/null || {
+		echo "no audit line of $1 has: $2" >&2
+		audit_lines "$1" >&2
+		return 1
+	}
 }
 
 # Is LINE, exactly, one of $lines (the output of the last moat call)? For

@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# G6: the only writable scratch is tmpfs: /tmp and /var/tmp, mode 1777,
+# nosuid,nodev,noexec, at most 64 MiB (the profile's tmpfs_size) whatever
+# size config.json asks.
+
+load profile_helpers
+
+GUARANTEE=g6
+
+setup() {
+	requires_root
+}
+
+teardown() {
+	teardown_profile
+}
+
+# For /tmp and /var/tmp: "DIR FSTYPE MODE SIZE_KB OPTIONS", then what a
+# copied binary and a 80 MiB write get there. $1: what the write gets
+# ("No space left on device"; a pattern).
+check_scratch() {
+	local full="${1:-*No space left on device}"
+	in_container 'for d in /tmp /var/tmp; do
+			opts=$(awk -v d=$d "\$5 == d { print \$6 }" /proc/self/mountinfo)
+			echo "$d $(stat -f -c %T $d) $(stat -c %a $d) $(df -k $d | awk "NR == 2 { print \$2 }") $opts"
+		done
+		cp /bin/busybox /tmp/bb && /tmp/bb true 2>&1; echo "exec rc=$?"
+		dd if=/dev/zero of=/var/tmp/big bs=1M count=80 2>&1 | grep -v records; rm -f /var/tmp/big
+		dd if=/dev/zero of=/tmp/big bs=1M count=80 2>&1 | grep -v records; rm -f /tmp/big
+		echo done'
+	[ "$status" -eq 0 ]
+	for i in 0 1; do
+		read -r dir fstype mode size opts <<<"${lines[$i]}"
+		[ "$fstype" = tmpfs ]
+		[ "$mode" = 1777 ]
+		[ "$size" -gt 0 ] && [ "$size" -le 65536 ]
+		[[ ",$opts," == *,nosuid,* ]]
+		[[ ",$opts," == *,nodev,* ]]
+		[[ ",$opts," == *,noexec,* ]]
+		[[ ",$opts," == *,rw,* ]]
+		[ "$dir" = "$([ "$i" = 0 ] && echo /tmp || echo /var/tmp)" ]
+	done
+	[[ "${lines[2]}" == *"/tmp/bb: Permission denied" ]]
+	[ "${lines[3]}" = "exec rc=126" ]
+	# shellcheck disable=SC2053
+	[[ "${lines[4]}" == $full ]]
+	# shellcheck disable=SC2053
+	[[ "${lines[5]}" == $full ]]
+	[ "${lines[6]}" = done ]
+	[ "${#lines[@]}" -eq 7 ]
+}
+
+@test "G6 spec: /tmp and /var/tmp are 64 MiB noexec tmpfs, mode 1777" {
+	prepare_bundle spec
+	check_scratch
+}
+
+@test "G6 docker.19 (uid 1, a tmpfs of its own): /tmp and /var/tmp as the profile says" {
+	prepare_bundle docker.19
+	# tmpfs pages count against the container's memory: under docker.19's
+	# own 64 MiB limit the writer is OOM-killed before the tmpfs fills.
+	[ "$(jq '.linux.resources.memory.limit' "$BUNDLE/config.json")" = 67108864 ]
+	check_scratch '@(*No space left on device|Killed)'
+}
+
+@test "G6 spec: nothing but tmpfs (and proc, devpts, mqueue, device nodes) is writable" {
+	prepare_bundle spec
+	in_container 'awk "{
+			fs = \"\"
+			for (i = 7; i <= NF; i++) if (\$i == \"-\") { fs = \$(i + 1); break }
+			if (\$6 ~ /(^|,)rw(,|\$)/ && fs !~ /^(tmpfs|proc|devpts|mqueue|devtmpfs)\$/) print \"writable:\", \$5, fs
+		}" /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+}
+
+@test "G6 permissive (/tmp tmpfs size=10g,exec,suid,dev): capped, noexec" {
+	prepare_bundle permissive
+	jq -e '.mounts[] | select(.destination == "/tmp") | .options | index("size=10g")' "$BUNDLE/config.json"
+	check_scratch
+}
+
+@test "G6 every tmpfs a config asks for is nosuid,nodev and size-limited" {
+	prepare_bundle docker.19
+	jq -e '.mounts[] | select(.destination == "/scratch" and .type == "tmpfs")' "$BUNDLE/config.json"
+	update_config '.mounts += [{"destination": "/big", "type": "tmpfs", "source": "tmpfs", "options": ["size=100g", "suid", "dev", "exec"]}]'
+	in_container 'for d in /scratch /big /dev/shm; do
+			echo "$d $(df -k $d | awk "NR == 2 { print \$2 }") $(awk -v d=$d "\$5 == d { print \$6 }" /proc/self/mountinfo)"
+		done'
+	[ "$status" -eq 0 ]
+	for l in "${lines[@]}"; do
+		read -r dir size opts <<<"$l"
+		[ "$size" -le 65536 ] || { echo "$dir: $size KiB" >&2; return 1; }
+		[[ ",$opts," == *,nosuid,* ]]
+		[[ ",$opts," == *,nodev,* ]]
+	done
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "G6 exec: a process moat exec starts cannot run what it writes to /tmp" {
+	prepare_bundle permissive
+	start_sleeper
+	moat exec "$CID" sh -c 'cp /bin/busybox /tmp/bb && /tmp/bb true'
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"/tmp/bb: Permission denied" ]]
+}
