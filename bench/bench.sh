@@ -1,0 +1,319 @@
+#!/bin/bash
+# make bench: moat next to crun, runc and the floor (bench/floor.c), measured
+# side by side in one run, as ratios (shared/TARGETS.md).  See bench/README.md.
+#
+# Environment: MOAT (default build/moat), BUILD, BENCH_RUNS (default 30;
+# below 20 is the quick mode), BENCH_WARMUP (3), BENCH_SCALE (1,50,200;
+# quick: 1,10), BENCH_SCALE_EXTRA (5), BENCH_ENGINE_RUNS (BENCH_RUNS),
+# BENCH_ENGINES=0 (skip the engines), BENCH_OUT (bench/results/latest.json),
+# BUSYBOX (/bin/busybox), CRUN, RUNC.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+BUILD=${BUILD:-$repo/build}
+case "$BUILD" in /*) ;; *) BUILD=$repo/$BUILD ;; esac
+MOAT=${MOAT:-$BUILD/moat}
+RUNS=${BENCH_RUNS:-30}
+WARMUP=${BENCH_WARMUP:-3}
+quick=0
+[ "$RUNS" -lt 20 ] && quick=1
+if [ $quick = 1 ]; then SCALE=${BENCH_SCALE:-1,10}; else SCALE=${BENCH_SCALE:-1,50,200}; fi
+SCALE_EXTRA=${BENCH_SCALE_EXTRA:-5}
+ENGINE_RUNS=${BENCH_ENGINE_RUNS:-$RUNS}
+OUT_JSON=${BENCH_OUT:-$here/results/latest.json}
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+PREFIX="mb$$"
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, cgroups, mounts)"
+[ -x "$MOAT" ] || die "$MOAT not built (make)"
+
+# ---------- what the bench needs ----------
+need_pkgs=""
+command -v crun >/dev/null || need_pkgs="$need_pkgs crun"
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need_pkgs="$need_pkgs runc"
+command -v jq >/dev/null || need_pkgs="$need_pkgs jq"
+command -v cc >/dev/null || need_pkgs="$need_pkgs gcc libc6-dev"
+is_static() { [[ "$(ldd "$1" 2>&1 || true)" == *"not a dynamic executable"* ]]; }
+if ! is_static "$BUSYBOX"; then
+    need_pkgs="$need_pkgs busybox-static"
+    BUSYBOX=/bin/busybox
+fi
+install_pkgs() {
+    # shellcheck disable=SC2086 # a list of names
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need_pkgs >/dev/null
+}
+if [ -n "$need_pkgs" ]; then
+    say "installing:$need_pkgs"
+    install_pkgs || { apt-get update -qq && install_pkgs; } || die "could not install$need_pkgs"
+fi
+CRUN=${CRUN:-$(command -v crun)}
+RUNC=${RUNC:-$(command -v runc || echo /usr/sbin/runc)}
+is_static "$BUSYBOX" || die "$BUSYBOX is not static"
+
+# ---------- scratch, and undoing what we did ----------
+T=$(mktemp -d /run/moat-bench.XXXXXX)
+export BENCH_TMP=$T BENCH_ID_PREFIX=$PREFIX
+mounted_cgroups=()
+cleanup() {
+    local rt d
+    # Anything a failed phase left (ours only: ids carry our prefix).
+    for rt in moat crun runc; do
+        for d in "$T/root-$rt"/"$PREFIX"-*; do
+            [ -e "$d" ] || continue
+            runtime_cmd $rt delete --force "$(basename "$d")" >/dev/null 2>&1 || true
+        done
+    done
+    # The v1 hierarchies we mounted, unless someone made cgroups in them since.
+    for d in "${mounted_cgroups[@]}"; do
+        if [ -z "$(find "$d" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ]; then
+            if umount "$d"; then
+                rmdir "$d" 2>/dev/null || true
+                say "unmounted $d"
+            fi
+        else
+            say "left $d mounted: it has cgroups now"
+        fi
+    done
+    if [ "${BENCH_KEEP:-0}" = 1 ]; then
+        say "kept $T (BENCH_KEEP=1)"
+    elif grep -q " $T" /proc/self/mountinfo; then
+        say "mounts left under $T; not removing it"
+    else
+        rm -rf "$T"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# crun 1.8 refuses hybrid hosts where a controller (hugetlb here) is only on
+# cgroup2; mount the leftovers as v1, as a systemd hybrid host does (same fix
+# as shared/engines/start-engines.sh), for the bench only.
+if [ -r /sys/fs/cgroup/unified/cgroup.controllers ] && [ "$(stat -fc %T /sys/fs/cgroup)" = tmpfs ]; then
+    for c in $(cat /sys/fs/cgroup/unified/cgroup.controllers); do
+        grep -q "^${c}[[:space:]]" /proc/cgroups || continue
+        mountpoint -q "/sys/fs/cgroup/$c" && continue
+        mkdir -p "/sys/fs/cgroup/$c"
+        if mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"; then
+            mounted_cgroups+=("/sys/fs/cgroup/$c")
+            say "mounted v1 $c for crun (undone at the end)"
+        fi
+    done
+fi
+
+# ---------- tools and bundles ----------
+mkdir -p "$BUILD/bench"
+for prog in floor driver; do
+    if [ ! -x "$BUILD/bench/$prog" ] || [ "$here/$prog.c" -nt "$BUILD/bench/$prog" ]; then
+        cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wshadow -o "$BUILD/bench/$prog" "$here/$prog.c"
+    fi
+done
+FLOOR=$BUILD/bench/floor
+DRIVER=$BUILD/bench/driver
+# A copy: a `make` elsewhere in the tree must not swap the binary mid-run.
+MOAT_BUILT=$MOAT
+cp "$MOAT" "$T/moat"
+MOAT=$T/moat
+
+B=$T/bundle
+mkdir -p "$B/rootfs"/{bin,proc,dev,sys,tmp,etc,root,var/tmp}
+cp "$BUSYBOX" "$B/rootfs/bin/busybox"
+for a in $("$BUSYBOX" --list); do
+    [ "$a" = busybox ] || ln -s busybox "$B/rootfs/bin/$a"
+done
+echo "root:x:0:0:root:/root:/bin/sh" >"$B/rootfs/etc/passwd"
+echo "root:x:0:" >"$B/rootfs/etc/group"
+# One plain config for all three (runc's default spec); moat adds its profile.
+(cd "$B" && "$RUNC" spec)
+jq '.process.terminal = false | .process.args = ["true"]' "$B/config.json" >"$T/plain.json"
+mv "$T/plain.json" "$B/config.json"
+mk_bundle() { # mk_bundle NAME JQ-FILTER: a bundle sharing the rootfs
+    mkdir -p "$T/$1"
+    jq --arg r "$B/rootfs" ".root.path = \$r | $2" "$B/config.json" >"$T/$1/config.json"
+}
+mk_bundle bundle-sleep '.process.args = ["sleep", "1000"]'
+printf '{"audit_log": "%s"}\n' "$T/audit.jsonl" >"$T/moat-config.json"
+
+declare -A RT_CMD=(
+    [moat]="$MOAT --root $T/root-moat --config $T/moat-config.json"
+    [crun]="$CRUN --root $T/root-crun"
+    [runc]="$RUNC --root $T/root-runc"
+)
+runtime_cmd() { local rt=$1; shift; ${RT_CMD[$rt]} "$@"; }
+rt_args() { local rt; for rt in "$@"; do printf '%s\n' "$rt=${RT_CMD[$rt]}"; done; }
+mapfile -t RTS < <(rt_args moat crun runc)
+
+S=$T/samples.tsv
+: >"$S"
+SKIPS=$T/skips.tsv
+: >"$SKIPS"
+skip() { say "skipped $1: $2"; printf '%s\t%s\n' "$1" "$2" >>"$SKIPS"; }
+metric() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$S"; }
+
+"$FLOOR" "$B/rootfs" || die "the floor does not run here"
+for rt in moat crun runc; do
+    runtime_cmd $rt run --bundle "$B" "$PREFIX-$rt-check" </dev/null >"$T/check.log" 2>&1 ||
+        die "$rt cannot run the bundle: $(cat "$T/check.log")"
+done
+start_s=$SECONDS
+
+# ---------- (1) run, (2) create+start+wait+delete, (3) peak RSS ----------
+say "run of /bin/true: $RUNS runs each after $WARMUP warm-up, floor moat crun runc alternating"
+"$DRIVER" run "$RUNS" "$WARMUP" "$B" "floor=$FLOOR" "${RTS[@]}" >>"$S"
+say "create, start, wait, delete as separate processes: $RUNS each"
+"$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${RTS[@]}" >>"$S"
+
+# ---------- (4) the smallest memory limit that still runs true ----------
+mem_ok() { # mem_ok RT BYTES
+    local id="$PREFIX-$1-mem-$RANDOM" rc=0
+    jq --argjson l "$2" '.linux.resources.memory = {"limit": $l}' "$T/mem-base.json" >"$T/bundle-mem/config.json.new"
+    mv "$T/bundle-mem/config.json.new" "$T/bundle-mem/config.json"
+    timeout -k 2 20 ${RT_CMD[$1]} run --bundle "$T/bundle-mem" "$id" </dev/null >>"$T/mem.log" 2>&1 || rc=$?
+    runtime_cmd "$1" delete --force "$id" >/dev/null 2>&1 || true
+    return $rc
+}
+mk_bundle bundle-mem '.'
+cp "$T/bundle-mem/config.json" "$T/mem-base.json"
+# A limit "runs true" when 3 runs in a row succeed: near the edge, whether
+# the OOM killer strikes depends on timing.
+mem_ok3() { mem_ok "$1" "$2" && mem_ok "$1" "$2" && mem_ok "$1" "$2"; }
+hi_max=$((64 * 1024)) # KiB
+for rt in moat crun runc; do
+    if ! mem_ok3 $rt $((hi_max * 1024)); then
+        metric memlimit.fail $rt 1
+        say "$rt: true fails even with ${hi_max} KiB"
+        continue
+    fi
+    lo=0 hi=$hi_max
+    while [ $((hi - lo)) -gt 16 ]; do
+        mid=$(((lo + hi) / 2 / 4 * 4))
+        if mem_ok3 $rt $((mid * 1024)); then hi=$mid; else lo=$mid; fi
+    done
+    # Near the edge one run in a few still fails: go up until 5 rechecks
+    # in a row pass (at most 16 steps of 16 KiB).
+    found=$hi flaky=0
+    for _ in $(seq 16); do
+        flaky=0
+        for _ in 1 2 3 4 5; do mem_ok $rt $((hi * 1024)) || flaky=$((flaky + 1)); done
+        [ $flaky = 0 ] && break
+        hi=$((hi + 16))
+    done
+    metric memlimit $rt "$hi"
+    metric memlimit.search $rt "$found"
+    metric memlimit.recheck_failures $rt $flaky
+    say "$rt: smallest memory limit that runs true: $hi KiB (3 in a row from $found KiB, 5 in a row from $hi KiB; fails at $lo KiB)"
+done
+
+# ---------- (5) N running, one more, then nothing left ----------
+bpf_before=$("$DRIVER" bpfcount)
+say "scale: $SCALE containers running sleep, $SCALE_EXTRA more created at each level, per runtime"
+"$DRIVER" scale "$SCALE" "$SCALE_EXTRA" "$T/bundle-sleep" "${RTS[@]}" >>"$S"
+for rt in moat crun runc; do
+    pat="$PREFIX-$rt-"
+    n_state=$(find "$T/root-$rt" -mindepth 1 -maxdepth 1 -name "$pat*" 2>/dev/null | wc -l)
+    n_cg=$(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "*$pat*" 2>/dev/null | wc -l)
+    n_mnt=$(grep -c -- "$pat" /proc/self/mountinfo || true)
+    metric scale.left_statedirs $rt "$n_state"
+    metric scale.left_cgroups $rt "$n_cg"
+    metric scale.left_mounts $rt "$n_mnt"
+done
+bpf_after=$("$DRIVER" bpfcount)
+metric scale.bpf_progs_added all $((bpf_after - bpf_before))
+
+# ---------- (6) engines ----------
+# The engines as tests/bats/engines/setup.sh runs them (private sockets and
+# state, moat registered, the busybox image loaded); its env.sh says where.
+engines() {
+    local env_sh=${BENCH_ENGINES_ENV:-$repo/tests/bats/engines/env.sh}
+    if [ "${BENCH_ENGINES:-1}" = 0 ]; then skip engines "BENCH_ENGINES=0"; return; fi
+    if [ ! -r "$env_sh" ]; then skip engines "no $env_sh"; return; fi
+    # shellcheck disable=SC1090
+    (
+        MOAT_BENCH=$MOAT
+        . "$env_sh"
+        engine_docker
+        engine_podman
+        engine_ctr
+    )
+}
+# engine_cmds METRIC NAME=COMMAND...: alternating, $ENGINE_RUNS each.
+engine_cmds() {
+    local metric=$1; shift
+    say "$metric: $ENGINE_RUNS runs each ($(printf '%s ' "${@%%=*}"))"
+    "$DRIVER" cmd "$ENGINE_RUNS" "$WARMUP" "$metric" "$@" >>"$S"
+}
+engine_docker() {
+    local d="${DOCKER[*]}" moat_rt crun_rt rts=()
+    if ! timeout 10 "${DOCKER[@]}" version >/dev/null 2>&1; then
+        skip engine.docker "dockerd not running (tests/bats/engines/setup.sh starts it)"; return
+    fi
+    if ! "${DOCKER[@]}" image inspect "$IMAGE" >/dev/null 2>&1; then
+        skip engine.docker "image $IMAGE not loaded in docker"; return
+    fi
+    "${DOCKER[@]}" info --format '{{json .Runtimes}}' >"$T/docker-runtimes.json" 2>/dev/null || echo '{}' >"$T/docker-runtimes.json"
+    moat_rt=$(jq -r --arg m "$MOAT_BUILT" 'to_entries | map(select(.value.runtimeArgs == null))
+        | (map(select(.value.path == $m)) + map(select(.value.path | tostring | test("/moat$"))))
+        | .[0].key // empty' "$T/docker-runtimes.json")
+    crun_rt=$(jq -r --arg c "$CRUN" 'to_entries | map(select(.value.path == $c or .key == "crun")) | .[0].key // empty' "$T/docker-runtimes.json")
+    if [ -z "$moat_rt" ]; then
+        skip engine.docker "moat is not a docker runtime (registered: $(jq -c 'map_values(.path)' "$T/docker-runtimes.json"))"; return
+    fi
+    local path
+    path=$(jq -r --arg k "$moat_rt" '.[$k].path' "$T/docker-runtimes.json")
+    [ "$path" = "$MOAT_BUILT" ] || say "docker: runtime $moat_rt is $path, not $MOAT_BUILT"
+    rts+=("moat=$d run --rm --runtime=$moat_rt $IMAGE true")
+    if [ -n "$crun_rt" ]; then
+        rts+=("crun=$d run --rm --runtime=$crun_rt $IMAGE true")
+    else
+        skip engine.docker.crun "crun is not a docker runtime here (daemon.json: \"runtimes\": {\"crun\": {\"path\": \"$CRUN\"}}); moat compared with runc only"
+    fi
+    rts+=("runc=$d run --rm --runtime=runc $IMAGE true")
+    engine_cmds engine.docker "${rts[@]}"
+}
+engine_podman() {
+    local p="${PODMAN[*]}" u="${PODMAN_ULIMITS[*]}"
+    if ! "${PODMAN[@]}" image exists "$IMAGE" 2>/dev/null; then
+        skip engine.podman "image $IMAGE not in podman's storage (tests/bats/engines/setup.sh loads it)"; return
+    fi
+    engine_cmds engine.podman \
+        "moat=$p --runtime $MOAT_BENCH run --rm $u $IMAGE true" \
+        "crun=$p --runtime $CRUN run --rm $u $IMAGE true" \
+        "runc=$p --runtime $RUNC run --rm $u $IMAGE true"
+}
+engine_ctr() {
+    local c="${CTR[*]}"
+    if ! timeout 10 "${CTR[@]}" version >/dev/null 2>&1; then
+        skip engine.ctr "containerd not running on $CONTAINERD_SOCK"; return
+    fi
+    if ! "${CTR[@]}" images ls -q 2>/dev/null | grep -qx "$IMAGE"; then
+        skip engine.ctr "image $IMAGE not in containerd namespace $CTR_NS"; return
+    fi
+    # containerd's runc shim with the runtime as its binary, as a
+    # RuntimeClass with BinaryName does.
+    engine_cmds engine.ctr \
+        "moat=$c run --rm --runc-binary $MOAT_BENCH $IMAGE {id} true" \
+        "crun=$c run --rm --runc-binary $CRUN $IMAGE {id} true" \
+        "runc=$c run --rm --runc-binary $RUNC $IMAGE {id} true"
+}
+engines
+elapsed=$((SECONDS - start_s))
+
+# ---------- the report ----------
+mkdir -p "$(dirname "$OUT_JSON")"
+"$here/report.sh" "$S" "$SKIPS" "$OUT_JSON" \
+    --arg moat "$MOAT_BUILT" --arg moat_version "$("$MOAT" --version 2>/dev/null | head -1)" \
+    --arg crun_version "$("$CRUN" --version | head -1)" --arg runc_version "$("$RUNC" --version | head -1)" \
+    --arg kernel "$(uname -r)" --arg commit "$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+    --argjson runs "$RUNS" --argjson warmup "$WARMUP" --arg scale "$SCALE" --argjson seconds "$elapsed" \
+    --arg cgroups "$(if [ -e /sys/fs/cgroup/cgroup.controllers ]; then echo v2; elif [ -d /sys/fs/cgroup/unified ]; then echo hybrid; else echo v1; fi)"
+for f in driver.log mem.log; do
+    [ -f "$T/$f" ] && cp "$T/$f" "$(dirname "$OUT_JSON")/$f"
+done
+if grep -q "^driver: exit" "$T/driver.log" 2>/dev/null; then
+    say "some commands failed; the first (all in $(dirname "$OUT_JSON")/driver.log):"
+    grep -m3 -B3 "^driver: exit" "$T/driver.log" >&2 || true
+fi
+say "results: $OUT_JSON (${elapsed}s)"

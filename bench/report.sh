@@ -1,0 +1,120 @@
+#!/bin/bash
+# report.sh SAMPLES.tsv SKIPS.tsv OUT.json [jq --arg/--argjson meta...]
+# Medians, ratios and the TARGETS.md checks from the driver's samples (METRIC
+# RUNTIME VALUE; times in us, memory in KiB): writes OUT.json, prints a table.
+set -euo pipefail
+samples=$1 skips=$2 out=$3
+shift 3
+
+jq -n --rawfile s "$samples" --rawfile k "$skips" "$@" '
+def median: sort | if length == 0 then null
+  elif length % 2 == 1 then .[length / 2 | floor]
+  else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def ratio($a; $b): if $a == null or $b == null or $b == 0 then null
+  else ($a / $b * 1000 | round / 1000) end;
+def med($m; $rt): .metrics[$m][$rt].median;
+
+($s | split("\n") | map(select(length > 0) | split("\t"))) as $rows
+| ($rows | map(select(.[0] | endswith(".fail") | not))
+  | reduce .[] as [$m, $rt, $v] ({}; .[$m][$rt] += [$v | tonumber])
+  | map_values(map_values({n: length, median: median, min: min, max: max,
+                           samples: .}))) as $metrics
+| ($rows | map(select(.[0] | endswith(".fail")))
+  | reduce .[] as [$m, $rt, $v] ({}; .[$m | rtrimstr(".fail")][$rt] += 1))
+  as $fails
+| {meta: ($ARGS.named | del(.s, .k)),
+   metrics: $metrics,
+   failures: $fails,
+   skipped: ($k | split("\n") | map(select(length > 0) | split("\t")
+              | {(.[0]): .[1]}) | add // {})}
+# The largest of the per-verb medians: "peak resident memory of any verb".
+| .metrics["rss.max_verb"] = (["moat", "crun", "runc"] | map(. as $rt
+    | {($rt): {n: 1, median: ([$metrics["rss.run", "rss.create", "rss.state",
+        "rss.start", "rss.delete"][$rt].median // empty] | max)}}) | add)
+| (.metrics | keys | map(select(startswith("scale.create@")))
+   | sort_by(ltrimstr("scale.create@") | tonumber)) as $levels
+| .ratios = (.metrics | with_entries(.value as $v
+    | .value = {"moat/crun": ratio($v.moat.median; $v.crun.median),
+                "moat/runc": ratio($v.moat.median; $v.runc.median),
+                "moat/floor": ratio($v.moat.median; $v.floor.median)}
+    | .value |= with_entries(select(.value != null)))
+    | with_entries(select(.value != {})))
+| . as $r
+| def target($what; $value; $limit; $unit):
+    {what: $what, value: $value, target: "<= \($limit)\($unit)",
+     met: (if $value == null then null else $value <= $limit end)};
+  .targets = [
+    target("run /bin/true: moat/crun"; $r.ratios.run["moat/crun"]; 0.8; ""),
+    target("create+start+wait+delete: moat/crun";
+           $r.ratios["shim.total"]["moat/crun"]; 0.8; ""),
+    target("peak RSS of any verb: moat/crun";
+           $r.ratios["rss.max_verb"]["moat/crun"]; 1.0; ""),
+    (("docker", "podman", "ctr") as $e
+     | $r.ratios["engine.\($e)"] as $er
+     | if $er["moat/crun"] == null and $er["moat/runc"] != null then
+         target("\($e) run --rm true: moat/crun (no crun here; moat/runc = \($er["moat/runc"]))";
+                null; 1.0; "")
+       else target("\($e) run --rm true: moat/crun"; $er["moat/crun"]; 1.0; "")
+       end),
+    target("smallest memory limit running true (moat)";
+           med("memlimit"; "moat"); 512; " KiB"),
+    (if ($levels | length) > 1 then
+       target("create at \($levels[-1] | ltrimstr("scale.create@")) running / at \($levels[0] | ltrimstr("scale.create@")) (moat)";
+              ratio(med($levels[-1]; "moat"); med($levels[0]; "moat")); 1.2; "")
+     else empty end),
+    target("scale: failures + leftovers (moat)";
+           ([med("scale.failures"; "moat"), med("scale.left_statedirs"; "moat"),
+             med("scale.left_cgroups"; "moat"), med("scale.left_mounts"; "moat"),
+             med("scale.procs_left"; "moat")] | if any(. == null) then null
+             else add end); 0; "")
+  ]
+' >"$out"
+
+# The table: medians, ratios.
+jq -r '
+def ms: if . == null then "-" else (. / 1000 * 100 | round / 100 | tostring) end;
+def kb: if . == null then "-" else (. | round | tostring) end;
+def cell($m; $rt; f): .metrics[$m][$rt].median | f;
+def rat($m; $k): .ratios[$m][$k] // "-" | tostring;
+def row($title; $m; f):
+  [$title, cell($m; "floor"; f), cell($m; "moat"; f), cell($m; "crun"; f),
+   cell($m; "runc"; f), rat($m; "moat/crun"), rat($m; "moat/runc"),
+   rat($m; "moat/floor")] | @tsv;
+(["what (median)", "floor", "moat", "crun", "runc", "moat/crun", "moat/runc",
+  "moat/floor"] | @tsv),
+row("run /bin/true (ms)"; "run"; ms),
+row("create+start+wait+delete (ms)"; "shim.total"; ms),
+row("  create (ms)"; "shim.create"; ms),
+row("  start (ms)"; "shim.start"; ms),
+row("  wait (ms)"; "shim.wait"; ms),
+row("  delete (ms)"; "shim.delete"; ms),
+row("state (ms)"; "shim.state"; ms),
+row("peak RSS run (KiB)"; "rss.run"; kb),
+row("peak RSS create (KiB)"; "rss.create"; kb),
+row("peak RSS state (KiB)"; "rss.state"; kb),
+row("peak RSS start (KiB)"; "rss.start"; kb),
+row("peak RSS delete (KiB)"; "rss.delete"; kb),
+row("peak RSS any verb (KiB)"; "rss.max_verb"; kb),
+row("peak RSS container init (KiB)"; "rss.init"; kb),
+row("smallest memory limit (KiB)"; "memlimit"; kb),
+row("  binary search (3 runs in a row)"; "memlimit.search"; kb),
+row("  rechecks failing (of 5)"; "memlimit.recheck_failures"; kb),
+((.metrics | keys | map(select(startswith("scale.create@")))
+  | sort_by(ltrimstr("scale.create@") | tonumber)[]) as $m
+ | row("create at \($m | ltrimstr("scale.create@")) running (ms)"; $m; ms)),
+row("delete all, scale (ms)"; "scale.delete_all"; ms),
+row("scale failures"; "scale.failures"; kb),
+row("left: state dirs"; "scale.left_statedirs"; kb),
+row("left: cgroups"; "scale.left_cgroups"; kb),
+row("left: mounts"; "scale.left_mounts"; kb),
+row("left: processes"; "scale.procs_left"; kb),
+(("docker", "podman", "ctr") as $e
+ | if .metrics["engine.\($e)"] then row("\($e) run --rm true (ms)"; "engine.\($e)"; ms)
+   elif .failures["engine.\($e)"] then (["\($e) run --rm true", "every run failed: \(.failures["engine.\($e)"] | tojson) (driver.log)"] | @tsv)
+   else (["\($e) run --rm true", "skipped: \(.skipped["engine.\($e)"] // .skipped.engines // "?")"] | @tsv) end)
+' "$out" | column -t -s $'\t'
+
+echo
+jq -r '"targets (shared/TARGETS.md):",
+  (.targets[] | "  \(if .met == true then "MET " elif .met == false then "MISS" else "n/a " end)  \(.what) = \(.value // "-") (target \(.target))"),
+  (if (.failures | length) > 0 then "failures: \(.failures | tojson)" else empty end)' "$out"
