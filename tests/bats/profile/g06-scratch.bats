@@ -33,7 +33,8 @@ check_scratch() {
 		read -r dir fstype mode size opts <<<"${lines[$i]}"
 		[ "$fstype" = tmpfs ]
 		[ "$mode" = 1777 ]
-		[ "$size" -gt 0 ] && [ "$size" -le 65536 ]
+		[ "$size" -gt 0 ]
+		[ "$size" -le 65536 ]
 		[[ ",$opts," == *,nosuid,* ]]
 		[[ ",$opts," == *,nodev,* ]]
 		[[ ",$opts," == *,noexec,* ]]

@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# G11: every verb writes one JSON line to the audit log (the operator
+# config's audit_log): time, verb, container id, bundle, profile, and every
+# override and refusal the profile made; credential variables by name only.
+
+load profile_helpers
+
+GUARANTEE=g11
+
+setup() {
+	requires_root
+}
+
+teardown() {
+	teardown_profile
+}
+
+# create, start, kill, delete of one container: one line for each, in that
+# order (state lines from wait_status aside), each complete.
+lifecycle_audited() {
+	next_id
+	update_config '.process.args = ["sleep", "1000"]'
+	moat create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	moat start "$CID"
+	[ "$status" -eq 0 ]
+	moat kill "$CID" KILL
+	[ "$status" -eq 0 ]
+	wait_status "$CID" stopped
+	moat delete "$CID"
+	[ "$status" -eq 0 ]
+	# Every line is one JSON object (jq reads them one by one).
+	jq -e . "$AUDIT_LOG" >/dev/null
+	[ "$(audit_lines "$CID" | jq -r 'select(.verb != "state") | .verb' | tr '\n' ' ')" = "create start kill delete " ]
+	audit_lines "$CID" | jq -s -e --arg b "$BUNDLE" 'all(
+		(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$")) and .bundle == $b
+		and .profile == "strict" and .result == "ok")' >/dev/null
+	[ "$(audit_lines "$CID" | jq -s 'map(select(.verb == "create")) | length')" = 1 ]
+}
+
+@test "G11 spec: one line per verb, with time, verb, id, bundle, profile" {
+	prepare_bundle spec
+	lifecycle_audited
+	# What the profile added to a config that asks for little.
+	audit_has "$CID" 'select(.verb == "create") | .overrides[] | select(.path == "linux.resources.pids.limit" and .enforced == "64")'
+	audit_has "$CID" 'select(.verb == "create") | .overrides[] | select(.path == "mounts[/tmp]" and .kind == "added")'
+}
+
+@test "G11 docker.20 (privileged): caps, devices and rw root in the overrides" {
+	prepare_bundle docker.20
+	lifecycle_audited
+	audit_has "$CID" 'select(.verb == "create") | .overrides[] | select(.kind == "removed" and .path == "process.capabilities.bounding" and (.asked | contains("CAP_SYS_ADMIN")) and .enforced == "none")'
+	audit_has "$CID" 'select(.verb == "create") | .overrides[] | select(.kind == "changed" and .path == "root.readonly")'
+	audit_has "$CID" 'select(.verb == "create") | .overrides[] | select(.kind == "removed" and .path == "linux.devices")'
+}
+
+@test "G11 permissive: every override, credential names without their values" {
+	prepare_bundle permissive
+	lifecycle_audited
+	c='select(.verb == "create") | .overrides[]'
+	for set in bounding effective inheritable permitted; do
+		audit_has "$CID" "$c | select(.kind == \"removed\" and .path == \"process.capabilities.$set\" and .enforced == \"none\")"
+	done
+	audit_has "$CID" "$c | select(.kind == \"changed\" and .path == \"root.readonly\" and .asked == \"false\" and .enforced == \"true\")"
+	audit_has "$CID" "$c | select(.kind == \"changed\" and .path == \"process.noNewPrivileges\")"
+	audit_has "$CID" "$c | select(.path == \"linux.namespaces.network\" and .asked == \"host\" and .enforced == \"new\")"
+	audit_has "$CID" "$c | select(.path == \"linux.resources.memory.limit\" and .asked == \"68719476736\" and .enforced == \"536870912\")"
+	audit_has "$CID" "$c | select(.path == \"linux.sysctl.kernel.core_pattern\" and .kind == \"removed\")"
+	for name in AWS_SECRET_ACCESS_KEY GITHUB_TOKEN DB_PASSWORD; do
+		audit_has "$CID" "$c | select(.kind == \"removed\" and .path == \"process.env\" and .asked == \"$name\")"
+	done
+	run grep -c -e x-aws-secret-value -e y-github-token-value -e z-db-password-value "$AUDIT_LOG"
+	[ "$output" = 0 ]
+	# FOO is no credential: kept, not in the overrides.
+	[ "$(audit_lines "$CID" | jq "select(.verb == \"create\") | [.overrides[] | select(.path == \"process.env\" and .asked == \"FOO\")] | length")" = 0 ]
+}
+
+@test "G11 a refused create is logged with the refusal" {
+	prepare_bundle permissive-raw
+	next_id
+	moat create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$(audit_lines "$CID" | wc -l)" = 1 ]
+	audit_has "$CID" 'select(.verb == "create" and .result != "ok" and (.error | contains("docker.sock")))'
+	audit_has "$CID" '.overrides[] | select(.kind == "refused" and (.asked | contains("/var/run/docker.sock")))'
+	audit_has "$CID" '.overrides[] | select(.kind == "refused" and .asked == "bind /etc")'
+}
+
+@test "G11 exec and the egress profile are logged" {
+	prepare_bundle spec
+	start_sleeper --profile egress
+	moat exec --env API_TOKEN=exec-secret-value "$CID" true
+	[ "$status" -eq 0 ]
+	audit_has "$CID" 'select(.verb == "run" and .profile == "egress")'
+	audit_has "$CID" 'select(.verb == "exec" and .result == "ok")'
+	run grep -c exec-secret-value "$AUDIT_LOG"
+	[ "$output" = 0 ]
+}
+
+@test "G11 the audit log cannot be bound into a container" {
+	prepare_bundle spec
+	mkdir -p "$(dirname "$AUDIT_LOG")"
+	touch "$AUDIT_LOG"
+	update_config --arg s "$(dirname "$AUDIT_LOG")" '.mounts += [{"destination": "/mnt", "type": "bind", "source": $s, "options": ["rbind"]}]'
+	next_id
+	moat create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"refusing to bind $(dirname "$AUDIT_LOG")"* ]]
+	assert_nothing_left "$CID"
+}
