@@ -604,13 +604,14 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   r = open_bind_sources (s, bundle, g->profile, &c->src_fds, err);
   if (r < 0)
     return r;
+  cache = seccomp_cache_dir (g);
   if (s->linux_.seccomp.present)
     {
-      r = seccomp_compile_config (&s->linux_.seccomp, &c->sc_config, err);
+      r = seccomp_compile_config_cached (&s->linux_.seccomp, cache,
+                                         &c->sc_config, err);
       if (r < 0)
         return r;
     }
-  cache = seccomp_cache_dir (g);
   r = seccomp_builtin (cache, &c->sc_builtin, err);
   if (r < 0)
     return moat_error_wrap (err, "built-in seccomp filter");

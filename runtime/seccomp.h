@@ -21,6 +21,16 @@ struct seccomp_prog
  * "linux.seccomp.syscalls[3].action: unknown action SCMP_ACT_FOO". */
 int seccomp_compile_config (const struct spec_seccomp *s,
                             struct seccomp_prog *ret, struct moat_error **err);
+/* seccomp_compile_config, cached as BPF in CACHE_DIR/seccomp-config-<hash>
+ * .bpf: an engine's default profile costs libseccomp ~11 ms a create. The
+ * file holds the filter's whole description (and this build's, libseccomp's
+ * and the kernel's versions), compared byte for byte on a hit: config.json
+ * is half trusted, a hash collision must give nothing away. cache_dir NULL
+ * or a filter not present: as seccomp_compile_config. */
+int seccomp_compile_config_cached (const struct spec_seccomp *s,
+                                   const char *cache_dir,
+                                   struct seccomp_prog *ret,
+                                   struct moat_error **err);
 /* The built-in filter of G8: an allowlist (default ENOSYS) at least as strict
  * as Docker's default, EPERM for the listed dangerous syscalls and socket
  * families. Cached as BPF in CACHE_DIR/seccomp-<hash>.bpf (keyed by a hash of
