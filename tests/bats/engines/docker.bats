@@ -180,9 +180,13 @@ start_detached() {
 	[[ "$output" == *"Connection refused"* ]]
 
 	# No --network none: docker moves a veth in between create and start.
-	dk run --rm --runtime=moat --cap-add ALL "$IMAGE" sh -c "$PROBE; $(connect_probe "$BRIDGE_GW" 9); $(connect_probe 127.0.0.1 9)"
+	dk run --rm --runtime=moat --cap-add ALL -e GITHUB_TOKEN=hunter2 -e PLAIN=kept "$IMAGE" sh -c \
+		"$PROBE; $(connect_probe "$BRIDGE_GW" 9); $(connect_probe 127.0.0.1 9); env"
 	[ "$status" -eq 0 ]
 	assert_profile
+	# Credentials in the environment do not reach the container.
+	[[ "$output" == *"PLAIN=kept"* ]]
+	[[ "$output" != *hunter2* ]]
 	# The gateway: refused by the guard; loopback works (refused by the kernel).
 	[ "$(echo "$output" | grep -c 'Operation not permitted')" -eq 1 ]
 	[[ "$output" == *"(127.0.0.1): Connection refused"* ]]

@@ -8,7 +8,9 @@
 ENGINES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$ENGINES_DIR/../../.." && pwd)"
 
-MOAT="${MOAT:-$REPO_DIR/build/moat}"
+# The binary under test, and setup.sh's copy of it that the engines run (a
+# rebuild of the tree during a run does not swap it under their feet).
+MOAT_BUILT="${MOAT:-$REPO_DIR/build/moat}"
 
 # Private run dir (pid files, sockets, runtime state) and data dir (images,
 # layers, logs). stop.sh removes the first; the second is kept for re-runs
@@ -16,6 +18,8 @@ MOAT="${MOAT:-$REPO_DIR/build/moat}"
 ENG_RUN="${ENG_RUN:-/run/moat-engines}"
 ENG_STATE="${ENG_STATE:-/var/lib/moat-engines}"
 ENG_LOG="$ENG_STATE/log"
+MOAT="$ENG_RUN/bin/moat"
+[ -x "$MOAT" ] || MOAT="$MOAT_BUILT"
 
 IMAGE="${IMAGE:-localhost/moat-busybox:latest}"
 IMAGE_TAR="$ENG_STATE/busybox-image.tar"

@@ -119,6 +119,14 @@ start_detached() {
 	[ "$(memory_limit "$pid")" = $((512 << 20)) ]
 }
 
+@test "podman --annotation run.moat.*: tightens a limit, never loosens one" {
+	start_detached --annotation run.moat.pids-limit=10
+	[ "$(pids_limit "$pid")" = 10 ]
+	podman_cli rm -f -t 0 "$name" >/dev/null
+	start_detached --annotation run.moat.pids-limit=100000
+	[ "$(pids_limit "$pid")" = 64 ]
+}
+
 @test "podman kill -s HUP, stop (SIGTERM handled; SIGKILL after the timeout)" {
 	start_detached
 	pm kill -s HUP "$name"

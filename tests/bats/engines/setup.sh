@@ -21,7 +21,7 @@ for arg in "$@"; do
 done
 
 [ "$(id -u)" = 0 ] || eng_die "needs root"
-[ -x "$MOAT" ] || eng_die "no moat binary at $MOAT (run make first)"
+[ -x "$MOAT_BUILT" ] || eng_die "no moat binary at $MOAT_BUILT (run make first)"
 
 PACKAGES="docker.io containerd runc podman conmon containernetworking-plugins
 iptables busybox-static jq bsdutils util-linux procps iproute2 curl bats"
@@ -45,8 +45,14 @@ install_packages() {
 # an OCI image layout (oci-layout, index.json) over the same blobs.
 build_layer() { # build_layer DIR: DIR/layer.tar
 	local busybox=/bin/busybox rootfs="$1/rootfs"
-	"$busybox" 2>&1 | head -1 | grep -q BusyBox || eng_die "$busybox is not busybox"
-	file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || eng_die "$busybox is not static"
+	case "$("$busybox" 2>&1 || true)" in
+	BusyBox*) ;;
+	*) eng_die "$busybox is not busybox (install busybox-static)" ;;
+	esac
+	# Static: the image has no libc.
+	if LC_ALL=C readelf -l "$busybox" 2>/dev/null | grep -q 'Requesting program interpreter'; then
+		eng_die "$busybox is dynamically linked (install busybox-static)"
+	fi
 	mkdir -p "$rootfs"/{bin,dev,etc,proc,sys,tmp,root,run,var/tmp,usr/bin}
 	chmod 1777 "$rootfs/tmp" "$rootfs/var/tmp"
 	cp "$busybox" "$rootfs/bin/busybox"
@@ -247,7 +253,10 @@ write_podman_conf() {
 }
 
 [ $install = 1 ] && install_packages
-mkdir -p "$ENG_RUN" "$ENG_STATE" "$ENG_LOG"
+mkdir -p "$ENG_RUN/bin" "$ENG_STATE" "$ENG_LOG"
+MOAT="$ENG_RUN/bin/moat"
+cp "$MOAT_BUILT" "$MOAT.new"
+mv "$MOAT.new" "$MOAT"
 build_images
 make_bridge "$BRIDGE" "$BRIDGE_CIDR"
 make_bridge "$POD_BRIDGE" "$POD_GW/24"
