@@ -21,6 +21,10 @@ teardown() {
 	for id in ${PODS:-}; do
 		cri_remove_pod "$id" >/dev/null 2>&1 || true
 	done
+	# The parent slices a systemd cgroupsPath made (the kubelet's, on a node).
+	if [ -n "${SLICE_ROOT:-}" ]; then
+		find /sys/fs/cgroup -depth -type d -path "*/$SLICE_ROOT*" -exec rmdir {} + 2>/dev/null || true
+	fi
 }
 
 # ctr run with moat as the shim's runc binary.
@@ -106,6 +110,18 @@ task_status() { ctr_cli tasks ls | awk -v n="$1" '$1 == n { print $3 }'; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"ifaces: lo "* ]]
 	assert_profile
+}
+
+@test "ctr --runc-systemd-cgroup: a systemd cgroupsPath maps to cgroupfs without systemd" {
+	local slice="moattest-pod$BATS_TEST_NUMBER$$.slice"
+	SLICE_ROOT=moattest.slice
+	crun_moat -d --runc-systemd-cgroup --cgroup "$slice:cri-containerd:c$$" "$IMAGE" \
+		"moat-c$BATS_TEST_NUMBER" sleep 100
+	[ "$status" -eq 0 ]
+	pid=$(ctr_cli tasks ls | awk -v n="moat-c$BATS_TEST_NUMBER" '$1 == n { print $2 }')
+	grep -E "^[0-9]+:pids:/moattest.slice/$slice/cri-containerd-c$$.scope$" "/proc/$pid/cgroup" ||
+		grep -E "^0::/moattest.slice/$slice/cri-containerd-c$$.scope$" "/proc/$pid/cgroup"
+	[ "$(pids_limit "$pid")" = 64 ]
 }
 
 @test "containerd loaded the moat handler of contrib/containerd-config.toml" {

@@ -175,9 +175,13 @@ start_detached() {
 }
 
 @test "profile from inside: default bridge network carries nothing, no capabilities, read-only root" {
-	# The control: runc on the same bridge reaches the gateway (refused = answered).
-	dk run --rm --runtime=runc "$IMAGE" sh -c "$(connect_probe "$BRIDGE_GW" 9)"
-	[[ "$output" == *"Connection refused"* ]]
+	# The control: runc on the same bridge reaches the gateway (refused =
+	# answered), over TCP and UDP (a DNS query).
+	dk run --rm --runtime=runc "$IMAGE" sh -c "$(connect_probe "$BRIDGE_GW" 9); $(udp_probe "$BRIDGE_GW")"
+	[ "${lines[0]}" = "nc: can't connect to remote host ($BRIDGE_GW): Connection refused" ]
+	[ "${lines[1]}" = "nslookup: write to '$BRIDGE_GW': Connection refused" ]
+	dk run --rm --runtime=moat "$IMAGE" sh -c "$(udp_probe "$BRIDGE_GW")"
+	[ "$output" = "nslookup: can't connect to remote host ($BRIDGE_GW): Operation not permitted" ]
 
 	# No --network none: docker moves a veth in between create and start.
 	dk run --rm --runtime=moat --cap-add ALL -e GITHUB_TOKEN=hunter2 -e PLAIN=kept "$IMAGE" sh -c \

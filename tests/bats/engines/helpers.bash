@@ -105,3 +105,5 @@ assert_profile() {
 # listener needed: "Connection refused" means packets went both ways,
 # "Operation not permitted" that the guard refused the connect).
 connect_probe() { echo "nc -w 2 $1 $2 </dev/null 2>&1 | tail -1"; }
+# udp_probe ADDR: busybox nslookup's first complaint about a DNS query to ADDR.
+udp_probe() { echo "timeout 5 nslookup -timeout=1 -retry=1 example.com $1 2>&1 | head -1"; }
