@@ -130,9 +130,11 @@ echo "root:x:0:" >"$B/rootfs/etc/group"
 (cd "$B" && "$RUNC" spec)
 jq '.process.terminal = false | .process.args = ["true"]' "$B/config.json" >"$T/plain.json"
 mv "$T/plain.json" "$B/config.json"
-mk_bundle() { # mk_bundle NAME JQ-FILTER: a bundle sharing the rootfs
-    mkdir -p "$T/$1"
-    jq --arg r "$B/rootfs" ".root.path = \$r | $2" "$B/config.json" >"$T/$1/config.json"
+mk_bundle() { # mk_bundle NAME JQ-FILTER [JQ-ARGS...]: a bundle sharing the rootfs
+    local name=$1 filter=$2
+    shift 2
+    mkdir -p "$T/$name"
+    jq --arg r "$B/rootfs" "$@" ".root.path = \$r | $filter" "$B/config.json" >"$T/$name/config.json"
 }
 mk_bundle bundle-sleep '.process.args = ["sleep", "1000"]'
 printf '{"audit_log": "%s"}\n' "$T/audit.jsonl" >"$T/moat-config.json"
@@ -163,6 +165,14 @@ start_s=$SECONDS
 # ---------- (1) run, (2) create+start+wait+delete, (3) peak RSS ----------
 say "run of /bin/true: $RUNS runs each after $WARMUP warm-up, floor moat crun runc alternating"
 "$DRIVER" run "$RUNS" "$WARMUP" "$B" "floor=$FLOOR" "${RTS[@]}" >>"$S"
+# What docker, podman and Kubernetes' RuntimeDefault send: the engine's own
+# seccomp profile (docker's, 357 syscall names), compiled at each create.
+if [ -r "$repo/tests/fixtures/docker.01.docker-run-rm-network-none-attached.config.json" ]; then
+    mk_bundle bundle-seccomp '.linux.seccomp = $d[0].linux.seccomp' \
+        --slurpfile d "$repo/tests/fixtures/docker.01.docker-run-rm-network-none-attached.config.json"
+    say "run of /bin/true with docker's seccomp profile in config.json: $RUNS runs each"
+    BENCH_METRIC=run.seccomp "$DRIVER" run "$RUNS" "$WARMUP" "$T/bundle-seccomp" "${RTS[@]}" >>"$S"
+fi
 say "create, start, wait, delete as separate processes: $RUNS each"
 "$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${RTS[@]}" >>"$S"
 

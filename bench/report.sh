@@ -45,6 +45,8 @@ def med($m; $rt): .metrics[$m][$rt].median;
      met: (if $value == null then null else $value <= $limit end)};
   .targets = [
     target("run /bin/true: moat/crun"; $r.ratios.run["moat/crun"]; 0.8; ""),
+    target("run /bin/true, docker seccomp profile: moat/crun";
+           $r.ratios["run.seccomp"]["moat/crun"]; 0.8; ""),
     target("create+start+wait+delete: moat/crun";
            $r.ratios["shim.total"]["moat/crun"]; 0.8; ""),
     target("peak RSS of any verb: moat/crun";
@@ -83,6 +85,7 @@ def row($title; $m; f):
 (["what (median)", "floor", "moat", "crun", "runc", "moat/crun", "moat/runc",
   "moat/floor"] | @tsv),
 row("run /bin/true (ms)"; "run"; ms),
+row("run, docker seccomp profile (ms)"; "run.seccomp"; ms),
 row("create+start+wait+delete (ms)"; "shim.total"; ms),
 row("  create (ms)"; "shim.create"; ms),
 row("  start (ms)"; "shim.start"; ms),
