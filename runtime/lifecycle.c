@@ -309,10 +309,12 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
     {
       /* A state dir with an unreadable state.json (a crash, a corrupt file)
        * can still be removed by force. */
-      if (force && r != -ENOENT && rootfd < 0)
+      if (force && rootfd < 0)
         {
+          /* Not -ENOENT alone: a missing state.json is ENOENT too. */
           cleanup_close int rfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
-          if (rfd >= 0 && container_id_check (id, NULL) == 0)
+          if (rfd >= 0 && container_id_check (id, NULL) == 0
+              && faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             {
               moat_error_free (err);
               destroy_orphan_cgroup (g, rfd, id);
