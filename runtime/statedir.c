@@ -109,8 +109,10 @@ statedir_remove (int rootfd, const char *id, struct moat_error **err)
     return moat_fail (err, errno, "removing state");
   fd = -1;
   while ((de = readdir (d)))
-    if (strcmp (de->d_name, ".") && strcmp (de->d_name, ".."))
-      unlinkat (dirfd (d), de->d_name, 0);
+    if (strcmp (de->d_name, ".") && strcmp (de->d_name, "..")
+        && unlinkat (dirfd (d), de->d_name, 0) < 0 && errno == EISDIR)
+      /* Nothing of moat's is a directory: damage, removed if empty. */
+      unlinkat (dirfd (d), de->d_name, AT_REMOVEDIR);
   closedir (d);
   if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
     return moat_fail (err, errno, "removing the state directory of %s", id);
