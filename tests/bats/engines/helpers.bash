@@ -5,6 +5,7 @@
 # them, so teardown may remove them all.
 
 bats_require_minimum_version 1.5.0
+# shellcheck source-path=SCRIPTDIR source=env.sh
 . "$BATS_TEST_DIRNAME/env.sh"
 
 # In setup_file: fail early, and clearly, when setup.sh has not run.

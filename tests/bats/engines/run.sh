@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # `make check-engines`: bring the engines up (setup.sh), run every test of
 # this directory against them, and stop them again whatever happened.
 # KEEP_ENGINES=1 leaves them running (stop.sh stops them later);

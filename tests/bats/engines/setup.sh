@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # Bring up Docker, Podman and containerd with moat registered, on a fresh
 # Debian 12 machine (root; the Debian mirror is the only network needed):
 #   - installs docker.io, containerd, podman and what the tests use, if missing
@@ -224,7 +225,8 @@ start_dockerd() {
 		| . + {"data-root": $data, "exec-root": $exec, "pidfile": $pid, "hosts": [$sock],
 		       "containerd": $containerd, "bridge": $bridge, "iptables": false,
 		       "ip-forward": false, "ip-masq": false, "userland-proxy": false,
-		       "storage-driver": "overlay2", "default-runtime": "runc"}' \
+		       "storage-driver": "overlay2", "default-runtime": "runc",
+		       "deprecated-key-path": ($data + "-key.json")}' \
 		"$REPO_DIR/contrib/docker-daemon.json" >"$DOCKER_CONFIG"
 	if alive "$ENG_RUN/dockerd.pid"; then
 		# SIGHUP reloads the runtimes of daemon.json.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # Undo setup.sh: remove the containers left in our engines, stop the dockerd
 # and containerd it started (by their recorded PIDs, nothing else), the
 # shims our containerd started, unmount what they left under our dirs,
