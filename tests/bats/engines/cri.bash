@@ -90,7 +90,7 @@ pod_config() {
 	pb_bytes 1 "$meta"
 	[ "$3" = 2 ] || pb_str 2 "$1"
 	pb_str 3 "$2"
-	pb_bytes 8 "$(pb_bytes 2 "$sec")"
+	pb_bytes 8 "$(pb_str 1 "/$CGROUP_PODS"; pb_bytes 2 "$sec")"
 }
 
 # container_config NAME IMAGE PRIVILEGED(0/1) ARGV...

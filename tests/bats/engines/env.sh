@@ -32,9 +32,16 @@ CONTAINERD_CONFIG="$ENG_RUN/containerd-config.toml"
 DOCKER_SOCK="$ENG_RUN/docker.sock"
 DOCKER_CONFIG="$ENG_RUN/daemon.json"
 PODMAN_CONF="$ENG_RUN/containers.conf"
-CTR_NS="moat-tests"
+CTR_NS="moat-tests" # also the cgroup parent of ctr's containers
 ARGV_LOG="$ENG_RUN/logger/argv.log"
 LOGGED_MOAT="$ENG_RUN/logger/moat"
+
+# The parent cgroups of each engine's containers: names of our own, which
+# stop.sh removes (ctr's parent is its namespace).
+CGROUP_DOCKER="moat-engines-docker"
+CGROUP_PODMAN="moat-engines-podman"
+CGROUP_PODS="moat-engines-pods"
+CGROUP_PARENTS="$CGROUP_DOCKER $CGROUP_PODMAN $CGROUP_PODS moat-tests"
 
 # Docker's default bridge: a bridge of our own (created by setup.sh, removed
 # by stop.sh), and no iptables or sysctl changes on the host.
@@ -52,7 +59,9 @@ _hard_nofile=$(ulimit -Hn)
 [ "$_hard_nofile" = unlimited ] && _hard_nofile=1048576
 _hard_nproc=$(ulimit -Hu)
 { [ "$_hard_nproc" = unlimited ] || [ "$_hard_nproc" -gt 32768 ]; } && _hard_nproc=32768
-PODMAN_ULIMITS=(--ulimit "nofile=$_hard_nofile:$_hard_nofile" --ulimit "nproc=$_hard_nproc:$_hard_nproc")
+# And a cgroup parent of ours (podman's default, libpod_parent, is anyone's).
+PODMAN_RUN_OPTS=(--ulimit "nofile=$_hard_nofile:$_hard_nofile" --ulimit "nproc=$_hard_nproc:$_hard_nproc"
+	--cgroup-parent "/$CGROUP_PODMAN")
 
 # The engines' command lines, as arrays (so that script(1) can run them too).
 DOCKER=(env "DOCKER_HOST=unix://$DOCKER_SOCK" /usr/bin/docker)

@@ -15,7 +15,7 @@ teardown() {
 }
 
 # podman run with this host's rlimits (root lacks CAP_SYS_RESOURCE here).
-prun() { pm run "${PODMAN_ULIMITS[@]}" "$@"; }
+prun() { pm run "${PODMAN_RUN_OPTS[@]}" "$@"; }
 
 start_detached() {
 	name="moat-p$BATS_TEST_NUMBER"
@@ -36,37 +36,37 @@ start_detached() {
 }
 
 @test "podman --runtime PATH: output and exit status" {
-	pm --runtime "$MOAT" run "${PODMAN_ULIMITS[@]}" --rm --network none "$IMAGE" sh -c 'echo via path; exit 5'
+	pm --runtime "$MOAT" run "${PODMAN_RUN_OPTS[@]}" --rm --network none "$IMAGE" sh -c 'echo via path; exit 5'
 	[ "$status" -eq 5 ]
 	[ "$output" = "via path" ]
 }
 
 @test "podman with runtime_supports_json: conmon passes --log-format=json, errors come from moat's log" {
 	reset_argv_log
-	pm --runtime "$LOGGED_MOAT" run "${PODMAN_ULIMITS[@]}" --rm --network none "$IMAGE" true
+	pm --runtime "$LOGGED_MOAT" run "${PODMAN_RUN_OPTS[@]}" --rm --network none "$IMAGE" true
 	[ "$status" -eq 0 ]
 	grep -E -- ' --log-format=json --log [^ ]+ create ' "$ARGV_LOG"
 	# Podman maps moat's error text to the exit status of a shell.
-	run -127 --separate-stderr podman_cli --runtime "$LOGGED_MOAT" run "${PODMAN_ULIMITS[@]}" --rm --network none "$IMAGE" /nonexistent
+	run -127 --separate-stderr podman_cli --runtime "$LOGGED_MOAT" run "${PODMAN_RUN_OPTS[@]}" --rm --network none "$IMAGE" /nonexistent
 	[[ "$stderr" == *'/nonexistent'*'no such file or directory'* ]]
 	# Read from the JSON log, not from moat's stderr line.
 	[[ "$stderr" != *"moat: create"* ]]
-	run -126 --separate-stderr podman_cli --runtime "$LOGGED_MOAT" run "${PODMAN_ULIMITS[@]}" --rm --network none "$IMAGE" /etc/passwd
+	run -126 --separate-stderr podman_cli --runtime "$LOGGED_MOAT" run "${PODMAN_RUN_OPTS[@]}" --rm --network none "$IMAGE" /etc/passwd
 	[[ "$stderr" == *'permission denied'* ]]
 }
 
 @test "podman without runtime_supports_json: no --log-format, errors from moat's stderr" {
 	reset_argv_log
-	run --separate-stderr "${PODMAN_NOJSON[@]}" --runtime "$LOGGED_MOAT" run "${PODMAN_ULIMITS[@]}" --rm --network none "$IMAGE" sh -c 'echo hi; exit 3'
+	run --separate-stderr "${PODMAN_NOJSON[@]}" --runtime "$LOGGED_MOAT" run "${PODMAN_RUN_OPTS[@]}" --rm --network none "$IMAGE" sh -c 'echo hi; exit 3'
 	log_run podman-nojson
 	[ "$status" -eq 3 ]
 	[ "$output" = hi ]
 	grep -q ' create ' "$ARGV_LOG"
 	! grep -q -- '--log-format' "$ARGV_LOG" || false
-	run -127 --separate-stderr "${PODMAN_NOJSON[@]}" --runtime "$LOGGED_MOAT" run "${PODMAN_ULIMITS[@]}" --rm --network none "$IMAGE" /nonexistent
+	run -127 --separate-stderr "${PODMAN_NOJSON[@]}" --runtime "$LOGGED_MOAT" run "${PODMAN_RUN_OPTS[@]}" --rm --network none "$IMAGE" /nonexistent
 	log_run podman-nojson
 	[[ "$stderr" == *"moat: create "*'/nonexistent'*'no such file or directory'* ]]
-	run -126 --separate-stderr "${PODMAN_NOJSON[@]}" --runtime "$LOGGED_MOAT" run "${PODMAN_ULIMITS[@]}" --rm --network none "$IMAGE" /etc/passwd
+	run -126 --separate-stderr "${PODMAN_NOJSON[@]}" --runtime "$LOGGED_MOAT" run "${PODMAN_RUN_OPTS[@]}" --rm --network none "$IMAGE" /etc/passwd
 	log_run podman-nojson
 	[[ "$stderr" == *'permission denied'* ]]
 }
@@ -88,7 +88,7 @@ start_detached() {
 }
 
 @test "podman run -it gets a terminal" {
-	in_tty "${PODMAN[@]}" run --rm -it "${PODMAN_ULIMITS[@]}" --network none "$IMAGE" sh -c 'tty; exit 2'
+	in_tty "${PODMAN[@]}" run --rm -it "${PODMAN_RUN_OPTS[@]}" --network none "$IMAGE" sh -c 'tty; exit 2'
 	[ "$status" -eq 2 ]
 	[[ "$output" == */dev/pts/* ]]
 }

@@ -219,14 +219,15 @@ start_containerd() {
 start_dockerd() {
 	jq --arg moat "$MOAT" --arg data "$ENG_STATE/docker" --arg exec "$ENG_RUN/docker" \
 		--arg pid "$ENG_RUN/dockerd.own.pid" --arg sock "unix://$DOCKER_SOCK" \
-		--arg containerd "$CONTAINERD_SOCK" --arg bridge "$BRIDGE" --arg logger "$ENG_RUN/logger/moat" '
+		--arg containerd "$CONTAINERD_SOCK" --arg bridge "$BRIDGE" --arg logger "$ENG_RUN/logger/moat" \
+		--arg cgroup "$CGROUP_DOCKER" '
 		.runtimes |= map_values(.path = $moat)
 		| .runtimes["moat-logged"] = {path: $logger}
 		| . + {"data-root": $data, "exec-root": $exec, "pidfile": $pid, "hosts": [$sock],
 		       "containerd": $containerd, "bridge": $bridge, "iptables": false,
 		       "ip-forward": false, "ip-masq": false, "userland-proxy": false,
 		       "storage-driver": "overlay2", "default-runtime": "runc",
-		       "deprecated-key-path": ($data + "-key.json")}' \
+		       "deprecated-key-path": ($data + "-key.json"), "cgroup-parent": $cgroup}' \
 		"$REPO_DIR/contrib/docker-daemon.json" >"$DOCKER_CONFIG"
 	if alive "$ENG_RUN/dockerd.pid"; then
 		# SIGHUP reloads the runtimes of daemon.json.

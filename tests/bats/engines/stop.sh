@@ -73,6 +73,15 @@ grep -oE " ($ENG_RUN|$ENG_STATE)/[^ ]*" /proc/self/mountinfo | sort -r | while r
 	umount -l "$m" 2>/dev/null
 done
 
+# The engines' parent cgroups (runtimes remove a container's own cgroup,
+# not its parent), empty ones only, deepest first.
+for parent in $CGROUP_PARENTS; do
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name "$parent" 2>/dev/null |
+		while read -r dir; do
+			find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null
+		done
+done
+
 if [ -e "$ENG_RUN/created-bridges" ]; then
 	while read -r br; do ip link del "$br" 2>/dev/null; done <"$ENG_RUN/created-bridges"
 fi
