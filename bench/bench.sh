@@ -4,7 +4,7 @@
 #
 # Environment: MOAT (default build/moat), BUILD, BENCH_RUNS (default 30;
 # below 20 is the quick mode), BENCH_WARMUP (3), BENCH_SCALE (1,50,200;
-# quick: 1,10), BENCH_SCALE_EXTRA (5), BENCH_ENGINE_RUNS (BENCH_RUNS),
+# quick: 1,10), BENCH_SCALE_EXTRA (10), BENCH_ENGINE_RUNS (BENCH_RUNS),
 # BENCH_ENGINES=0 (skip the engines), BENCH_OUT (bench/results/latest.json),
 # BUSYBOX (/bin/busybox), CRUN, RUNC.
 set -euo pipefail
@@ -19,7 +19,7 @@ WARMUP=${BENCH_WARMUP:-3}
 quick=0
 [ "$RUNS" -lt 20 ] && quick=1
 if [ $quick = 1 ]; then SCALE=${BENCH_SCALE:-1,10}; else SCALE=${BENCH_SCALE:-1,50,200}; fi
-SCALE_EXTRA=${BENCH_SCALE_EXTRA:-5}
+SCALE_EXTRA=${BENCH_SCALE_EXTRA:-10}
 ENGINE_RUNS=${BENCH_ENGINE_RUNS:-$RUNS}
 OUT_JSON=${BENCH_OUT:-$here/results/latest.json}
 BUSYBOX=${BUSYBOX:-/bin/busybox}

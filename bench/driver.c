@@ -460,8 +460,10 @@ bench_scale (const char *levels, int extra, const char *dir,
                        rt->name, n);
               break;
             }
-          char metric[64];
+          char metric[64], cpu_metric[64];
           snprintf (metric, sizeof (metric), "scale.create@%d", level);
+          snprintf (cpu_metric, sizeof (cpu_metric), "scale.cpu.create@%d",
+                    level);
           for (int e = 0; e < extra; e++)
             {
               struct running one;
@@ -471,7 +473,10 @@ bench_scale (const char *levels, int extra, const char *dir,
               if (create_started (rt, dir, &one, &cr) < 0)
                 failures++;
               else
-                emit (metric, rt->name, cr.us);
+                {
+                  emit (metric, rt->name, cr.us);
+                  emit (cpu_metric, rt->name, cr.cpu_us);
+                }
               force_delete (rt, one.id);
               reap_orphans ();
             }

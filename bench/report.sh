@@ -64,6 +64,11 @@ def med($m; $rt): .metrics[$m][$rt].median;
        target("create at \($levels[-1] | ltrimstr("scale.create@")) running / at \($levels[0] | ltrimstr("scale.create@")) (moat)";
               ratio(med($levels[-1]; "moat"); med($levels[0]; "moat")); 1.2; "")
      else empty end),
+    (if ($levels | length) > 1 then
+       target("  the same in CPU time (moat)";
+              ratio(med("scale.cpu." + ($levels[-1] | ltrimstr("scale.")); "moat");
+                    med("scale.cpu." + ($levels[0] | ltrimstr("scale.")); "moat")); 1.2; "")
+     else empty end),
     target("scale: failures + leftovers (moat)";
            ([med("scale.failures"; "moat"), med("scale.left_statedirs"; "moat"),
              med("scale.left_cgroups"; "moat"), med("scale.left_mounts"; "moat"),
@@ -104,7 +109,8 @@ row("  binary search (3 runs in a row)"; "memlimit.search"; kb),
 row("  rechecks failing (of 5)"; "memlimit.recheck_failures"; kb),
 ((.metrics | keys | map(select(startswith("scale.create@")))
   | sort_by(ltrimstr("scale.create@") | tonumber)[]) as $m
- | row("create at \($m | ltrimstr("scale.create@")) running (ms)"; $m; ms)),
+ | row("create at \($m | ltrimstr("scale.create@")) running (ms)"; $m; ms),
+   row("  its CPU time (ms)"; "scale.cpu.\($m | ltrimstr("scale."))"; ms)),
 row("delete all, scale (ms)"; "scale.delete_all"; ms),
 row("scale failures"; "scale.failures"; kb),
 row("left: state dirs"; "scale.left_statedirs"; kb),
