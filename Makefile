@@ -40,7 +40,7 @@ TESTCMD_SRCS := $(sort $(wildcard tests/cmd/*.c))
 TESTCMD_BINS := $(TESTCMD_SRCS:tests/cmd/%.c=$(BUILD)/tests/cmd/%)
 
 .PHONY: all deps check check-unit check-bats check-asan check-engines check-fuzz \
-	demo install uninstall clean format format-check bench fuzz soak test-bins
+	demo install uninstall man clean format format-check bench fuzz soak test-bins
 
 all: $(BUILD)/moat
 
@@ -85,15 +85,53 @@ check: deps
 	$(MAKE) check-unit
 	$(MAKE) check-bats
 	$(MAKE) check-asan
+	$(MAKE) check-fuzz
 
-demo: deps $(BUILD)/moat
+demo: deps $(BUILD)/moat $(BUILD)/tests/cmd/sysprobe
 	@tests/demo.sh $(CURDIR)/$(BUILD)/moat
+
+# Docker, Podman and containerd using moat: installs and starts them
+# (tests/bats/engines/setup.sh), runs the tests, stops what it started.
+check-engines: deps $(BUILD)/moat test-bins
+	MOAT=$(CURDIR)/$(BUILD)/moat MOAT_TESTBIN=$(CURDIR)/$(BUILD)/tests/cmd \
+	  tests/bats/engines/run.sh
+
+bench: deps $(BUILD)/moat
+	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/bench.sh
+
+# The config.json parsers under libFuzzer with ASan and UBSan.
+FUZZ_SECONDS ?= 600
+FUZZ_OBJS_SRCS := $(wildcard oci/*.c) runtime/util.c runtime/error.c
+build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_OBJS_SRCS) $(HDRS)
+	@mkdir -p build-fuzz/corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
+	  $(shell $(PKG_CONFIG) --cflags yajl libcap) tests/fuzz/fuzz_config.c \
+	  $(FUZZ_OBJS_SRCS) $(shell $(PKG_CONFIG) --libs yajl libcap) -o $@
+
+fuzz: deps build-fuzz/fuzz_config
+	build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=200000 \
+	  -dict=tests/fuzz/config.dict build-fuzz/corpus tests/fuzz/corpus
+
+check-fuzz: deps
+	$(MAKE) fuzz FUZZ_SECONDS=30
+
+soak: deps $(BUILD)/moat
+	MOAT=$(CURDIR)/$(BUILD)/moat tests/soak.sh 1000
+
+man: $(BUILD)/moat.1
+$(BUILD)/moat.1: docs/moat.1.scd
+	@mkdir -p $(dir $@)
+	scdoc <$< >$@
 
 install: $(BUILD)/moat
 	install -D -m 0755 $(BUILD)/moat $(DESTDIR)$(BINDIR)/moat
+	install -D -m 0644 contrib/moat-config.example.json \
+	  $(DESTDIR)$(SYSCONFDIR)/moat/config.example.json
+	if command -v scdoc >/dev/null; then $(MAKE) man && \
+	  install -D -m 0644 $(BUILD)/moat.1 $(DESTDIR)$(MANDIR)/man1/moat.1; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/moat
+	rm -f $(DESTDIR)$(BINDIR)/moat $(DESTDIR)$(MANDIR)/man1/moat.1
 
 format:
 	clang-format -i $(wildcard */*.c */*.h tests/*/*.c)
