@@ -713,6 +713,17 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
     r = sync_send_data (sync, SYNC_GO, state_json, strlen (state_json), err);
     if (r < 0)
       return r;
+    {
+      /* startContainer hooks run once start is under way: they see
+       * "created", as runc's do. */
+      cleanup_free char *start_json = NULL;
+      r = state_oci_json (&st, "created", false, &start_json, err);
+      if (r == 0)
+        r = sync_send_data (sync, SYNC_GO, start_json, strlen (start_json),
+                            err);
+      if (r < 0)
+        return r;
+    }
     if (s->process->terminal)
       {
         cleanup_close int master = -1;
