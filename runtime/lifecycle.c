@@ -144,6 +144,12 @@ container_start (const struct moat_globals *g, const char *id,
     return r;
   if (s->hooks[HOOK_POSTSTART].n > 0)
     {
+      /* poststart comes after the payload is executed (runtime-spec): the
+       * init holds exec.fifo open until its execve or its death, then our
+       * write end reports POLLERR. */
+      struct pollfd pfd = { .fd = fifo, .events = 0 };
+      if (TEMP_FAILURE_RETRY (poll (&pfd, 1, -1)) < 0)
+        return moat_fail (err, errno, "waiting for the container's exec");
       if (state_oci_json (st, "running", false, &json, err) < 0)
         return -1;
       hooks_run (&s->hooks[HOOK_POSTSTART], HOOK_POSTSTART, json, &hook_err);
