@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -215,6 +216,24 @@ mark_fds (int preserve_fds, struct moat_error **err)
   return 0;
 }
 
+/* The payload's pty belongs to its user, as with runc, or a non-root user
+ * cannot reopen its own terminal. Only a pty slave of the container's own
+ * devpts (majors 136-143) is touched: never a host file passed as stdio. */
+static int
+give_terminal_to_user (const struct spec_process *p, struct moat_error **err)
+{
+  struct stat st;
+
+  if (!p->terminal || fstat (0, &st) < 0 || !S_ISCHR (st.st_mode)
+      || major (st.st_rdev) < 136 || major (st.st_rdev) > 143
+      || st.st_uid == p->user.uid)
+    return 0;
+  if (fchown (0, p->user.uid, (gid_t) -1) < 0 && errno != EINVAL)
+    return moat_fail (err, errno, "handing the terminal to uid %u",
+                      p->user.uid);
+  return 0;
+}
+
 int
 process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
               int preserve_fds, const struct seccomp_prog *seccomp_config,
@@ -230,6 +249,8 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
     return r;
   /* Without process.capabilities the payload gets no capability at all. */
   r = drop_bounding (caps->bounding, err);
+  if (r == 0)
+    r = give_terminal_to_user (p, err);
   if (r < 0)
     return r;
   r = set_user (&p->user, err);
