@@ -114,7 +114,7 @@ done
 FLOOR=$BUILD/bench/floor
 DRIVER=$BUILD/bench/driver
 # A copy: a `make` elsewhere in the tree must not swap the binary mid-run.
-MOAT_BUILT=$MOAT
+BENCH_MOAT_SRC=$MOAT
 cp "$MOAT" "$T/moat"
 MOAT=$T/moat
 
@@ -241,6 +241,8 @@ engines() {
     if [ "${BENCH_ENGINES:-1}" = 0 ]; then skip engines "BENCH_ENGINES=0"; return; fi
     if [ ! -r "$env_sh" ]; then skip engines "no $env_sh"; return; fi
     # shellcheck disable=SC1090
+    # env.sh sets MOAT and MOAT_BUILT of its own: ours are kept as
+    # MOAT_BENCH (the copy this run uses) and BENCH_MOAT_SRC.
     (
         MOAT_BENCH=$MOAT
         . "$env_sh"
@@ -264,7 +266,7 @@ engine_docker() {
         skip engine.docker "image $IMAGE not loaded in docker"; return
     fi
     "${DOCKER[@]}" info --format '{{json .Runtimes}}' >"$T/docker-runtimes.json" 2>/dev/null || echo '{}' >"$T/docker-runtimes.json"
-    moat_rt=$(jq -r --arg m "$MOAT_BUILT" 'to_entries | map(select(.value.runtimeArgs == null))
+    moat_rt=$(jq -r --arg m "$BENCH_MOAT_SRC" 'to_entries | map(select(.value.runtimeArgs == null))
         | (map(select(.value.path == $m)) + map(select(.value.path | tostring | test("/moat$"))))
         | .[0].key // empty' "$T/docker-runtimes.json")
     crun_rt=$(jq -r --arg c "$CRUN" 'to_entries | map(select(.value.path == $c or .key == "crun")) | .[0].key // empty' "$T/docker-runtimes.json")
@@ -273,7 +275,7 @@ engine_docker() {
     fi
     local path
     path=$(jq -r --arg k "$moat_rt" '.[$k].path' "$T/docker-runtimes.json")
-    [ "$path" = "$MOAT_BUILT" ] || say "docker: runtime $moat_rt is $path, not $MOAT_BUILT"
+    cmp -s "$path" "$MOAT_BENCH" || say "docker: runtime $moat_rt is $path, another build than $BENCH_MOAT_SRC"
     rts+=("moat=$d run --rm --runtime=$moat_rt $IMAGE true")
     if [ -n "$crun_rt" ]; then
         rts+=("crun=$d run --rm --runtime=$crun_rt $IMAGE true")
@@ -284,7 +286,19 @@ engine_docker() {
     engine_cmds engine.docker "${rts[@]}"
 }
 engine_podman() {
-    local p="${PODMAN[*]}" u="${PODMAN_ULIMITS[*]}"
+    local p="${PODMAN[*]}" u nofile nproc
+    # Root here cannot raise a hard rlimit (no CAP_SYS_RESOURCE) and podman
+    # asks for nofile=1048576: ask for what we have (env.sh's options).
+    if [ -n "${PODMAN_RUN_OPTS+x}" ]; then
+        u="${PODMAN_RUN_OPTS[*]}"
+    elif [ -n "${PODMAN_ULIMITS+x}" ]; then
+        u="${PODMAN_ULIMITS[*]}"
+    else
+        nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
+        [ "$nofile" = unlimited ] && nofile=1048576
+        { [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; } && nproc=32768
+        u="--ulimit nofile=$nofile:$nofile --ulimit nproc=$nproc:$nproc"
+    fi
     if ! "${PODMAN[@]}" image exists "$IMAGE" 2>/dev/null; then
         skip engine.podman "image $IMAGE not in podman's storage (tests/bats/engines/setup.sh loads it)"; return
     fi
@@ -314,7 +328,7 @@ elapsed=$((SECONDS - start_s))
 # ---------- the report ----------
 mkdir -p "$(dirname "$OUT_JSON")"
 "$here/report.sh" "$S" "$SKIPS" "$OUT_JSON" \
-    --arg moat "$MOAT_BUILT" --arg moat_version "$("$MOAT" --version 2>/dev/null | head -1)" \
+    --arg moat "$BENCH_MOAT_SRC" --arg moat_version "$("$MOAT" --version 2>/dev/null | head -1)" \
     --arg crun_version "$("$CRUN" --version | head -1)" --arg runc_version "$("$RUNC" --version | head -1)" \
     --arg kernel "$(uname -r)" --arg commit "$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
     --argjson runs "$RUNS" --argjson warmup "$WARMUP" --arg scale "$SCALE" --argjson seconds "$elapsed" \
