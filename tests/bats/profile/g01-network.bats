@@ -150,11 +150,7 @@ check_loopback_only() {
 	# The veth works from the host's side of it: without the guard the
 	# container could use it.
 	ip netns exec "$ns" "$BUSYBOX" nc -w 2 "$NET.1" 8080 </dev/null
-	moat start "$CID"
-	[ "$status" -eq 0 ]
-	wait_status "$CID" stopped
-	mapfile -t lines <"$BUNDLE/$CID.out"
-	cat "$BUNDLE/$CID.out" >&2
+	start_until_stopped
 	[ "${lines[0]}" = "connect($NET.1:8080): Operation not permitted (errno 1)" ]
 	[ "${lines[1]}" = "sendto($NET.1:8081): Operation not permitted (errno 1)" ]
 	[ "${lines[2]}" = "connect(169.254.169.254:8080): Operation not permitted (errno 1)" ]
@@ -190,11 +186,7 @@ check_loopback_only() {
 		sysprobe sendto 169.254.169.254 53"
 	pid=$(cat "$BUNDLE/$CID.pid")
 	attach_veth "$pid" "$ns"
-	moat start "$CID"
-	[ "$status" -eq 0 ]
-	wait_status "$CID" stopped
-	mapfile -t lines <"$BUNDLE/$CID.out"
-	cat "$BUNDLE/$CID.out" >&2
+	start_until_stopped
 	[ "${lines[0]}" = ok ]
 	[ "${lines[1]}" = ok ]
 	[ "${lines[2]}" = "connect(169.254.169.254:8080): Operation not permitted (errno 1)" ]

@@ -93,11 +93,7 @@ check_limits() {
 		cat /tmp/err; echo "fork works again"'
 	pid=$(cat "$BUNDLE/$CID.pid")
 	pids_dir=$(cgroup_dir pids "$pid")
-	moat start "$CID"
-	[ "$status" -eq 0 ]
-	wait_status "$CID" stopped
-	cat "$BUNDLE/$CID.out" >&2
-	mapfile -t lines <"$BUNDLE/$CID.out"
+	start_until_stopped
 	[[ "${lines[0]}" =~ ^processes:\ ([0-9]+)$ ]]
 	[ "${BASH_REMATCH[1]}" -le 64 ]
 	[ "${lines[1]}" = "sh: can't fork: Resource temporarily unavailable" ]
@@ -112,12 +108,9 @@ check_limits() {
 	create_with_output 'dd if=/dev/zero of=/dev/null bs=600M count=1 2>&1; echo "dd: $?"'
 	pid=$(cat "$BUNDLE/$CID.pid")
 	mem_dir=$(cgroup_dir memory "$pid")
-	moat start "$CID"
-	[ "$status" -eq 0 ]
-	wait_status "$CID" stopped
-	cat "$BUNDLE/$CID.out" >&2
+	start_until_stopped
 	# Killed (137), or the allocation refused.
-	grep -Eq '^dd: 137$|memory exhausted|Cannot allocate memory' "$BUNDLE/$CID.out"
+	[[ "$output" =~ dd:\ 137|memory\ exhausted|Cannot\ allocate\ memory ]]
 	if [ -e "$mem_dir/memory.max_usage_in_bytes" ]; then
 		[ "$(cat "$mem_dir/memory.max_usage_in_bytes")" -le 536870912 ]
 		grep -E '^oom_kill [1-9]' "$mem_dir/memory.oom_control"

@@ -92,9 +92,17 @@ adapt_engine_config() {
 
 teardown_profile() {
 	teardown_bundle
-	local d
+	local d i
+	# moat delete removes a container's cgroups; if a failing test left
+	# one, remove what is ours and empty: the engine configs' parent and
+	# the default /moat/ID of this test's ids.
 	for d in /sys/fs/cgroup/*/"$PROFILE_CGROUP_PARENT" /sys/fs/cgroup/"$PROFILE_CGROUP_PARENT"; do
-		[ -d "$d" ] && rmdir "$d" 2>/dev/null || true
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+	for ((i = 1; i <= ${CTR_SEQ:-0}; i++)); do
+		for d in /sys/fs/cgroup/*/moat/"$GUARANTEE-$BATS_TEST_NUMBER-$$-$i" /sys/fs/cgroup/moat/"$GUARANTEE-$BATS_TEST_NUMBER-$$-$i"; do
+			[ -d "$d" ] && rmdir "$d" 2>/dev/null || true
+		done
 	done
 }
 
@@ -133,6 +141,18 @@ create_with_output() {
 	update_config --arg c "$script" '.process.args = ["sh", "-c", $c]'
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "${flags[@]}" create -b "$BUNDLE" \
 		--pid-file "$BUNDLE/$CID.pid" "$CID" >"$BUNDLE/$CID.out" 2>&1 </dev/null
+}
+
+# Start the container create_with_output made, wait for it to stop, and
+# read what it printed into $output and $lines.
+start_until_stopped() {
+	moat start "$CID"
+	[ "$status" -eq 0 ] || return 1
+	wait_status "$CID" stopped || return 1
+	output="$(cat "$BUNDLE/$CID.out")"
+	mapfile -t lines <"$BUNDLE/$CID.out"
+	echo "$CID printed:" >&2
+	echo "$output" >&2
 }
 
 # The host-side cgroup directory of controller CTRL for host pid PID:
