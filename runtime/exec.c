@@ -108,6 +108,15 @@ build_process (const struct exec_opts *o, const struct spec *s,
   return 0;
 }
 
+static void
+restore_child_namespaces (int pid_ns, int time_ns)
+{
+  if (pid_ns >= 0)
+    setns (pid_ns, CLONE_NEWPID);
+  if (time_ns >= 0)
+    setns (time_ns, CLONE_NEWTIME);
+}
+
 struct exec_child
 {
   int pidfd;
@@ -226,6 +235,8 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
   struct exec_child c = { 0 };
   const char *status;
   int sv[2] = { -1, -1 };
+  cleanup_close int own_pid_ns = -1;
+  cleanup_close int own_time_ns = -1;
   pid_t pid = -1;
   int r;
 
@@ -278,7 +289,10 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
         if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)
           c.ns_flags |= ns_flag[t];
       /* pid (and time) namespaces apply to children: moat enters them for
-       * its child only, through pid_for_children. */
+       * its child only, through pid_for_children, and goes back after. */
+      own_pid_ns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+      own_time_ns
+          = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
       if (s->linux_.ns[NS_PID].present && setns (pidfd, CLONE_NEWPID) < 0)
         r = moat_fail (err, errno, "joining the pid namespace");
       if (r == 0 && s->linux_.ns[NS_TIME].present
@@ -288,6 +302,10 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
   if (r == 0)
     {
       pid = (pid_t) syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+      /* Only that child belongs in the container's pid namespace: moat's
+       * own later children (a sanitizer's threads) must not. */
+      if (pid != 0)
+        restore_child_namespaces (own_pid_ns, own_time_ns);
       if (pid < 0)
         r = moat_fail (err, errno, "clone");
       else if (pid == 0)
