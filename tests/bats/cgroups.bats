@@ -5,6 +5,7 @@
 # pure v2 host.
 
 load helpers
+load runtime_helpers
 
 setup() {
 	requires_root
@@ -52,10 +53,6 @@ no_swap_for() {
 	if $CG_V2; then [ "$(cg_value "$1" swap)" = 0 ]; else [ "$(cg_value "$1" swap)" = "$(cg_value "$1" memory)" ]; fi
 }
 
-init_pid() {
-	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$1" | jq -r .pid
-}
-
 # Every controller directory of cgroup path $1 is gone.
 cgroup_gone() {
 	! ls -d /sys/fs/cgroup"$1" /sys/fs/cgroup/*"$1" 2>/dev/null | grep -q .
@@ -65,8 +62,8 @@ cgroup_gone() {
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	p="/moat/$ID"
-	grep -qx "$(init_pid "$ID")" "$(cg_dir "$p" pids)/cgroup.procs"
-	grep -qx "$(init_pid "$ID")" "$(cg_dir "$p" memory)/cgroup.procs"
+	grep -qx "$(container_pid "$ID")" "$(cg_dir "$p" pids)/cgroup.procs"
+	grep -qx "$(container_pid "$ID")" "$(cg_dir "$p" memory)/cgroup.procs"
 	[ "$(cg_value "$p" memory)" = $((512 * 1024 * 1024)) ]
 	no_swap_for "$p"
 	[ "$(cg_value "$p" pids)" = 64 ]
@@ -173,7 +170,7 @@ cgroup_gone() {
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	p="/$CG_TOP/$ID"
-	grep -qx "$(init_pid "$ID")" "$(cg_dir "$p" pids)/cgroup.procs"
+	grep -qx "$(container_pid "$ID")" "$(cg_dir "$p" pids)/cgroup.procs"
 	[ "$(cg_value "$p" pids)" = 64 ]
 	[ ! -e "$(cg_dir "/moat/$ID" pids)" ]
 	moat delete "$ID"
@@ -187,7 +184,7 @@ cgroup_gone() {
 	update_config --arg p "$CG_TOP/$ID" '.linux.cgroupsPath = $p'
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	grep -qx "$(init_pid "$ID")" "$(cg_dir "/$CG_TOP/$ID" memory)/cgroup.procs"
+	grep -qx "$(container_pid "$ID")" "$(cg_dir "/$CG_TOP/$ID" memory)/cgroup.procs"
 }
 
 @test "cgroupsPath in systemd form slice:prefix:name maps to the slice's cgroupfs path" {
@@ -196,7 +193,7 @@ cgroup_gone() {
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	p="/$CG_SLICE.slice/$CG_SLICE-pod1.slice/cri-moat-$ID.scope"
-	grep -qx "$(init_pid "$ID")" "$(cg_dir "$p" pids)/cgroup.procs"
+	grep -qx "$(container_pid "$ID")" "$(cg_dir "$p" pids)/cgroup.procs"
 	[ "$(cg_value "$p" pids)" = 64 ]
 	moat delete --force "$ID"
 	cgroup_gone "$p"

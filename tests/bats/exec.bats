@@ -3,6 +3,7 @@
 # container's namespaces and cgroup, under the same profile as its init.
 
 load helpers
+load runtime_helpers
 
 setup() {
 	requires_root
@@ -15,31 +16,12 @@ setup() {
 
 teardown() {
 	teardown_bundle
-	[ -z "$RECVTTY_PID" ] || kill "$RECVTTY_PID" 2>/dev/null || true
+	stop_recvtty
 }
 
 run_detached() {
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-}
-
-init_pid() {
-	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$ID" | jq -r .pid
-}
-
-start_recvtty() {
-	"$TESTBIN/recvtty" --mode capture "$1" --no-stdin "$SOCK" &
-	RECVTTY_PID=$!
-	for _ in $(seq 1 100); do
-		[ -S "$SOCK" ] && return 0
-		sleep 0.02
-	done
-	return 1
-}
-
-wait_recvtty() {
-	wait "$RECVTTY_PID"
-	RECVTTY_PID=""
 }
 
 # An engine's process.json with a short command instead of its own.
@@ -94,7 +76,7 @@ fixture_process() {
 	run_detached
 	for f in docker.04.docker-exec-it-tty.process.json ctr.04.ctr-task-exec-t-tty.process.json podman.04.podman-exec-it-tty.process.json; do
 		fixture_process "$f" '["sh", "-c", "tty; test -t 0 && echo stdin-tty"]'
-		start_recvtty "$BUNDLE/captured"
+		start_recvtty --mode capture "$BUNDLE/captured" --no-stdin
 		moat exec --process "$BUNDLE/process.json" --console-socket "$SOCK" --detach --pid-file "$BUNDLE/exec.pid" "$ID"
 		[ "$status" -eq 0 ]
 		[[ "$(cat "$BUNDLE/exec.pid")" =~ ^[0-9]+$ ]]
@@ -128,7 +110,7 @@ fixture_process() {
 
 @test "--tty with --console-socket, attached: the exit status comes back" {
 	run_detached
-	start_recvtty "$BUNDLE/captured"
+	start_recvtty --mode capture "$BUNDLE/captured" --no-stdin
 	moat exec --tty --console-socket "$SOCK" "$ID" sh -c 'tty; exit 3'
 	[ "$status" -eq 3 ]
 	wait_recvtty
@@ -143,10 +125,10 @@ fixture_process() {
 	kill -0 "$pid"
 	grep -q sleep "/proc/$pid/cmdline"
 	# The same cgroup as the init, in every hierarchy.
-	[ "$(cat "/proc/$pid/cgroup")" = "$(cat "/proc/$(init_pid)/cgroup")" ]
+	[ "$(cat "/proc/$pid/cgroup")" = "$(cat "/proc/$(container_pid "$ID")/cgroup")" ]
 	grep -q ":/moat/$ID\$" "/proc/$pid/cgroup"
 	for ns in pid net mnt ipc uts cgroup user; do
-		[ "$(readlink "/proc/$pid/ns/$ns")" = "$(readlink "/proc/$(init_pid)/ns/$ns")" ]
+		[ "$(readlink "/proc/$pid/ns/$ns")" = "$(readlink "/proc/$(container_pid "$ID")/ns/$ns")" ]
 	done
 }
 

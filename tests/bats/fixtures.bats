@@ -5,6 +5,7 @@
 # that are not here, the cgroup path (made unique), and the command.
 
 load helpers
+load runtime_helpers
 
 setup() {
 	requires_root
@@ -21,7 +22,7 @@ setup() {
 
 teardown() {
 	teardown_bundle
-	[ -z "$RECVTTY_PID" ] || kill "$RECVTTY_PID" 2>/dev/null || true
+	stop_recvtty
 	ip netns delete "$NETNS" 2>/dev/null || true
 	local d
 	for d in /sys/fs/cgroup/"$CG_TOP" /sys/fs/cgroup/*/"$CG_TOP"; do
@@ -58,16 +59,6 @@ adapt_fixture() {
 		| .linux.namespaces |= map(if .path then .path = $netns else . end)' "$f" >"$BUNDLE/config.json"
 }
 
-start_recvtty() {
-	"$TESTBIN/recvtty" --mode capture "$1" --no-stdin "$SOCK" &
-	RECVTTY_PID=$!
-	for _ in $(seq 1 100); do
-		[ -S "$SOCK" ] && return 0
-		sleep 0.02
-	done
-	return 1
-}
-
 @test "there are engine fixtures to run" {
 	[ "$(engine_configs | wc -l)" -ge 10 ]
 }
@@ -99,10 +90,9 @@ start_recvtty() {
 		update_config '.process.args = ["sh", "-c", "tty; echo fixture-ok"]'
 		id="fx-$BATS_TEST_NUMBER-$$-${name%%.*}-$(echo "$name" | cut -d. -f2)"
 		rm -f "$BUNDLE/captured"
-		start_recvtty "$BUNDLE/captured"
+		start_recvtty --mode capture "$BUNDLE/captured" --no-stdin
 		moat run -b "$BUNDLE" --console-socket "$SOCK" "$id"
-		wait "$RECVTTY_PID"
-		RECVTTY_PID=""
+		wait_recvtty
 		got="$(tr -d '\r' <"$BUNDLE/captured" | xargs)"
 		if [ "$status" -ne 0 ] || [ "$got" != "/dev/pts/0 fixture-ok" ]; then
 			echo "FIXTURE $name: status $status: $output / tty: $got" >&2

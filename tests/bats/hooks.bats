@@ -4,6 +4,7 @@
 # failures, timeouts, poststop on delete.
 
 load helpers
+load runtime_helpers
 
 setup() {
 	requires_root
@@ -94,7 +95,7 @@ wait_hooks() {
 	done
 	moat create -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	pid=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$ID" | jq -r .pid)
+	pid=$(container_pid "$ID")
 	moat start "$ID"
 	wait_hooks 5
 	moat delete --force "$ID"
@@ -124,7 +125,7 @@ wait_hooks() {
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	wait_hooks 5
-	pid=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$ID" | jq -r .pid)
+	pid=$(container_pid "$ID")
 	root_ino=$(stat -c %i "$BUNDLE/rootfs")
 	for k in createContainer startContainer; do
 		for ns in mnt net pid uts ipc; do

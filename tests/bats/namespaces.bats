@@ -4,6 +4,7 @@
 # container gets.
 
 load helpers
+load runtime_helpers
 
 setup() {
 	requires_root
@@ -17,11 +18,6 @@ teardown() {
 	teardown_bundle
 	[ -z "$NETNS" ] || ip netns delete "$NETNS" 2>/dev/null || true
 	[ -z "$IPC_QUEUE" ] || ipcrm -q "$IPC_QUEUE" 2>/dev/null || true
-}
-
-# The host pid of a running container's init.
-init_pid() {
-	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$1" | jq -r .pid
 }
 
 @test "uts: the container has config.json's hostname and domainname, the host keeps its own" {
@@ -114,7 +110,7 @@ init_pid() {
 		| .process.args = ["sleep", "100"]'
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	pid=$(init_pid "$ID")
+	pid=$(container_pid "$ID")
 	[ "$(awk '{print $1, $2, $3}' "/proc/$pid/uid_map")" = "0 100000 65536" ]
 	[ "$(awk '{print $1, $2, $3}' "/proc/$pid/gid_map")" = "0 100000 65536" ]
 	grep -Eq '^Uid:\s+100000\s+100000\s+100000\s+100000$' "/proc/$pid/status"

@@ -3,6 +3,7 @@
 # (received here by tests/cmd/recvtty), and the payload has a terminal.
 
 load helpers
+load runtime_helpers
 
 setup() {
 	requires_root
@@ -15,25 +16,7 @@ setup() {
 
 teardown() {
 	teardown_bundle
-	[ -z "$RECVTTY_PID" ] || kill "$RECVTTY_PID" 2>/dev/null || true
-}
-
-# Start recvtty on $SOCK (extra arguments: its mode); wait until it listens.
-start_recvtty() {
-	"$TESTBIN/recvtty" "$@" "$SOCK" &
-	RECVTTY_PID=$!
-	for _ in $(seq 1 100); do
-		[ -S "$SOCK" ] && return 0
-		sleep 0.02
-	done
-	echo "recvtty did not listen on $SOCK" >&2
-	return 1
-}
-
-# recvtty exits once the container side of the pty hangs up.
-wait_recvtty() {
-	wait "$RECVTTY_PID"
-	RECVTTY_PID=""
+	stop_recvtty
 }
 
 @test "create with --console-socket: tty is /dev/pts/0, stdin and stdout are terminals" {
@@ -64,9 +47,7 @@ wait_recvtty() {
 @test "input typed at the console reaches the payload" {
 	update_config '.process.args = ["sh", "-c", "read line; echo \"got:$line\""]'
 	echo "typed text" >"$BUNDLE/input"
-	"$TESTBIN/recvtty" --mode single "$SOCK" <"$BUNDLE/input" >"$BUNDLE/captured" &
-	RECVTTY_PID=$!
-	for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.02; done
+	start_recvtty --mode single <"$BUNDLE/input" >"$BUNDLE/captured"
 	moat run -d -b "$BUNDLE" --console-socket "$SOCK" "$ID"
 	[ "$status" -eq 0 ]
 	wait_recvtty
