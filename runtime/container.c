@@ -445,9 +445,10 @@ read_config (const char *bundle, struct spec **ret, char **ret_text,
     return moat_fail (err, 0, "config.json: larger than 4 MiB");
   if (r < 0)
     return moat_fail (err, -r, "reading %s", path);
+  /* spec_parse's messages start with "config.json: " already. */
   r = spec_parse (text, len, ret, err);
   if (r < 0)
-    return moat_error_wrap (err, "config.json");
+    return r;
   *ret_text = steal_pointer (&text);
   *ret_len = len;
   return 0;
