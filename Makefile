@@ -107,7 +107,8 @@ bench: deps $(BUILD)/moat
 
 # The config.json parsers under libFuzzer with ASan and UBSan.
 FUZZ_SECONDS ?= 600
-FUZZ_OBJS_SRCS := $(wildcard oci/*.c) runtime/util.c runtime/error.c
+FUZZ_OBJS_SRCS := $(wildcard oci/*.c runtime/profile*.c) runtime/util.c runtime/error.c \
+	runtime/netguard.c runtime/netguard_bpf.c
 build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_OBJS_SRCS) $(HDRS)
 	@mkdir -p build-fuzz/corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
