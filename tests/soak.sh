@@ -12,6 +12,7 @@
 # ones a lifecycle would leave on the host. Exits 1 on any growth.
 # MOAT: the binary (default build/moat beside this script).
 set -euo pipefail
+trap 'echo "soak: line $LINENO: $BASH_COMMAND failed" >&2' ERR
 
 N="${1:-100}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -35,9 +36,10 @@ update_config '.process.args = ["true"]'
 
 # Counts that must come back exactly. Each is narrowed to what a moat
 # lifecycle can leave, so that other work on the host does not show.
-count_state() { find "$ROOT" -mindepth 1 -maxdepth 1 -not -name .cache 2>/dev/null | wc -l; }
+count_state() { { find "$ROOT" -mindepth 1 -maxdepth 1 -not -name .cache 2>/dev/null || true; } | wc -l; }
 count_cgroups() {
-	find /sys/fs/cgroup -maxdepth 4 -type d -name "soak-$U-*" 2>/dev/null | wc -l
+	# Other work on the host removes cgroups while find walks: not ours.
+	{ find /sys/fs/cgroup -maxdepth 4 -type d -name "soak-$U-*" 2>/dev/null || true; } | wc -l
 }
 # Mounts: all of them (a leak could land anywhere), nsfs ones (a pinned
 # namespace) and those under the bundle.
@@ -58,8 +60,8 @@ count_bpf() {
 	local v2=/sys/fs/cgroup/unified
 	[ -e "$v2/cgroup.procs" ] || v2=/sys/fs/cgroup
 	{
-		bpftool prog list 2>/dev/null | awk '/^[0-9]+: .* name moat_/ { sub(":", "", $1); print "prog", $1 }'
-		bpftool cgroup tree "$v2" 2>/dev/null | awk -v ours="soak-$U-" '
+		{ bpftool prog list 2>/dev/null || true; } | awk '/^[0-9]+: .* name moat_/ { sub(":", "", $1); print "prog", $1 }'
+		{ bpftool cgroup tree "$v2" 2>/dev/null || true; } | awk -v ours="soak-$U-" '
 			/^\// { other = index($0, ours) == 0 }
 			/^ +[0-9]+ / && other { print "other", $1 }'
 	} | awk '$1 == "prog" { p[$2] = 1 } $1 == "other" { o[$2] = 1 }
@@ -70,7 +72,7 @@ count_bpf() {
 count_zombies() {
 	# cat, not awk FILES: processes exit while we read, and mawk stops at
 	# the first file that is gone.
-	cat /proc/[0-9]*/stat 2>/dev/null |
+	{ cat /proc/[0-9]*/stat 2>/dev/null || true; } |
 		awk '$3 == "Z" && ($2 == "(moat)" || $2 == "(true)") { n++ } END { print n + 0 }'
 }
 count_fds() { awk '{print $1}' /proc/sys/fs/file-nr; }
