@@ -17,7 +17,12 @@ PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 # DEBUG=1 compiles in the test-only fault points (MOAT_DEBUG_PAUSE); never in releases.
 DEBUG ?= 0
 SAN ?=
+# A DEBUG=1 build must not reuse release objects (make doesn't see -D change).
+ifeq ($(DEBUG),1)
+BUILD ?= build-debug
+else
 BUILD ?= build
+endif
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -DMOAT_VERSION='"$(VERSION)"' \
@@ -39,7 +44,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TESTCMD_SRCS := $(sort $(wildcard tests/cmd/*.c))
 TESTCMD_BINS := $(TESTCMD_SRCS:tests/cmd/%.c=$(BUILD)/tests/cmd/%)
 
-.PHONY: all deps check check-unit check-bats check-asan check-engines check-fuzz \
+.PHONY: all deps check check-unit check-bats check-asan check-engines check-fuzz check-faults \
 	demo install uninstall man clean format format-check bench fuzz soak test-bins
 
 all: $(BUILD)/moat
@@ -90,6 +95,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) check-unit
 	$(MAKE) check-bats
+	$(MAKE) check-faults
 	$(MAKE) check-asan
 	$(MAKE) check-fuzz
 
@@ -111,13 +117,20 @@ FUZZ_OBJS_SRCS := $(wildcard oci/*.c runtime/profile*.c) runtime/util.c runtime/
 	runtime/netguard.c runtime/netguard_bpf.c
 build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_OBJS_SRCS) $(HDRS)
 	@mkdir -p build-fuzz/corpus
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -std=gnu11 -D_GNU_SOURCE \
 	  $(shell $(PKG_CONFIG) --cflags yajl libcap) tests/fuzz/fuzz_config.c \
 	  $(FUZZ_OBJS_SRCS) $(shell $(PKG_CONFIG) --libs yajl libcap) -o $@
 
 fuzz: deps build-fuzz/fuzz_config
 	build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=200000 \
 	  -dict=tests/fuzz/config.dict build-fuzz/corpus tests/fuzz/corpus
+
+# kill -9 at each stage of create (fault points exist only in DEBUG=1 builds).
+check-faults: deps
+	$(MAKE) BUILD=build-debug DEBUG=1 build-debug/moat
+	MOAT=$(CURDIR)/build-debug/moat bats $(BATS_FLAGS) --filter 'kill -9 at' \
+	  tests/bats/faults.bats
 
 check-fuzz: deps
 	$(MAKE) fuzz FUZZ_SECONDS=30
@@ -131,6 +144,7 @@ $(BUILD)/moat.1: docs/moat.1.scd
 	scdoc <$< >$@
 
 install: $(BUILD)/moat
+	@[ "$(DEBUG)" = 0 ] || { echo "install: refusing a DEBUG=1 build"; exit 1; }
 	install -D -m 0755 $(BUILD)/moat $(DESTDIR)$(BINDIR)/moat
 	install -D -m 0644 contrib/moat-config.example.json \
 	  $(DESTDIR)$(SYSCONFDIR)/moat/config.example.json
@@ -147,4 +161,4 @@ format-check:
 	clang-format --dry-run --Werror $(wildcard */*.c */*.h)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-debug
