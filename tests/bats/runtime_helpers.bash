@@ -7,9 +7,11 @@ container_pid() {
 }
 
 # recvtty (tests/cmd) listening on $SOCK, arguments before the socket path
-# passed on (--mode ...); returns once it accepts connections.
+# passed on (--mode ...); returns once it accepts connections. Its stdin is
+# the caller's (`start_recvtty --mode single <input`): said explicitly, as
+# bash gives a background job /dev/null otherwise.
 start_recvtty() {
-	"$TESTBIN/recvtty" "$@" "$SOCK" &
+	"$TESTBIN/recvtty" "$@" "$SOCK" <&0 &
 	RECVTTY_PID=$!
 	for _ in $(seq 1 100); do
 		[ -S "$SOCK" ] && return 0

@@ -45,7 +45,8 @@ teardown() {
 }
 
 @test "input typed at the console reaches the payload" {
-	update_config '.process.args = ["sh", "-c", "read line; echo \"got:$line\""]'
+	# Bounded: a lost input fails the test instead of hanging it.
+	update_config '.process.args = ["sh", "-c", "read -t 20 line; echo \"got:$line\""]'
 	echo "typed text" >"$BUNDLE/input"
 	start_recvtty --mode single <"$BUNDLE/input" >"$BUNDLE/captured"
 	moat run -d -b "$BUNDLE" --console-socket "$SOCK" "$ID"
