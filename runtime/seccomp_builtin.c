@@ -320,19 +320,6 @@ build_filter (struct seccomp_prog *ret, struct moat_error **err)
 
 /* ---- the cache ---- */
 
-static uint64_t
-fnv1a64 (const void *data, size_t len, uint64_t h)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < len; i++)
-    {
-      h ^= p[i];
-      h *= UINT64_C (0x100000001b3);
-    }
-  return h;
-}
-#define FNV1A64_INIT UINT64_C (0xcbf29ce484222325)
-
 /* What the compiled program depends on, as text: the tables, this file's
  * format, libseccomp's version and the kernel API level it detected (it
  * picks actions by it), and the native architecture. */
@@ -365,7 +352,7 @@ builtin_key (void)
     }
   if (fclose (f) != 0)
     return 0;
-  return fnv1a64 (text, len, FNV1A64_INIT);
+  return seccomp_hash (text, len, SECCOMP_HASH_INIT);
 }
 
 /* The file: this header, then the instructions. The checksum catches a
@@ -386,31 +373,22 @@ _Static_assert(sizeof (struct cache_header) % sizeof (struct sock_filter) == 0,
 static int
 cache_read (const char *path, uint64_t key, struct seccomp_prog *ret)
 {
-  cleanup_close int fd
-      = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   cleanup_free char *buf = NULL;
   struct cache_header h;
-  struct stat st;
   size_t len, insns_len;
 
-  if (fd < 0 || fstat (fd, &st) < 0)
-    return -1;
-  /* A program that weakens the sandbox must not come from anyone else. */
-  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid ()
-      || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return -1;
-  len = (size_t)st.st_size;
-  if (len <= sizeof (h) || len % sizeof (struct sock_filter) != 0
-      || len - sizeof (h) > BPF_MAXINSNS * sizeof (struct sock_filter))
-    return -1;
-  buf = xmalloc (len);
-  if (seccomp_read_fd (fd, buf, len, NULL) < 0)
+  if (seccomp_cache_read (
+          path, sizeof (h) + 1,
+          sizeof (h) + BPF_MAXINSNS * sizeof (struct sock_filter), &buf, &len)
+          < 0
+      || len % sizeof (struct sock_filter) != 0)
     return -1;
   memcpy (&h, buf, sizeof (h));
   insns_len = len - sizeof (h);
   if (memcmp (h.magic, CACHE_MAGIC, sizeof (h.magic)) != 0 || h.key != key
       || h.n_insns != insns_len / sizeof (struct sock_filter)
-      || h.insns_hash != fnv1a64 (buf + sizeof (h), insns_len, FNV1A64_INIT))
+      || h.insns_hash
+             != seccomp_hash (buf + sizeof (h), insns_len, SECCOMP_HASH_INIT))
     return -1;
   memmove (buf, buf + sizeof (h), insns_len);
   ret->insns = steal_pointer (&buf);
@@ -427,16 +405,13 @@ cache_write (const char *dir, const char *path, uint64_t key,
   cleanup_free char *buf = xmalloc (sizeof (struct cache_header) + insns_len);
   struct cache_header h
       = { .key = key,
-          .insns_hash = fnv1a64 (p->insns, insns_len, FNV1A64_INIT),
+          .insns_hash = seccomp_hash (p->insns, insns_len, SECCOMP_HASH_INIT),
           .n_insns = p->n_insns };
 
   memcpy (h.magic, CACHE_MAGIC, sizeof (h.magic));
   memcpy (buf, &h, sizeof (h));
   memcpy (buf + sizeof (h), p->insns, insns_len);
-  /* Best effort: a cache that cannot be written only costs the compile. */
-  if (mkdir_p (dir, 0700) < 0)
-    return;
-  (void)write_file_atomic (AT_FDCWD, path, buf, sizeof (h) + insns_len, 0600);
+  seccomp_cache_write (dir, path, buf, sizeof (h) + insns_len);
 }
 
 int

@@ -39,15 +39,49 @@ struct config_cache_header
   uint32_t pad;
 };
 
-static uint64_t
-hash_bytes (const void *data, size_t len, uint64_t h)
+uint64_t
+seccomp_hash (const void *data, size_t len, uint64_t h)
 {
   const unsigned char *p = data;
   for (size_t i = 0; i < len; i++)
     h = (h ^ p[i]) * UINT64_C (0x100000001b3);
   return h;
 }
-#define HASH_INIT UINT64_C (0xcbf29ce484222325)
+
+int
+seccomp_cache_read (const char *path, size_t min_len, size_t max_len,
+                    char **ret_buf, size_t *ret_len)
+{
+  cleanup_close int fd
+      = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  cleanup_free char *buf = NULL;
+  struct stat st;
+  size_t len;
+
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return -1;
+  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid ()
+      || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return -1;
+  len = (size_t)st.st_size;
+  if (len < min_len || len > max_len)
+    return -1;
+  buf = xmalloc (len);
+  if (seccomp_read_fd (fd, buf, len, NULL) < 0)
+    return -1;
+  *ret_buf = steal_pointer (&buf);
+  *ret_len = len;
+  return 0;
+}
+
+void
+seccomp_cache_write (const char *dir, const char *path, const char *buf,
+                     size_t len)
+{
+  if (mkdir_p (dir, 0700) < 0)
+    return;
+  (void)write_file_atomic (AT_FDCWD, path, buf, len, 0600);
+}
 
 /* Strings go in with their length, so that no two filters describe alike. */
 static void
@@ -118,25 +152,15 @@ static int
 cache_load (const char *path, const char *desc, size_t desc_len,
             struct seccomp_prog *ret)
 {
-  cleanup_close int fd
-      = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   cleanup_free char *buf = NULL;
   struct config_cache_header h;
-  struct stat st;
   size_t len, insns_len;
 
-  if (fd < 0 || fstat (fd, &st) < 0)
-    return -1;
-  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid ()
-      || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return -1;
-  len = (size_t)st.st_size;
-  if (len <= sizeof (h) + desc_len
-      || len - sizeof (h) - desc_len
-             > BPF_MAXINSNS * sizeof (struct sock_filter))
-    return -1;
-  buf = xmalloc (len);
-  if (seccomp_read_fd (fd, buf, len, NULL) < 0)
+  if (seccomp_cache_read (path, sizeof (h) + desc_len + 1,
+                          sizeof (h) + desc_len
+                              + BPF_MAXINSNS * sizeof (struct sock_filter),
+                          &buf, &len)
+      < 0)
     return -1;
   memcpy (&h, buf, sizeof (h));
   insns_len = len - sizeof (h) - desc_len;
@@ -146,7 +170,8 @@ cache_load (const char *path, const char *desc, size_t desc_len,
       || insns_len % sizeof (struct sock_filter) != 0
       || h.n_insns != insns_len / sizeof (struct sock_filter)
       || h.checksum
-             != hash_bytes (buf + sizeof (h), len - sizeof (h), HASH_INIT))
+             != seccomp_hash (buf + sizeof (h), len - sizeof (h),
+                              SECCOMP_HASH_INIT))
     return -1;
   memmove (buf, buf + sizeof (h) + desc_len, insns_len);
   ret->insns = steal_pointer (&buf);
@@ -168,12 +193,10 @@ cache_store (const char *dir, const char *path, const char *desc,
   memcpy (h.magic, CONFIG_CACHE_MAGIC, sizeof (h.magic));
   memcpy (buf + sizeof (h), desc, desc_len);
   memcpy (buf + sizeof (h) + desc_len, p->insns, insns_len);
-  h.checksum = hash_bytes (buf + sizeof (h), desc_len + insns_len, HASH_INIT);
+  h.checksum = seccomp_hash (buf + sizeof (h), desc_len + insns_len,
+                             SECCOMP_HASH_INIT);
   memcpy (buf, &h, sizeof (h));
-  /* Best effort: a cache that cannot be written only costs the compile. */
-  if (mkdir_p (dir, 0700) < 0)
-    return;
-  (void)write_file_atomic (AT_FDCWD, path, buf, len, 0600);
+  seccomp_cache_write (dir, path, buf, len);
 }
 
 int
@@ -191,7 +214,7 @@ seccomp_compile_config_cached (const struct spec_seccomp *s,
       || (desc = describe (s, &desc_len)) == NULL)
     return seccomp_compile_config (s, ret, err);
   path = xasprintf ("%s/seccomp-config-%016" PRIx64 ".bpf", cache_dir,
-                    hash_bytes (desc, desc_len, HASH_INIT));
+                    seccomp_hash (desc, desc_len, SECCOMP_HASH_INIT));
   if (cache_load (path, desc, desc_len, &prog) == 0)
     {
       *ret = prog;

@@ -5,6 +5,8 @@
 #define MOAT_SECCOMP_INTERNAL_H
 
 #include <seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "seccomp.h"
 
@@ -23,5 +25,19 @@ int seccomp_ctx_export (scmp_filter_ctx ctx, struct seccomp_prog *ret,
 
 /* Read exactly len bytes from offset 0 of fd. */
 int seccomp_read_fd (int fd, void *buf, size_t len, struct moat_error **err);
+
+/* FNV-1a, 64 bits: cache keys and checksums (not a defence: the cache
+ * files are trusted only when ours, see seccomp_cache_read). */
+uint64_t seccomp_hash (const void *data, size_t len, uint64_t h);
+#define SECCOMP_HASH_INIT UINT64_C (0xcbf29ce484222325)
+
+/* Read a cache file whole, if it can be trusted: a regular file owned by
+ * us, writable by nobody else, of min_len..max_len bytes. The program in it
+ * weakens the sandbox if forged, so anything else is a miss (-1). */
+int seccomp_cache_read (const char *path, size_t min_len, size_t max_len,
+                        char **ret_buf, size_t *ret_len);
+/* Best effort: a cache that cannot be written only costs the compile. */
+void seccomp_cache_write (const char *dir, const char *path, const char *buf,
+                          size_t len);
 
 #endif
