@@ -1,6 +1,7 @@
 #include "error.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +12,19 @@ error_return (int errnum)
   return errnum > 0 ? -errnum : -1;
 }
 
-int
-moat_error_set (struct moat_error **err, int errnum, const char *fmt, ...)
+/* Both setters: fill *err (once) with the formatted text, and with
+ * strerror(errnum) appended when with_strerror. */
+static int
+error_vset (struct moat_error **err, int errnum, bool with_strerror,
+            const char *fmt, va_list ap)
 {
-  va_list ap;
   char *msg = NULL;
 
   if (err == NULL || *err != NULL)
     return error_return (errnum);
-
-  va_start (ap, fmt);
   if (vasprintf (&msg, fmt, ap) < 0)
     msg = NULL;
-  va_end (ap);
-
-  if (msg != NULL && errnum > 0)
+  if (msg != NULL && with_strerror && errnum > 0)
     {
       char *full = NULL;
       if (asprintf (&full, "%s: %s", msg, strerror (errnum)) >= 0)
@@ -34,7 +33,6 @@ moat_error_set (struct moat_error **err, int errnum, const char *fmt, ...)
           msg = full;
         }
     }
-
   *err = calloc (1, sizeof (**err));
   if (*err == NULL)
     {
@@ -47,26 +45,25 @@ moat_error_set (struct moat_error **err, int errnum, const char *fmt, ...)
 }
 
 int
+moat_error_set (struct moat_error **err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  int r;
+  va_start (ap, fmt);
+  r = error_vset (err, errnum, true, fmt, ap);
+  va_end (ap);
+  return r;
+}
+
+int
 moat_error_setx (struct moat_error **err, int errnum, const char *fmt, ...)
 {
   va_list ap;
-  char *msg = NULL;
-
-  if (err == NULL || *err != NULL)
-    return error_return (errnum);
+  int r;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
+  r = error_vset (err, errnum, false, fmt, ap);
   va_end (ap);
-  *err = calloc (1, sizeof (**err));
-  if (*err == NULL)
-    {
-      free (msg);
-      return error_return (errnum);
-    }
-  (*err)->errnum = errnum;
-  (*err)->msg = msg ? msg : strdup ("out of memory");
-  return error_return (errnum);
+  return r;
 }
 
 int
