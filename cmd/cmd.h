@@ -32,6 +32,9 @@ int cmd_parse (int argc, char **argv, int start, const struct cmd_opt *opts,
                int (*cb) (void *ctx, int id, const char *val,
                           struct moat_error **err),
                void *ctx, int *ret_index, struct moat_error **err);
+/* Take argv[idx] as the container ID (checked) into ctx->id. */
+int cmd_take_id (struct cmd_ctx *ctx, int argc, char **argv, int idx,
+                 struct moat_error **err);
 /* True if argv has "--help" or "-h" before any positional. */
 bool cmd_wants_help (int argc, char **argv);
 

@@ -15,7 +15,7 @@ enum
   O_KEEP
 };
 
-const struct cmd_opt create_opts_table[]
+static const struct cmd_opt create_opts_table[]
     = { { "bundle", 'b', true, O_BUNDLE },
         { "pid-file", 0, true, O_PID_FILE },
         { "console-socket", 0, true, O_CONSOLE },
@@ -26,7 +26,7 @@ const struct cmd_opt create_opts_table[]
         { "keep", 0, false, O_KEEP },
         { NULL, 0, false, 0 } };
 
-int
+static int
 create_opt_cb (void *p, int id, const char *val, struct moat_error **err)
 {
   struct create_opts *o = p;
@@ -75,37 +75,42 @@ cmd_take_id (struct cmd_ctx *ctx, int argc, char **argv, int idx,
   return container_id_check (ctx->id, err);
 }
 
+/* create and run share their flags and the ID. */
+static int
+parse_create (struct cmd_ctx *ctx, int argc, char **argv,
+              struct create_opts *o, int *ret_idx, struct moat_error **err)
+{
+  int r = cmd_parse (argc, argv, 1, create_opts_table, create_opt_cb, o,
+                     ret_idx, err);
+  if (r < 0)
+    return r;
+  r = cmd_take_id (ctx, argc, argv, *ret_idx, err);
+  if (r < 0)
+    return r;
+  o->id = ctx->id;
+  return 0;
+}
+
 VERB (create)
 {
   struct create_opts o = { 0 };
-  int idx, r;
+  int idx;
+  int r = parse_create (ctx, argc, argv, &o, &idx, err);
 
-  r = cmd_parse (argc, argv, 1, create_opts_table, create_opt_cb, &o, &idx,
-                 err);
-  if (r < 0)
-    return r;
-  r = cmd_take_id (ctx, argc, argv, idx, err);
   if (r < 0)
     return r;
   if (idx + 1 < argc)
     return moat_fail (err, 0, "unexpected argument %s", argv[idx + 1]);
-  o.id = ctx->id;
   return container_create (&ctx->g, &o, err);
 }
 
 VERB (run)
 {
   struct create_opts o = { 0 };
-  int idx, r;
+  int idx;
+  int r = parse_create (ctx, argc, argv, &o, &idx, err);
 
-  r = cmd_parse (argc, argv, 1, create_opts_table, create_opt_cb, &o, &idx,
-                 err);
   if (r < 0)
     return r;
-  r = cmd_take_id (ctx, argc, argv, idx, err);
-  if (r < 0)
-    return r;
-  o.id = ctx->id;
-  r = container_run (&ctx->g, &o, &ctx->exit_status, err);
-  return r;
+  return container_run (&ctx->g, &o, &ctx->exit_status, err);
 }

@@ -6,9 +6,6 @@
 #include "../runtime/util.h"
 #include "cmd.h"
 
-int cmd_take_id (struct cmd_ctx *ctx, int argc, char **argv, int idx,
-                 struct moat_error **err);
-
 static int
 bool_cb (void *p, int id, const char *val, struct moat_error **err)
 {

@@ -3,9 +3,6 @@
 #include "../runtime/util.h"
 #include "cmd.h"
 
-int cmd_take_id (struct cmd_ctx *ctx, int argc, char **argv, int idx,
-                 struct moat_error **err);
-
 enum
 {
   U_RESOURCES = 1,
