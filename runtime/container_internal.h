@@ -54,6 +54,12 @@ const char *container_status (int dirfd, const struct container_state *st);
 int container_load (const struct moat_globals *g, const char *id, bool lock,
                     int *ret_rootfd, int *ret_dirfd,
                     struct container_state **ret_st, struct moat_error **err);
+/* Wait for PID, a container process moat started (after relaying MASTER,
+ * when >= 0): it has a session and process group of its own (G10), so the
+ * caller's Ctrl-C and kill reach only moat, which passes HUP, INT, QUIT,
+ * TERM, USR1, USR2 and WINCH on. 128 + N for a death by signal N. */
+int container_wait_forwarding (pid_t pid, int master, int *ret_status,
+                               struct moat_error **err);
 /* The hardened spec from the config.json saved at create. */
 int container_load_spec (const struct moat_globals *g, int dirfd,
                          struct spec **ret, struct moat_error **err);

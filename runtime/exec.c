@@ -137,6 +137,9 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
    * container process may read its memory or open its exe. */
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* G10: out of the caller's session and process group, as the init. */
+  if (setsid () < 0)
+    _exit (1);
   if (sync_recv (c->sync_fd, SYNC_GO, &err) < 0)
     _exit (1);
   if (setns (c->pidfd, c->ns_flags) < 0)
@@ -361,15 +364,5 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
       *ret_status = 0;
       return 0;
     }
-  if (master >= 0)
-    terminal_relay (master, NULL);
-  {
-    int wstatus;
-    if (TEMP_FAILURE_RETRY (waitpid (pid, &wstatus, 0)) < 0)
-      return moat_fail (err, errno, "waiting for the process");
-    *ret_status = WIFEXITED (wstatus)    ? WEXITSTATUS (wstatus)
-                  : WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus)
-                                          : 255;
-  }
-  return 0;
+  return container_wait_forwarding (pid, master, ret_status, err);
 }

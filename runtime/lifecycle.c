@@ -338,8 +338,9 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
   return destroy_container (g, rootfd, dirfd, st, err);
 }
 
-static int
-wait_init (pid_t pid, int master, int *ret_status, struct moat_error **err)
+int
+container_wait_forwarding (pid_t pid, int master, int *ret_status,
+                           struct moat_error **err)
 {
   static const int forward[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM,
                                  SIGUSR1, SIGUSR2, SIGWINCH };
@@ -376,7 +377,7 @@ wait_init (pid_t pid, int master, int *ret_status, struct moat_error **err)
     }
   sigprocmask (SIG_SETMASK, &old, NULL);
   if (TEMP_FAILURE_RETRY (waitpid (pid, &status, 0)) < 0)
-    return moat_fail (err, errno, "waiting for the container");
+    return moat_fail (err, errno, "waiting for the process");
   if (WIFEXITED (status))
     *ret_status = WEXITSTATUS (status);
   else if (WIFSIGNALED (status))
@@ -406,7 +407,7 @@ container_run (const struct moat_globals *g, const struct create_opts *o,
       *ret_status = r < 0 ? 1 : 0;
       return r;
     }
-  r = wait_init (pid, master, ret_status, err);
+  r = container_wait_forwarding (pid, master, ret_status, err);
   if (!o->keep)
     container_delete (g, o->id, true, r < 0 ? &del_err : err);
   return r;

@@ -270,6 +270,13 @@ linux_init_main (struct init_args *a)
    * (CVE-2019-5736); execve resets this for the payload. */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     _exit (1);
+  /* G10: a session and process group of its own, so that nothing in the
+   * container shares the caller's: no kill (0, ...) reaches the caller's
+   * group, no /dev/tty opens the caller's terminal (whose TIOCSTI would
+   * type into the host shell). With process.terminal the container's pty
+   * becomes the controlling terminal of this session. */
+  if (setsid () < 0)
+    _exit (1);
   /* Until moat has seen READY, the init must not outlive it. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     _exit (1);

@@ -34,13 +34,14 @@
 #include <linux/netlink.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* Bump when the way the tables become a filter changes (not the tables:
  * they are hashed), so that cached programs of the old build are unused. */
-#define BUILTIN_FORMAT 1
+#define BUILTIN_FORMAT 2
 
 #if defined(__s390__) || defined(__s390x__)
 #define CLONE_FLAGS_ARG 1 /* s390 swaps clone's first two arguments */
@@ -78,7 +79,7 @@ static const char *const allowed_syscalls[] = {
   "get_robust_list", "getrusage", "getsid", "getsockname", "getsockopt",
   "get_thread_area", "gettid", "gettimeofday", "getuid", "getuid32",
   "getxattr", "getxattrat", "inotify_add_watch", "inotify_init",
-  "inotify_init1", "inotify_rm_watch", "io_cancel", "ioctl", "io_destroy",
+  "inotify_init1", "inotify_rm_watch", "io_cancel", "io_destroy",
   "io_getevents", "io_pgetevents", "io_pgetevents_time64", "ioprio_get",
   "ioprio_set", "io_setup", "io_submit", "ipc", "kill", "landlock_add_rule",
   "landlock_create_ruleset", "landlock_restrict_self", "lchown", "lchown32",
@@ -235,11 +236,12 @@ static const struct conditional_rule conditional_rules[] = {
 
 #define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
 
-static uint32_t
-verdict_action (enum verdict v)
-{
-  return v == VERDICT_ALLOW ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO (EPERM);
-}
+/* ioctl requests refused with EPERM (G10): TIOCSTI pushes bytes into a
+ * terminal's input as if typed (Docker allows it; with
+ * dev.tty.legacy_tiocsti=1 a terminal shared with a host shell runs them
+ * there), TIOCLINUX does the same through the virtual console's selection
+ * buffer. */
+static const uint32_t denied_ioctls[] = { TIOCSTI, TIOCLINUX };
 
 static int
 add_named_rule (scmp_filter_ctx ctx, const char *name, uint32_t action,
@@ -257,6 +259,44 @@ add_named_rule (scmp_filter_ctx ctx, const char *name, uint32_t action,
     return moat_fail (err, -r, "builtin seccomp filter: adding rule for %s",
                       name);
   return 0;
+}
+
+/* The kernel truncates ioctl's request to an unsigned int, so only the low
+ * 32 bits may decide: 0x100005412 is TIOCSTI to the kernel. libseccomp
+ * cannot say "the low word is neither A nor B" in one rule, so the
+ * 32-bit space is cut along the binary trie of the denied values, from bit
+ * 31 down: a subtree without a denied value is one ALLOW rule (MASKED_EQ
+ * on its prefix), each denied value one EPERM rule. The rules are disjoint
+ * and cover every value (about 34 for two values that share their top
+ * 28 bits). */
+static int
+add_ioctl_subtree (scmp_filter_ctx ctx, uint32_t prefix, unsigned int depth,
+                   struct moat_error **err)
+{
+  uint64_t mask = depth == 0 ? 0 : (uint32_t)(0xffffffffu << (32 - depth));
+  bool denied_below = false;
+  struct scmp_arg_cmp cmp = {
+    .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = mask, .datum_b = prefix
+  };
+  int r;
+
+  for (size_t i = 0; i < N_ELEMENTS (denied_ioctls); i++)
+    if ((denied_ioctls[i] & mask) == prefix)
+      denied_below = true;
+  if (!denied_below)
+    return add_named_rule (ctx, "ioctl", SCMP_ACT_ALLOW, 1, &cmp, err);
+  if (depth == 32)
+    return add_named_rule (ctx, "ioctl", SCMP_ACT_ERRNO (EPERM), 1, &cmp, err);
+  r = add_ioctl_subtree (ctx, prefix, depth + 1, err);
+  if (r == 0)
+    r = add_ioctl_subtree (ctx, prefix | (1u << (31 - depth)), depth + 1, err);
+  return r;
+}
+
+static uint32_t
+verdict_action (enum verdict v)
+{
+  return v == VERDICT_ALLOW ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO (EPERM);
 }
 
 static int
@@ -297,6 +337,8 @@ build_filter (struct seccomp_prog *ret, struct moat_error **err)
   for (size_t i = 0; r == 0 && i < N_ELEMENTS (denied_syscalls); i++)
     r = add_named_rule (ctx, denied_syscalls[i], SCMP_ACT_ERRNO (EPERM), 0,
                         NULL, err);
+  if (r == 0)
+    r = add_ioctl_subtree (ctx, 0, 0, err);
   for (size_t i = 0; r == 0 && i < N_ELEMENTS (conditional_rules); i++)
     {
       const struct conditional_rule *c = &conditional_rules[i];
@@ -340,6 +382,8 @@ builtin_key (void)
     fprintf (f, "allow %s\n", allowed_syscalls[i]);
   for (size_t i = 0; i < N_ELEMENTS (denied_syscalls); i++)
     fprintf (f, "eperm %s\n", denied_syscalls[i]);
+  for (size_t i = 0; i < N_ELEMENTS (denied_ioctls); i++)
+    fprintf (f, "eperm ioctl %" PRIx32 "\n", denied_ioctls[i]);
   for (size_t i = 0; i < N_ELEMENTS (conditional_rules); i++)
     {
       const struct conditional_rule *c = &conditional_rules[i];

@@ -99,8 +99,8 @@ pty_open_peer (int master, int *ret_slave, struct moat_error **err)
 static int
 pty_become_controlling (int slave, struct moat_error **err)
 {
-  /* A process that already leads its session (exec into a container
-   * whose init made it so) cannot setsid again, and needs not. */
+  /* The init and exec's child lead a session of their own already
+   * (linux.c, exec.c: G10); setsid is only for a caller that does not. */
   if (setsid () < 0 && !(errno == EPERM && getsid (0) == getpid ()))
     return moat_fail (err, errno, "setsid");
   if (ioctl (slave, TIOCSCTTY, 0) < 0)

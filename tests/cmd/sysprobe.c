@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -56,7 +57,10 @@ usage (void)
          "  mount [DIR]    (tmpfs on DIR, default /tmp/x; unmounted again)\n"
          "  kexec | init_module | personality VALUE | syscall NR\n"
          "  connect HOST PORT | connect6 HOST PORT   (tcp, 2 s timeout)\n"
-         "  sendto HOST PORT | sendto6 HOST PORT     (udp)\n",
+         "  sendto HOST PORT | sendto6 HOST PORT     (udp)\n"
+         "  tiocsti TTY | tiocsti-high TTY | tioclinux TTY\n"
+         "                 (TTY: a path, or - for fd 0; tiocsti types\n"
+         "                 \"echo MOAT-INJECTED\" and a newline into it)\n",
          stderr);
   return 2;
 }
@@ -369,6 +373,42 @@ probe_number (const char *op, const char *arg)
   return report (label, syscall (v, 0, 0, 0, 0, 0, 0));
 }
 
+/* TIOCSTI pushes bytes into a terminal's input queue as if typed; the
+ * -high variant sets bit 32 of the request, which the kernel drops (ioctl
+ * takes an unsigned int) and a filter comparing 64 bits would not. */
+static int
+probe_tty_ioctl (const char *op, const char *tty)
+{
+  static const char text[] = "echo MOAT-INJECTED\n";
+  bool high = strcmp (op, "tiocsti-high") == 0;
+  unsigned long req = strcmp (op, "tioclinux") == 0 ? TIOCLINUX : TIOCSTI;
+  char label[64];
+  int fd = 0;
+
+  if (high)
+    req |= 1UL << 32;
+  if (strcmp (tty, "-") != 0)
+    {
+      snprintf (label, sizeof (label), "open(%s)", tty);
+      fd = open (tty, O_RDWR | O_NOCTTY | O_CLOEXEC);
+      if (fd < 0)
+        return report (label, -1);
+    }
+  snprintf (label, sizeof (label), "ioctl(%s)",
+            high           ? "TIOCSTI|1<<32"
+            : op[4] == 'l' ? "TIOCLINUX"
+                           : "TIOCSTI");
+  if (req == TIOCLINUX)
+    {
+      char subcode = 7; /* TIOCL_GETMOUSEREPORTING: reads, changes nothing */
+      return report (label, syscall (SYS_ioctl, fd, req, &subcode));
+    }
+  for (size_t i = 0; i < sizeof (text) - 1; i++)
+    if (syscall (SYS_ioctl, fd, req, &text[i]) < 0)
+      return report (label, -1);
+  return report (label, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -438,5 +478,9 @@ main (int argc, char **argv)
   if ((strcmp (op, "sendto") == 0 || strcmp (op, "sendto6") == 0) && argc == 2)
     return probe_connect (argv[0], argv[1], op[6] == '6' ? AF_INET6 : AF_UNSPEC,
                           1);
+  if ((strcmp (op, "tiocsti") == 0 || strcmp (op, "tiocsti-high") == 0
+       || strcmp (op, "tioclinux") == 0)
+      && argc == 1)
+    return probe_tty_ioctl (op, argv[0]);
   return usage ();
 }
