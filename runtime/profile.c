@@ -12,14 +12,50 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* Docker's list, then what helps a kernel exploit more than it helps a
+ * program (G9): the slab allocator's caches and the kernel's vmalloc
+ * areas (heap grooming, KASLR), physical page flags, counts and zones
+ * (Rowhammer, page-level grooming), physical and I/O address maps, every
+ * user's key quotas, the kernel's build id, crash layout and type info
+ * (vmcoreinfo, notes, btf: offsets without /proc/kallsyms), debugfs and
+ * tracefs, and module parameters (/sys/module: which modules are loaded
+ * and how, the attack surface). Nothing ps, top, free, os.cpu_count () or
+ * a JVM reads: /proc/meminfo, /proc/stat, /proc/cpuinfo, /proc/PID,
+ * /sys/devices/system/cpu and /sys/fs/cgroup stay. */
 const char *const profile_masked_paths[] = {
-  "/proc/acpi",          "/proc/asound",
-  "/proc/interrupts",    "/proc/kallsyms",
-  "/proc/kcore",         "/proc/keys",
-  "/proc/latency_stats", "/proc/sched_debug",
-  "/proc/scsi",          "/proc/timer_list",
-  "/proc/timer_stats",   "/sys/devices/virtual/powercap",
-  "/sys/firmware",       NULL,
+  "/proc/acpi",
+  "/proc/asound",
+  "/proc/interrupts",
+  "/proc/kallsyms",
+  "/proc/kcore",
+  "/proc/keys",
+  "/proc/latency_stats",
+  "/proc/sched_debug",
+  "/proc/scsi",
+  "/proc/timer_list",
+  "/proc/timer_stats",
+  "/sys/devices/virtual/powercap",
+  "/sys/firmware",
+  "/proc/slabinfo",
+  "/proc/vmallocinfo",
+  "/proc/kpageflags",
+  "/proc/kpagecount",
+  "/proc/kpagecgroup",
+  "/proc/pagetypeinfo",
+  "/proc/zoneinfo",
+  "/proc/buddyinfo",
+  "/proc/iomem",
+  "/proc/ioports",
+  "/proc/key-users",
+  "/proc/config.gz",
+  "/sys/kernel/vmcoreinfo",
+  "/sys/kernel/notes",
+  "/sys/kernel/btf",
+  "/sys/kernel/debug",
+  "/sys/kernel/tracing",
+  "/sys/kernel/slab",
+  "/sys/module",
+  NULL,
 };
 
 const char *const profile_readonly_paths[] = {
@@ -364,7 +400,7 @@ static const struct
   const char *proc_name; /* /proc/PID/ns/NAME */
 } isolating_namespaces[] = {
   { NS_MOUNT, "mnt" }, { NS_NET, "net" }, { NS_PID, "pid" },
-  { NS_IPC, "ipc" },   { NS_UTS, "uts" },
+  { NS_IPC, "ipc" },   { NS_UTS, "uts" }, { NS_CGROUP, "cgroup" },
 };
 
 static bool
