@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -108,6 +109,21 @@ body_builtin_allows (int fd)
                              (int[2]){ 0, 0 }));
   EXPECT_OK (fd, syscall (SYS_personality, 0xffffffffUL));
   EXPECT_OK (fd, syscall (SYS_personality, 0UL));
+  /* ioctl reaches the kernel for every request but TIOCSTI and TIOCLINUX,
+   * their neighbours and high-bit forms of other requests included: a
+   * pipe answers ENOTTY to a terminal request, and FIONREAD. */
+  {
+    int p[2], n = -1;
+    EXPECT_OK (fd, pipe2 (p, O_CLOEXEC));
+    EXPECT_OK (fd, syscall (SYS_ioctl, p[0], (unsigned long)FIONREAD, &n));
+    EXPECT_OK (fd, syscall (SYS_ioctl, p[0], (1UL << 32) | FIONREAD, &n));
+    EXPECT_ERRNO (fd, syscall (SYS_ioctl, p[0], (unsigned long)TIOCGWINSZ, &n),
+                  ENOTTY);
+    EXPECT_ERRNO (fd, syscall (SYS_ioctl, p[0], TIOCSTI ^ 1UL, &n), ENOTTY);
+    EXPECT_ERRNO (fd, syscall (SYS_ioctl, p[0], TIOCSTI ^ (1UL << 31), &n),
+                  ENOTTY);
+    EXPECT_ERRNO (fd, syscall (SYS_ioctl, p[0], TIOCLINUX ^ 2UL, &n), ENOTTY);
+  }
   /* fork: clone without namespace flags */
   child = fork ();
   if (child == 0)
@@ -204,6 +220,16 @@ body_builtin_denies (int fd)
   EXPECT_ERRNO (fd, syscall (SYS_iopl, 99), EPERM);
   EXPECT_ERRNO (fd, syscall (SYS_syslog, 99, NULL, 0), EPERM);
   EXPECT_ERRNO (fd, syscall (SYS_modify_ldt, 99, NULL, 0), EPERM);
+  /* G10: on any fd, whatever the upper 32 bits of the request (the kernel
+   * drops them). */
+  EXPECT_ERRNO (fd, syscall (SYS_ioctl, 0, (unsigned long)TIOCSTI, "x"), EPERM);
+  EXPECT_ERRNO (fd, syscall (SYS_ioctl, 0, (1UL << 32) | TIOCSTI, "x"), EPERM);
+  EXPECT_ERRNO (fd, syscall (SYS_ioctl, 0, ~0xffffffffUL | TIOCSTI, "x"),
+                EPERM);
+  EXPECT_ERRNO (fd, syscall (SYS_ioctl, 0, (unsigned long)TIOCLINUX, "\7"),
+                EPERM);
+  EXPECT_ERRNO (fd, syscall (SYS_ioctl, 0, (1UL << 63) | TIOCLINUX, "\7"),
+                EPERM);
 }
 
 static void
