@@ -1,5 +1,5 @@
 #!/bin/sh
-# moat demo: one container under the strict profile tries ten hostile
+# moat demo: one container under the strict profile tries eleven hostile
 # things; each must be refused. Run as root: tests/demo.sh /path/to/moat
 # (`make demo` does). Needs busybox-static and jq (contrib/deps.sh), and
 # build/tests/cmd/sysprobe (built with make if missing). Exits non-zero if
@@ -79,6 +79,10 @@ probe "unshare -U (a new user namespace)" unshare user
 probe "socket(AF_VSOCK) (a path to the VM host)" socket vsock
 
 if out=$(touch /pwned 2>&1); then verdict "write to /" ok; else verdict "write to /" "${out##*: }"; fi
+
+# moat runs under a terminal, as when typed at a shell: pushed into that
+# terminal's input, a line would run in the host shell once moat exits.
+probe "type into the caller's terminal (TIOCSTI on /dev/tty)" tiocsti /dev/tty
 
 cp /bin/busybox /tmp/payload
 if out=$(/tmp/payload true 2>&1); then
@@ -161,14 +165,22 @@ jq --arg port "$port" '
 mv "$tmp_config" "$BUNDLE/config.json"
 
 echo "moat demo: $("$MOAT" --version | head -n 1)"
-echo "One container (busybox, uid 0) tries ten hostile actions. Its config.json"
+echo "One container (busybox, uid 0) tries eleven hostile actions. Its config.json"
 echo "asks for CAP_SYS_ADMIN and friends, the host's network, a writable root,"
 echo "no_new_privs off, 100000 pids and 64 GiB; moat runs it under the strict"
-echo "profile all the same. A listener runs on the host at 127.0.0.1:$port."
+echo "profile all the same. A listener runs on the host at 127.0.0.1:$port;"
+echo "moat runs under a terminal (script(1)), as if typed at a shell."
 echo
 
 status=0
-"$MOAT" --root "$TMP/state" --config "$TMP/moat.json" run -b "$BUNDLE" "$ID" >"$TMP/out" 2>"$TMP/err" </dev/null || status=$?
+cat >"$TMP/run.sh" <<EOF
+exec "$MOAT" --root "$TMP/state" --config "$TMP/moat.json" run -b "$BUNDLE" "$ID" >"$TMP/out" 2>"$TMP/err" </dev/null
+EOF
+if command -v script >/dev/null; then
+	script -qec "sh $TMP/run.sh" /dev/null </dev/null >/dev/null 2>&1 || status=$?
+else
+	sh "$TMP/run.sh" || status=$?
+fi
 cat "$TMP/out"
 if [ -s "$TMP/err" ]; then
 	# The shell's own "Killed" for the memory bomb; anything else is news.
@@ -199,8 +211,8 @@ if [ "$allowed" -gt 0 ]; then
 	echo "FAILED: $allowed action(s) allowed."
 	exit 1
 fi
-if [ "$refused" -ne 10 ]; then
-	echo "FAILED: expected 10 verdicts, got $refused (moat run exited $status)."
+if [ "$refused" -ne 11 ]; then
+	echo "FAILED: expected 11 verdicts, got $refused (moat run exited $status)."
 	exit 1
 fi
-echo "OK: all 10 actions refused."
+echo "OK: all 11 actions refused."
