@@ -213,3 +213,23 @@ check_caller_untouched() {
 	moat state "$CID"
 	[ "$(jq -r .status <<<"$output")" = running ]
 }
+
+# With a session of its own, an exec'd process no longer gets the caller's
+# Ctrl-C with moat: moat exec passes the signals it gets on, as moat run does.
+@test "G10 exec: moat exec passes a signal it gets on to the process" {
+	prepare_bundle spec
+	start_sleeper
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" exec "$CID" sh -c \
+		'trap "echo got-TERM; exit 3" TERM; echo ready; sleep 100 & wait' \
+		>"$BUNDLE/exec.out" 2>&1 </dev/null &
+	local pid=$! i rc=0
+	for i in $(seq 1 100); do
+		grep -q ready "$BUNDLE/exec.out" && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	cat "$BUNDLE/exec.out" >&2
+	[ "$rc" -eq 3 ]
+	grep -qx got-TERM "$BUNDLE/exec.out"
+}
