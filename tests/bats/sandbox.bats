@@ -1,0 +1,275 @@
+#!/usr/bin/env bats
+# moat sandbox: one command, no engine. Every test ends by checking that
+# nothing is left: no bundle, no container state, no cgroup, no process.
+
+load helpers
+
+setup() {
+	setup_bundle
+	WORK="$(mktemp -d /tmp/moat-sbwork.XXXXXX)"
+	MARK=$((900000 + RANDOM))
+}
+
+teardown() {
+	rm -rf "$WORK"
+	teardown_bundle
+}
+
+sb() {
+	local out="$BUNDLE/.sb-out" errf="$BUNDLE/.sb-err"
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox "$@" >"$out" 2>"$errf" </dev/null || status=$?
+	output="$(cat "$out")"
+	stderr="$(cat "$errf")"
+	mapfile -t lines <"$out"
+	echo "sandbox $* (status=$status):" >&2
+	echo "$output" | head -c 4000 >&2
+	echo "stderr: $stderr" >&2
+}
+
+# The record written by --result.
+rec() { jq -r "$1" "$BUNDLE/rec.json"; }
+
+# Nothing left: bundles, containers, cgroups, mounts, the payload's processes.
+nothing_left() {
+	local left
+	left="$(ls -A "$ROOT/.sandbox" 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "bundles left: $left"; return 1; }
+	left="$(ls "$ROOT" 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "state left: $left"; return 1; }
+	left="$(find /sys/fs/cgroup -maxdepth 4 -type d -name 'sandbox-*' 2>/dev/null |
+		while read -r d; do grep -qs . "$d/cgroup.procs" && echo "$d"; [ -e "$d" ] && echo "$d"; done | sort -u)"
+	if [ -n "${SBID:-}" ]; then
+		left="$(find /sys/fs/cgroup -maxdepth 4 -type d -name "$SBID" 2>/dev/null)"
+		[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
+	fi
+	! grep -q "$BUNDLE" /proc/self/mountinfo || { echo "mount left"; return 1; }
+	! pgrep -f "sleep $MARK" >/dev/null || { echo "process left"; pgrep -af "sleep $MARK"; return 1; }
+}
+
+@test "sandbox: output, exit status, record; nothing left" {
+	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- sh -c 'echo out; echo err >&2; exit 7'
+	[ "$status" -eq 7 ]
+	[ "$output" = out ]
+	[ "$stderr" = err ]
+	SBID="$(rec .id)"
+	[[ "$SBID" == sandbox-* ]]
+	[ "$(rec .exit_code)" = 7 ]
+	[ "$(rec .signal)" = null ]
+	[ "$(rec .timed_out)" = false ]
+	[ "$(rec .oom_killed)" = false ]
+	[ "$(rec .stdout.bytes)" = 4 ]
+	[ "$(rec .stderr.bytes)" = 4 ]
+	[ "$(rec .profile)" = strict ]
+	[ "$(rec '.wall_time_s > 0')" = true ]
+	[ "$(rec '.peak_memory_bytes > 0')" = true ]
+	[ "$(rec '.overrides | length > 0')" = true ]
+	nothing_left
+}
+
+@test "sandbox: --json prints the record as the last line" {
+	sb --rootfs "$BUNDLE/rootfs" --json -- sh -c 'echo hi; exit 3'
+	[ "$status" -eq 3 ]
+	[ "${lines[0]}" = hi ]
+	echo "${lines[1]}" | jq -e '.signal == null and .exit_code == 3'
+	nothing_left
+}
+
+@test "sandbox: the root is read-only, the command runs as the profile says" {
+	sb --rootfs "$BUNDLE/rootfs" -- sh -c 'touch /x 2>&1; cat /proc/self/status | grep -E "^(CapEff|NoNewPrivs)"'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+	[[ "$output" == *"CapEff:	0000000000000000"* ]]
+	[[ "$output" == *"NoNewPrivs:	1"* ]]
+	nothing_left
+}
+
+@test "sandbox: --workdir is /work, the cwd, writable, and files land on the host" {
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- sh -c 'pwd; echo made >result.txt; mkdir -p d && echo x >d/y'
+	[ "$status" -eq 0 ]
+	[ "$output" = /work ]
+	[ "$(cat "$WORK/result.txt")" = made ]
+	[ "$(cat "$WORK/d/y")" = x ]
+	nothing_left
+}
+
+@test "sandbox: a static binary runs in /work, the same binary in /tmp is refused" {
+	cp "$TESTBIN/sysprobe" "$WORK/prog"
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- /work/prog
+	# sysprobe without arguments prints its usage and exits 2: it ran.
+	[ "$status" -ne 126 ] && [ "$status" -ne 127 ]
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- sh -c 'cp /work/prog /tmp/prog && /tmp/prog'
+	[ "$status" -eq 126 ]
+	[[ "$stderr" == *"Permission denied"* ]]
+	nothing_left
+}
+
+@test "sandbox: --ro-bind is readable and read-only; --env; --stdin" {
+	mkdir "$WORK/data"
+	echo secret-data >"$WORK/data/f"
+	printf 'line1\nline2\n' >"$WORK/in.txt"
+	sb --rootfs "$BUNDLE/rootfs" --ro-bind "$WORK/data:/data" --env FOO=bar --env N=1 \
+		--stdin "$WORK/in.txt" -- sh -c 'cat /data/f; echo $FOO$N; wc -l; echo x >/data/g 2>&1 || echo refused'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = secret-data ]
+	[ "${lines[1]}" = bar1 ]
+	[ "${lines[2]}" = 2 ]
+	[ "${lines[3]}" = refused ]
+	[[ "$stderr" == *"Read-only file system"* ]]
+	[ ! -e "$WORK/data/g" ]
+	nothing_left
+}
+
+@test "sandbox: stdin is /dev/null by default" {
+	sb --rootfs "$BUNDLE/rootfs" -- sh -c 'wc -c'
+	[ "$status" -eq 0 ]
+	[ "$output" = 0 ]
+	nothing_left
+}
+
+@test "sandbox: --timeout kills an infinite loop" {
+	local t0=$SECONDS
+	sb --rootfs "$BUNDLE/rootfs" --timeout 1 --result "$BUNDLE/rec.json" -- sh -c 'while :; do :; done'
+	[ "$status" -eq 124 ]
+	[ "$(rec .timed_out)" = true ]
+	[ $((SECONDS - t0)) -le 5 ]
+	[ "$(rec '.cpu_time_s > 0.3')" = true ]
+	nothing_left
+}
+
+@test "sandbox: --timeout kills processes that ignore TERM, all of them" {
+	local t0=$SECONDS
+	sb --rootfs "$BUNDLE/rootfs" --timeout 500ms --result "$BUNDLE/rec.json" -- \
+		sh -c "trap '' TERM; (trap '' TERM; sleep $MARK) & (trap '' TERM; sleep $MARK) & wait; wait"
+	[ "$status" -eq 124 ]
+	[ "$(rec .timed_out)" = true ]
+	[ "$(rec .signal)" = 9 ]
+	[ $((SECONDS - t0)) -le 5 ]
+	nothing_left
+}
+
+@test "sandbox: a payload that double-forks and detaches does not outlive it" {
+	sb --rootfs "$BUNDLE/rootfs" -- sh -c "(setsid sleep $MARK </dev/null >/dev/null 2>&1 &); echo detached"
+	[ "$status" -eq 0 ]
+	[ "$output" = detached ]
+	nothing_left
+}
+
+@test "sandbox: a 1 GiB stdout flood under --output-limit 1m passes 1 MiB, drops the rest, fast" {
+	local t0=$SECONDS
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+		--output-limit 1m --result "$BUNDLE/rec.json" -- head -c 1073741824 /dev/zero >"$BUNDLE/flood" 2>"$BUNDLE/flood.err"
+	[ "$(stat -c %s "$BUNDLE/flood")" -eq 1048576 ]
+	[ "$(rec .stdout.bytes)" = 1048576 ]
+	[ "$(rec .stdout.dropped)" = $((1073741824 - 1048576)) ]
+	[ "$(rec .exit_code)" = 0 ]
+	echo "flood took $((SECONDS - t0)) s" >&2
+	[ $((SECONDS - t0)) -le 20 ]
+	nothing_left
+}
+
+@test "sandbox: a fork bomb hits --pids and dies at the deadline" {
+	sb --rootfs "$BUNDLE/rootfs" --pids 16 --timeout 2 --result "$BUNDLE/rec.json" -- \
+		sh -c 'f() { f | f & }; f; while :; do sleep 1; done'
+	[ "$status" -eq 124 ]
+	[ "$(rec .limits.pids)" = 16 ]
+	nothing_left
+}
+
+@test "sandbox: a memory bomb is OOM-killed under --memory" {
+	sb --rootfs "$BUNDLE/rootfs" --memory 32m --timeout 20 --result "$BUNDLE/rec.json" -- \
+		sh -c 'x=aaaaaaaaaaaaaaaa; while :; do x=$x$x; done'
+	[ "$(rec .oom_killed)" = true ]
+	[ "$(rec .signal)" = 9 ]
+	[ "$(rec .timed_out)" = false ]
+	[ "$(rec .limits.memory_bytes)" = 33554432 ]
+	nothing_left
+}
+
+@test "sandbox: limits only tighten: a request above the profile is clamped and told" {
+	sb --rootfs "$BUNDLE/rootfs" --memory 64g --pids 100000 --cpus 64 --result "$BUNDLE/rec.json" -- true
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"--memory 68719476736 bytes is above the profile's 536870912 bytes: clamped"* ]]
+	[[ "$stderr" == *"--pids 100000 is above the profile's 64: clamped"* ]]
+	[[ "$stderr" == *"--cpus"*"clamped"* ]]
+	[ "$(rec .limits.memory_bytes)" = 536870912 ]
+	[ "$(rec .limits.pids)" = 64 ]
+	[ "$(rec '[.overrides[] | select(.path == "--memory")] | length')" = 1 ]
+	# and lower values hold, seen from inside: the 7th process cannot fork
+	sb --rootfs "$BUNDLE/rootfs" --pids 7 --cpus 0.5 --result "$BUNDLE/rec.json" -- \
+		sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do sleep $MARK & done 2>&1; echo done"
+	[[ "$output" == *"can't fork"* ]]
+	[ "$(rec .limits.pids)" = 7 ]
+	[ "$(rec .limits.cpus)" = 0.5 ]
+	nothing_left
+}
+
+@test "sandbox: bad input is one line, exit 1, nothing left" {
+	sb --rootfs "$BUNDLE/rootfs" --timout 2 -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: sandbox: unknown flag --timout"* ]]
+	sb --rootfs "$BUNDLE/rootfs" --timeout soon -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: sandbox: --timeout: expected a duration"* ]]
+	sb --rootfs "$BUNDLE/rootfs"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"missing command"* ]]
+	sb -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"give one of --rootfs DIR and --image DIR"* ]]
+	sb --rootfs "$BUNDLE/nope" -- true
+	[ "$status" -eq 1 ]
+	sb --rootfs "$BUNDLE/rootfs" --ro-bind /etc:/hostetc -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"refusing to bind /etc"* ]]
+	sb --rootfs "$BUNDLE/rootfs" -- /no/such/cmd
+	[ "$status" -ne 0 ]
+	[ "$(echo "$stderr" | wc -l)" -le 1 ]
+	nothing_left
+}
+
+@test "sandbox: moat killed with SIGKILL mid-run takes its container with it" {
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" -- \
+		sh -c "sleep $MARK & sleep $MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$!
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "sleep $MARK" >/dev/null
+	SBID="$(ls "$ROOT/.sandbox")"
+	kill -9 "$pid"
+	for _ in $(seq 100); do nothing_left >/dev/null 2>&1 && break; sleep 0.05; done
+	nothing_left
+}
+
+@test "sandbox: when moat and its watchdog both die, the next sandbox reaps the leftovers" {
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" -- \
+		sleep "$MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$!
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	SBID="$(ls "$ROOT/.sandbox")"
+	# The watchdog is moat's child that leads its own session.
+	local wd
+	wd="$(ps -o pid=,sid= --ppid "$pid" | awk '$1 == $2 { print $1 }')"
+	[ -n "$wd" ]
+	kill -9 "$wd" "$pid"
+	sleep 0.3
+	[ -d "$ROOT/.sandbox/$SBID" ] # left behind
+	sb --rootfs "$BUNDLE/rootfs" -- true
+	[ "$status" -eq 0 ]
+	nothing_left
+}
+
+@test "sandbox: 50 at once finish with the right results and distinct ids" {
+	local i
+	for i in $(seq 50); do
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+			--result "$BUNDLE/r$i.json" -- sh -c "echo \$((6 * $i)); exit $((i % 7))" \
+			>"$BUNDLE/o$i" 2>"$BUNDLE/e$i" &
+	done
+	wait
+	for i in $(seq 50); do
+		[ "$(cat "$BUNDLE/o$i")" = $((6 * i)) ] || { echo "run $i: $(cat "$BUNDLE/o$i" "$BUNDLE/e$i")"; false; }
+		[ "$(jq .exit_code "$BUNDLE/r$i.json")" = $((i % 7)) ]
+	done
+	[ "$(cat "$BUNDLE"/r*.json | jq -r .id | sort -u | wc -l)" -eq 50 ]
+	nothing_left
+}
