@@ -273,3 +273,128 @@ nothing_left() {
 	[ "$(cat "$BUNDLE"/r*.json | jq -r .id | sort -u | wc -l)" -eq 50 ]
 	nothing_left
 }
+
+# An OCI image layout from busybox: layer 1 (tar) the rootfs plus files the
+# second layer (tar+gzip) deletes by a whiteout and an opaque directory.
+make_layout() {
+	local L="$1" src="$BUNDLE/layers"
+	mkdir -p "$L/blobs/sha256" "$src/l1/bin" "$src/l1/etc" "$src/l1/opaque" "$src/l2/etc" "$src/l2/opaque"
+	cp "$BUSYBOX" "$src/l1/bin/busybox"
+	for a in sh cat ls echo true test sleep; do ln -s busybox "$src/l1/bin/$a"; done
+	echo gone >"$src/l1/etc/gone.txt"
+	echo kept >"$src/l1/etc/kept.txt"
+	echo old >"$src/l1/opaque/old.txt"
+	: >"$src/l2/etc/.wh.gone.txt"
+	: >"$src/l2/opaque/.wh..wh..opq"
+	echo new >"$src/l2/opaque/new.txt"
+	tar -C "$src/l1" -cf "$src/l1.tar" .
+	tar -C "$src/l2" -czf "$src/l2.tar.gz" .
+	blob() { local d; d="$(sha256sum "$1" | cut -d' ' -f1)"; cp "$1" "$L/blobs/sha256/$d"; echo "$d"; }
+	local d1 d2 dc dm
+	d1="$(blob "$src/l1.tar")"
+	d2="$(blob "$src/l2.tar.gz")"
+	echo '{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[]}}' >"$src/config.json"
+	dc="$(blob "$src/config.json")"
+	cat >"$src/manifest.json" <<JSON
+{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",
+ "config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:$dc","size":$(stat -c %s "$src/config.json")},
+ "layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:$d1","size":$(stat -c %s "$src/l1.tar")},
+  {"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:$d2","size":$(stat -c %s "$src/l2.tar.gz")}]}
+JSON
+	dm="$(blob "$src/manifest.json")"
+	echo '{"imageLayoutVersion":"1.0.0"}' >"$L/oci-layout"
+	echo "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:$dm\",\"size\":$(stat -c %s "$src/manifest.json")}]}" >"$L/index.json"
+	MANIFEST="$dm"
+	LAYER2="$d2"
+	rm -rf "$src"
+}
+
+@test "sandbox: --image unpacks an OCI layout once, whiteouts honoured, the cache shared, listed and pruned" {
+	make_layout "$BUNDLE/img"
+	sb --image "$BUNDLE/img" -- sh -c 'cat /etc/kept.txt; test -e /etc/gone.txt && echo GONE-IS-THERE; ls /opaque'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = kept ]
+	[ "${lines[1]}" = new.txt ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ -d "$ROOT/.images/$MANIFEST/rootfs" ]
+	# A second run uses the cache: an unpack would recreate the file.
+	echo marker >"$ROOT/.images/$MANIFEST/rootfs/etc/cached"
+	sb --image "$BUNDLE/img" --result "$BUNDLE/rec.json" -- cat /etc/cached
+	[ "$output" = marker ]
+	[ "$(rec .image)" = "sha256:$MANIFEST" ]
+	# The image root is read-only to the sandbox.
+	sb --image "$BUNDLE/img" -- sh -c 'echo x >/etc/kept.txt'
+	[ "$status" -ne 0 ]
+	[ "$(cat "$ROOT/.images/$MANIFEST/rootfs/etc/kept.txt")" = kept ]
+	sb --list-cache
+	[[ "$output" == "sha256:$MANIFEST	unused	$BUNDLE/img" ]]
+	# In use while a sandbox runs: prune keeps it.
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --image "$BUNDLE/img" -- sleep "$MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$!
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "sleep $MARK" >/dev/null
+	sb --list-cache
+	[[ "$output" == *"in-use"* ]]
+	sb --prune-cache
+	[ -z "$output" ]
+	[ -d "$ROOT/.images/$MANIFEST" ]
+	kill "$pid"
+	wait "$pid" || true
+	sb --prune-cache
+	[ "$output" = "removed sha256:$MANIFEST" ]
+	[ -z "$(ls -A "$ROOT/.images")" ]
+	rm -rf "$ROOT/.images"
+	nothing_left
+}
+
+@test "sandbox: --image refuses a layer with a bad digest or a path out of the root; skips devices, strips setuid" {
+	make_layout "$BUNDLE/img"
+	# A flipped byte in a layer.
+	cp -r "$BUNDLE/img" "$BUNDLE/bad"
+	# Bytes appended to the gzip layer: it still unpacks, but is not what
+	# the manifest names.
+	printf 'XXXX' >>"$BUNDLE/bad/blobs/sha256/$LAYER2"
+	sb --image "$BUNDLE/bad" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"layer 1: layer sha256:${LAYER2:0:12}: digest mismatch"* ]]
+	# A hostile layer: ../ path, a device node, a setuid file.
+	/usr/bin/python3 - "$BUNDLE" <<'PY'
+import hashlib, io, json, os, sys, tarfile
+b = sys.argv[1]
+def layer(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for name, typ, mode, data in entries:
+            ti = tarfile.TarInfo(name); ti.type = typ; ti.mode = mode; ti.size = len(data)
+            if typ == tarfile.CHRTYPE: ti.devmajor, ti.devminor = 1, 3
+            t.addfile(ti, io.BytesIO(data) if data else None)
+    return buf.getvalue()
+def write(L, blob):
+    d = hashlib.sha256(blob).hexdigest()
+    os.makedirs(f"{L}/blobs/sha256", exist_ok=True)
+    open(f"{L}/blobs/sha256/{d}", "wb").write(blob)
+    return d
+def layout(L, entries):
+    base = open(f"{b}/img/index.json").read()
+    m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(base)["manifests"][0]["digest"][7:]).read())
+    os.system(f"cp -r {b}/img {L}")
+    d = write(L, layer(entries))
+    m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + d, "size": 1})
+    md = write(L, json.dumps(m).encode())
+    json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{L}/index.json", "w"))
+layout(f"{b}/evil", [("../../escaped", tarfile.REGTYPE, 0o644, b"x")])
+layout(f"{b}/dev", [("dev/mem2", tarfile.CHRTYPE, 0o666, b""), ("bin/suid", tarfile.REGTYPE, 0o4755, b"#!/bin/sh\n")])
+PY
+	sb --image "$BUNDLE/evil" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"leaves the root"* ]]
+	[ ! -e "$ROOT/escaped" ] && [ ! -e "$BUNDLE/escaped" ]
+	sb --image "$BUNDLE/dev" -- sh -c 'test -e /dev/mem2 && echo DEV; ls -l /bin/suid'
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"left out 1 device nodes and sockets, stripped setuid/setgid from 1 files"* ]]
+	[[ "$output" == "-rwxr-xr-x"* ]]
+	# Only the good ones are cached; no half-unpacked entry is left.
+	[ -z "$(ls -A "$ROOT/.images" | grep '^\.')" ]
+	rm -rf "$ROOT/.images"
+	nothing_left
+}
