@@ -44,7 +44,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TESTCMD_SRCS := $(sort $(wildcard tests/cmd/*.c))
 TESTCMD_BINS := $(TESTCMD_SRCS:tests/cmd/%.c=$(BUILD)/tests/cmd/%)
 
-.PHONY: all deps check check-unit check-bats check-asan check-engines check-fuzz check-faults \
+.PHONY: all deps check check-unit check-bats check-python check-asan check-engines check-fuzz check-faults \
 	demo install uninstall man clean format format-check bench fuzz soak test-bins
 
 all: $(BUILD)/moat
@@ -81,6 +81,13 @@ check-bats: deps $(BUILD)/moat test-bins
 	MOAT=$(CURDIR)/$(BUILD)/moat MOAT_TESTBIN=$(CURDIR)/$(BUILD)/tests/cmd \
 	  bats $(BATS_FLAGS) tests/bats/*.bats $(wildcard tests/bats/profile/*.bats)
 
+# contrib/python/moat_sandbox.py against this build. The system python3
+# (Debian's python3-pytest); a pyenv python3 first in PATH may lack pytest.
+PYTHON ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+check-python: deps $(BUILD)/moat
+	cd contrib/python && PYTHONDONTWRITEBYTECODE=1 MOAT=$(CURDIR)/$(BUILD)/moat $(PYTHON) -m pytest -q -p no:cacheprovider \
+	  test_moat_sandbox.py
+
 # Once more under AddressSanitizer and UndefinedBehaviorSanitizer: every unit
 # test, and the integration tests that drive every verb and guarantee (the
 # lifecycle, exec, hooks and G1-G11 suites); the rest would double CI's time.
@@ -95,6 +102,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) check-unit
 	$(MAKE) check-bats
+	$(MAKE) check-python
 	$(MAKE) check-faults
 	$(MAKE) check-asan
 	$(MAKE) check-fuzz
