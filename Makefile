@@ -118,6 +118,7 @@ check-engines: deps $(BUILD)/moat test-bins
 
 bench: deps $(BUILD)/moat
 	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/bench.sh
+	MOAT=$(CURDIR)/$(BUILD)/moat bench/sandbox.sh
 
 # The config.json parsers under libFuzzer with ASan and UBSan.
 FUZZ_SECONDS ?= 600
