@@ -91,7 +91,7 @@ check-python: deps $(BUILD)/moat
 # Once more under AddressSanitizer and UndefinedBehaviorSanitizer: every unit
 # test, and the integration tests that drive every verb and guarantee (the
 # lifecycle, exec, hooks and G1-G11 suites); the rest would double CI's time.
-ASAN_BATS ?= tests/bats/lifecycle.bats $(wildcard tests/bats/exec.bats tests/bats/hooks.bats) \
+ASAN_BATS ?= tests/bats/lifecycle.bats $(wildcard tests/bats/exec.bats tests/bats/hooks.bats tests/bats/sandbox.bats) \
 	$(wildcard tests/bats/profile/*.bats)
 check-asan: deps
 	$(MAKE) BUILD=build-asan SAN=address,undefined check-unit build-asan/moat test-bins

@@ -104,6 +104,7 @@ find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
           return moat_fail (err, 0, "image: index.json lists no manifest");
         }
       mt = json_string (json_get (pick, "mediaType"));
+      bool nested = mt && strstr (mt, "index");
       cleanup_free char *digest
           = xstrdup (json_string (json_get (pick, "digest"))
                          ? json_string (json_get (pick, "digest"))
@@ -113,7 +114,7 @@ find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
       idx = NULL;
       if (read_blob_json (layoutfd, digest, &next, err) < 0)
         return -1;
-      if (mt && strstr (mt, "index"))
+      if (nested)
         {
           idx = next;
           continue;

@@ -37,12 +37,10 @@ nothing_left() {
 	[ -z "$left" ] || { echo "bundles left: $left"; return 1; }
 	left="$(ls "$ROOT" 2>/dev/null || true)"
 	[ -z "$left" ] || { echo "state left: $left"; return 1; }
-	left="$(find /sys/fs/cgroup -maxdepth 4 -type d -name 'sandbox-*' 2>/dev/null |
-		while read -r d; do grep -qs . "$d/cgroup.procs" && echo "$d"; [ -e "$d" ] && echo "$d"; done | sort -u)"
-	if [ -n "${SBID:-}" ]; then
-		left="$(find /sys/fs/cgroup -maxdepth 4 -type d -name "$SBID" 2>/dev/null)"
-		[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
-	fi
+	# Sandboxes' cgroups are /moat/sandbox-* in each hierarchy; only this
+	# file's tests make them, one at a time.
+	left="$(ls -d /sys/fs/cgroup/*/moat/sandbox-* /sys/fs/cgroup/moat/sandbox-* 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
 	! grep -q "$BUNDLE" /proc/self/mountinfo || { echo "mount left"; return 1; }
 	! pgrep -f "sleep $MARK" >/dev/null || { echo "process left"; pgrep -af "sleep $MARK"; return 1; }
 }
