@@ -191,6 +191,10 @@ apply_whiteout (int rootfd, const char *path)
       closedir (d);
       return;
     }
+  /* ".wh.." and ".wh..." would name the directory or its parent. */
+  if (base[4] == '\0' || strcmp (base + 4, ".") == 0
+      || strcmp (base + 4, "..") == 0)
+    return;
   remove_tree_at (dfd, base + 4);
 }
 

@@ -382,7 +382,33 @@ def layout(L, entries):
     json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{L}/index.json", "w"))
 layout(f"{b}/evil", [("../../escaped", tarfile.REGTYPE, 0o644, b"x")])
 layout(f"{b}/dev", [("dev/mem2", tarfile.CHRTYPE, 0o666, b""), ("bin/suid", tarfile.REGTYPE, 0o4755, b"#!/bin/sh\n")])
+# A symlink out of the root, then a file through it; whiteouts naming the
+# directory itself and its parent.
+def link(name, target):
+    ti = tarfile.TarInfo(name); ti.type = tarfile.SYMTYPE; ti.linkname = target
+    return ti
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w") as t:
+    t.addfile(link("out", f"{b}/outside"))
+    ti = tarfile.TarInfo("out/pwned"); ti.size = 1; t.addfile(ti, io.BytesIO(b"x"))
+    for n in ("etc/.wh..", "etc/.wh...", ".wh..."):
+        ti = tarfile.TarInfo(n); t.addfile(ti, io.BytesIO(b""))
+raw = buf.getvalue()
+os.system(f"cp -r {b}/img {b}/sym")
+m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(open(f"{b}/img/index.json").read())["manifests"][0]["digest"][7:]).read())
+m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(f"{b}/sym", raw), "size": 1})
+md = write(f"{b}/sym", json.dumps(m).encode())
+json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{b}/sym/index.json", "w"))
 PY
+	mkdir "$BUNDLE/outside"
+	sb --image "$BUNDLE/sym" -- cat /etc/kept.txt
+	# The file lands inside the root (libarchive replaces the symlink), never
+	# outside, and the self/parent whiteouts remove nothing.
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	[ -z "$(ls -A "$BUNDLE/outside")" ]
+	sb --image "$BUNDLE/sym" -- cat /out/pwned
+	[ "$output" = x ]
 	sb --image "$BUNDLE/evil" -- true
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"leaves the root"* ]]
