@@ -298,6 +298,7 @@ sandbox_run_loop (struct sandbox_run_state *rs, struct cgroup *cg,
   sigaddset (&set, SIGHUP);
   sigprocmask (SIG_BLOCK, &set, NULL);
   sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  sandbox_alarm_at (timeout_ms);
   for (;;)
     {
       struct pollfd p[4]
@@ -368,5 +369,6 @@ sandbox_run_loop (struct sandbox_run_state *rs, struct cgroup *cg,
       rs->ended_ms = sandbox_now_ms ();
       rs->ended_ns = sandbox_now_ns ();
     }
+  sandbox_alarm_at (0);
   /* Left blocked: a late ^C must not cut the cleanup short. */
 }

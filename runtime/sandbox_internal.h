@@ -24,6 +24,8 @@ struct sandbox_stream
 void sandbox_stream_init (struct sandbox_stream *s, int fd, int out,
                           int devnull, int64_t limit);
 bool sandbox_stream_pump (struct sandbox_stream *s);
+/* SIGALRM in ms (<= 0: none) that unblocks a write to a stuck reader. */
+void sandbox_alarm_at (int64_t ms);
 
 /* The limits the sandbox runs under: the profile's, lowered by --memory,
  * --pids, --cpus; a request above the profile is clamped, told on stderr

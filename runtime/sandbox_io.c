@@ -5,6 +5,8 @@
  * container never waits on a full pipe for long, whatever it writes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +32,46 @@ static bool
 under_limit (const struct sandbox_stream *s)
 {
   return s->limit < 0 || s->bytes < (uint64_t)s->limit;
+}
+
+/* The deadline's SIGALRM (sandbox.c) interrupts a write that a reader
+ * who stopped reading blocks: from then on moat stops passing output on,
+ * and the run loop gets to kill the container on time. */
+static volatile sig_atomic_t deadline_passed;
+
+static void
+on_alarm (int sig)
+{
+  (void)sig;
+  deadline_passed = 1;
+}
+
+void
+sandbox_alarm_at (int64_t ms)
+{
+  struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+  struct itimerval it
+      = { .it_value = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 } };
+  deadline_passed = 0;
+  if (ms > 0)
+    sigaction (SIGALRM, &sa, NULL);
+  setitimer (ITIMER_REAL, &it, NULL); /* 0: disarmed */
+}
+
+static int
+pass_on (int fd, const char *buf, size_t len)
+{
+  while (len > 0)
+    {
+      ssize_t n = write (fd, buf, len);
+      if (n < 0 && errno == EINTR && !deadline_passed)
+        continue;
+      if (n <= 0)
+        return -1;
+      buf += n;
+      len -= (size_t)n;
+    }
+  return 0;
 }
 
 /* Drop what is in the pipe. Returns bytes, 0 at EOF, -EAGAIN when empty. */
@@ -78,7 +120,7 @@ sandbox_stream_pump (struct sandbox_stream *s)
               s->bytes += (uint64_t)n;
               /* A caller that closed its end loses the output, not the
                * run: the bytes still count as passed. */
-              if (s->out >= 0 && write_all (s->out, buf, (size_t)n) < 0)
+              if (s->out >= 0 && pass_on (s->out, buf, (size_t)n) < 0)
                 s->out = -1;
             }
         }

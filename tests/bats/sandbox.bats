@@ -166,6 +166,21 @@ nothing_left() {
 	nothing_left
 }
 
+@test "sandbox: a caller that stops reading moat's stdout does not stop the deadline" {
+	mkfifo "$BUNDLE/fifo"
+	local rfd
+	exec {rfd}<>"$BUNDLE/fifo" # a reader that never reads
+	local t0=$SECONDS
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+		--timeout 1 --result "$BUNDLE/rec.json" -- yes >"$BUNDLE/fifo" 2>/dev/null || status=$?
+	exec {rfd}>&-
+	[ "$status" -eq 124 ]
+	[ "$(rec .timed_out)" = true ]
+	[ $((SECONDS - t0)) -le 5 ]
+	nothing_left
+}
+
 @test "sandbox: a fork bomb hits --pids and dies at the deadline" {
 	sb --rootfs "$BUNDLE/rootfs" --pids 16 --timeout 2 --result "$BUNDLE/rec.json" -- \
 		sh -c 'f() { f | f & }; f; while :; do sleep 1; done'
