@@ -253,6 +253,20 @@ nothing_left() {
 	nothing_left
 }
 
+@test "sandbox: SIGTERM to moat stops the sandbox, and the record says so" {
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+		--result "$BUNDLE/rec.json" -- sleep "$MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$! st=0
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	kill -TERM "$pid"
+	wait "$pid" || st=$?
+	[ "$st" -eq 137 ]
+	[ "$(rec .interrupted)" = 15 ]
+	[ "$(rec .signal)" = 9 ]
+	[ "$(rec .timed_out)" = false ]
+	nothing_left
+}
+
 @test "sandbox: when moat and its watchdog both die, the next sandbox reaps the leftovers" {
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" -- \
 		sleep "$MARK" >/dev/null 2>&1 </dev/null &
