@@ -9,7 +9,7 @@ PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
-LIBS_PC := libseccomp libcap yajl libselinux mount
+LIBS_PC := libseccomp libcap yajl libselinux mount libarchive
 # Evaluated lazily: `make deps` may have to install the -dev packages first.
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
@@ -44,7 +44,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TESTCMD_SRCS := $(sort $(wildcard tests/cmd/*.c))
 TESTCMD_BINS := $(TESTCMD_SRCS:tests/cmd/%.c=$(BUILD)/tests/cmd/%)
 
-.PHONY: all deps check check-unit check-bats check-asan check-engines check-fuzz check-faults \
+.PHONY: all deps check check-unit check-bats check-python check-asan check-engines check-fuzz check-faults \
 	demo install uninstall man clean format format-check bench fuzz soak test-bins
 
 all: $(BUILD)/moat
@@ -81,10 +81,17 @@ check-bats: deps $(BUILD)/moat test-bins
 	MOAT=$(CURDIR)/$(BUILD)/moat MOAT_TESTBIN=$(CURDIR)/$(BUILD)/tests/cmd \
 	  bats $(BATS_FLAGS) tests/bats/*.bats $(wildcard tests/bats/profile/*.bats)
 
+# contrib/python/moat_sandbox.py against this build. The system python3
+# (Debian's python3-pytest); a pyenv python3 first in PATH may lack pytest.
+PYTHON ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+check-python: deps $(BUILD)/moat
+	cd contrib/python && PYTHONDONTWRITEBYTECODE=1 MOAT=$(CURDIR)/$(BUILD)/moat $(PYTHON) -m pytest -q -p no:cacheprovider \
+	  test_moat_sandbox.py
+
 # Once more under AddressSanitizer and UndefinedBehaviorSanitizer: every unit
 # test, and the integration tests that drive every verb and guarantee (the
 # lifecycle, exec, hooks and G1-G11 suites); the rest would double CI's time.
-ASAN_BATS ?= tests/bats/lifecycle.bats $(wildcard tests/bats/exec.bats tests/bats/hooks.bats) \
+ASAN_BATS ?= tests/bats/lifecycle.bats $(wildcard tests/bats/exec.bats tests/bats/hooks.bats tests/bats/sandbox.bats) \
 	$(wildcard tests/bats/profile/*.bats)
 check-asan: deps
 	$(MAKE) BUILD=build-asan SAN=address,undefined check-unit build-asan/moat test-bins
@@ -95,6 +102,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) check-unit
 	$(MAKE) check-bats
+	$(MAKE) check-python
 	$(MAKE) check-faults
 	$(MAKE) check-asan
 	$(MAKE) check-fuzz
@@ -110,6 +118,7 @@ check-engines: deps $(BUILD)/moat test-bins
 
 bench: deps $(BUILD)/moat
 	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/bench.sh
+	MOAT=$(CURDIR)/$(BUILD)/moat bench/sandbox.sh
 
 # The config.json parsers under libFuzzer with ASan and UBSan.
 FUZZ_SECONDS ?= 600

@@ -58,5 +58,9 @@ VERB (resume);
 VERB (update);
 VERB (events);
 VERB (profile);
+VERB (sandbox);
+
+/* moat spec's config.json (cmd/spec.c), the base of a sandbox's. */
+extern const char spec_template[];
 
 #endif

@@ -64,6 +64,14 @@ static const struct verb verbs[] = {
     "write a config.json for a rootfs in DIR/rootfs", false, false },
   { "features", cmd_features, "features",
     "print the runtime features JSON (runtime-spec features.md)", false, false },
+  { "sandbox", cmd_sandbox,
+    "sandbox (--rootfs DIR | --image OCI_DIR) [--workdir DIR] [--ro-bind S:D]\n"
+    "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
+    "        [--memory SIZE] [--pids N] [--cpus N] [--result F] [--json]\n"
+    "        -- CMD [ARG...]\n"
+    "       sandbox --list-cache | --prune-cache",
+    "run one untrusted command in a throw-away container and report how it "
+    "ended", true, true },
   { "profile", cmd_profile, "profile show [--profile NAME] [--config F]",
     "print the effective profile", true, false },
 };

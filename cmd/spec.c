@@ -9,7 +9,7 @@
 #include "../runtime/util.h"
 #include "cmd.h"
 
-static const char spec_template[] =
+const char spec_template[] =
   "{\n"
   "  \"ociVersion\": \"1.2.0\",\n"
   "  \"process\": {\n"

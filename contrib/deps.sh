@@ -4,7 +4,7 @@
 set -e
 pkgs="build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev libselinux1-dev
 libmount-dev libcmocka-dev bats jq busybox-static iproute2 clang libclang-rt-14-dev
-time valgrind scdoc"
+time valgrind scdoc libarchive-dev python3-pytest bubblewrap"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

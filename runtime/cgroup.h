@@ -93,6 +93,14 @@ int cgroup_kill_all (struct cgroup *cg, int sig, struct moat_error **err);
 /* Kill what is left (SIGKILL, thawing first), wait until empty (bounded),
  * and rmdir it in every hierarchy. Missing dirs are not an error. */
 int cgroup_destroy (struct cgroup *cg, struct moat_error **err);
+/* What a container used (moat sandbox's record); see cgroup_usage.c. */
+struct cgroup_usage
+{
+  uint64_t cpu_ns, cpu_user_ns, cpu_system_ns;
+  uint64_t peak_memory;
+  uint64_t oom_kills;
+};
+int cgroup_usage (struct cgroup *cg, struct cgroup_usage *ret);
 /* runc events --stats "data" object as JSON text (cpu, memory, pids). */
 int cgroup_stats_json (struct cgroup *cg, char **ret, struct moat_error **err);
 

@@ -216,3 +216,26 @@ if [ "$refused" -ne 11 ]; then
 	exit 1
 fi
 echo "OK: all 11 actions refused."
+
+# ---- moat sandbox: one command, no engine, and its result record ----
+echo
+echo "moat sandbox: a short job writes to /work, floods stdout past its 80-byte"
+echo "cap and overstays its 2 s deadline:"
+mkdir -p "$TMP/work"
+cat >"$TMP/work/job.sh" <<'JOB'
+echo "hello from $(hostname), cwd $(pwd)"
+echo 42 >answer.txt
+head -c 10000000 /dev/zero | tr '\0' x
+sleep 600
+JOB
+status=0
+"$MOAT" --root "$TMP/state" --config "$TMP/moat.json" sandbox --rootfs "$BUNDLE/rootfs" \
+	--workdir "$TMP/work" --timeout 2s --output-limit 80 --memory 64m \
+	--result "$TMP/record.json" -- sh job.sh || status=$?
+echo
+echo "exit status $status; answer.txt on the host: $(cat "$TMP/work/answer.txt")"
+echo "result record ($(jq '.overrides | length' "$TMP/record.json") overrides not shown):"
+jq 'del(.overrides)' "$TMP/record.json"
+[ "$(jq .timed_out "$TMP/record.json")" = true ] || die "sandbox: expected the deadline to kill it"
+[ -z "$(ls -A "$TMP/state/.sandbox")" ] || die "sandbox: a bundle was left behind"
+echo "OK: the sandbox ran, was stopped at its deadline, and left nothing behind."

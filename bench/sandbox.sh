@@ -1,0 +1,94 @@
+#!/bin/bash
+# make bench, sandbox part: `moat sandbox --rootfs` of /bin/true next to
+# `moat run` of the same bundle, `bwrap --unshare-all` (Debian's bubblewrap,
+# the floor for direct use), `runsc do` when it runs here, and the second
+# and later `moat sandbox --image` runs (the image cache). Medians of
+# SANDBOX_RUNS (default 30) runs each, interleaved so that machine noise
+# hits them alike; prints the overhead of sandbox over run (target < 20%).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+MOAT=${MOAT:-$repo/build/moat}
+RUNS=${SANDBOX_RUNS:-30}
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+say() { printf 'bench-sandbox: %s\n' "$*" >&2; }
+
+[ "$(id -u)" = 0 ] || { say "needs root"; exit 1; }
+T=$(mktemp -d /var/tmp/moat-bench-sandbox.XXXXXX)
+ROOT=$T/state
+cleanup() {
+	for d in "$ROOT"/*/; do
+		[ -d "$d" ] && "$MOAT" --root "$ROOT" --config "$T/log/config.json" delete --force "$(basename "$d")" >/dev/null 2>&1
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+B=$T/bundle
+mkdir -p "$B/rootfs"/{bin,proc,dev,sys,tmp,etc,root,var/tmp,work} "$T/log"
+cp "$BUSYBOX" "$B/rootfs/bin/busybox"
+for a in sh true; do ln -s busybox "$B/rootfs/bin/$a"; done
+printf '{"audit_log": "%s/log/audit.jsonl"}\n' "$T" >"$T/log/config.json"
+M=("$MOAT" --root "$ROOT" --config "$T/log/config.json")
+(cd "$B" && "$MOAT" spec)
+jq '.process.terminal = false | .process.args = ["/bin/true"]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+
+# An OCI layout of the same rootfs, one tar layer.
+L=$T/layout
+mkdir -p "$L/blobs/sha256"
+tar -C "$B/rootfs" -cf "$T/layer.tar" .
+blob() { local d; d=$(sha256sum "$1" | cut -d' ' -f1); cp "$1" "$L/blobs/sha256/$d"; echo "$d"; }
+dl=$(blob "$T/layer.tar")
+echo '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}' >"$T/cfg"
+dc=$(blob "$T/cfg")
+printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":1},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":1}]}' "$dc" "$dl" >"$T/man"
+dm=$(blob "$T/man")
+printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":1}]}' "$dm" >"$L/index.json"
+t0=$(date +%s%N)
+"${M[@]}" sandbox --image "$L" -- /bin/true
+say "first --image run (unpack into the cache): $((($(date +%s%N) - t0) / 1000000)) ms"
+
+declare -A samples
+kinds="run sandbox image bwrap"
+command -v bwrap >/dev/null || kinds=${kinds/ bwrap/}
+if command -v runsc >/dev/null && runsc --rootless=false do /bin/true >/dev/null 2>&1; then
+	kinds="$kinds runsc"
+else
+	say "runsc: not installed or does not run here; left out"
+fi
+one() {
+	case $1 in
+	run) "${M[@]}" run --bundle "$B" "bench-$2" ;;
+	sandbox) "${M[@]}" sandbox --rootfs "$B/rootfs" -- /bin/true ;;
+	image) "${M[@]}" sandbox --image "$L" -- /bin/true ;;
+	bwrap) bwrap --unshare-all --die-with-parent --ro-bind "$B/rootfs" / --proc /proc --dev /dev /bin/true ;;
+	runsc) runsc do /bin/true ;;
+	esac
+}
+for i in $(seq 3); do for k in $kinds; do one "$k" "w$i" >/dev/null; done; done
+for i in $(seq "$RUNS"); do
+	for k in $kinds; do
+		t0=$(date +%s%N)
+		one "$k" "$i" >/dev/null
+		samples[$k]+="$((($(date +%s%N) - t0) / 1000)) "
+	done
+done
+calc() { awk "BEGIN { print $1 }"; }
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+printf '%-34s %10s\n' "median of $RUNS runs of /bin/true" "ms"
+for k in $kinds; do
+	m=$(echo "${samples[$k]}" | median)
+	declare "med_$k=$m"
+	case $k in
+	run) label="moat run" ;;
+	sandbox) label="moat sandbox --rootfs" ;;
+	image) label="moat sandbox --image (cached)" ;;
+	bwrap) label="bwrap --unshare-all" ;;
+	runsc) label="runsc do" ;;
+	esac
+	printf '%-34s %10.2f\n' "$label" "$(calc "$m / 1000")"
+done
+printf 'sandbox over run: %+.1f%% (target < +20%%)\n' "$(calc "($med_sandbox - $med_run) * 100 / $med_run")"
+printf 'cached --image over --rootfs: %+.1f%%\n' "$(calc "($med_image - $med_sandbox) * 100 / $med_sandbox")"
+[ -z "$(ls "$ROOT")" ] || { say "state left in $ROOT"; exit 1; }

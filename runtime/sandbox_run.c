@@ -1,0 +1,377 @@
+/* sandbox_run: the steps of one sandbox (see sandbox.c for the run loop,
+ * the watchdog and the reap) and its result record. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../oci/json.h"
+#include "cgroup.h"
+#include "container_internal.h"
+#include "image.h"
+#include "sandbox_internal.h"
+#include "util.h"
+
+static void
+jw_seconds (struct json_writer *w, const char *key, uint64_t ns)
+{
+  char buf[64];
+  snprintf (buf, sizeof (buf), "%" PRIu64 ".%06" PRIu64, ns / 1000000000,
+            ns % 1000000000 / 1000);
+  if (key)
+    jw_key (w, key);
+  jw_raw (w, buf);
+}
+
+static void
+jw_stream (struct json_writer *w, const char *key,
+           const struct sandbox_stream *s)
+{
+  jw_key (w, key);
+  jw_object_begin (w);
+  jw_key (w, "bytes");
+  jw_uint (w, s->bytes);
+  jw_key (w, "dropped");
+  jw_uint (w, s->dropped);
+  jw_object_end (w);
+}
+
+static char *
+record_json (const struct moat_globals *g, const char *id,
+             const struct sandbox_opts *o, const struct sandbox_run_state *rs,
+             const struct sandbox_limits *lim, const char *digest,
+             const struct override_list *ov)
+{
+  struct json_writer *w = json_writer_new (false);
+  bool sig = WIFSIGNALED (rs->status);
+
+  jw_object_begin (w);
+  jw_key (w, "id");
+  jw_string (w, id);
+  jw_key (w, "profile");
+  jw_string (w, g->profile->name);
+  jw_key (w, "exit_code");
+  if (WIFEXITED (rs->status))
+    jw_int (w, WEXITSTATUS (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "signal");
+  if (sig)
+    jw_int (w, WTERMSIG (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "timed_out");
+  jw_bool (w, rs->timed_out);
+  jw_key (w, "oom_killed");
+  jw_bool (w, rs->use.oom_kills > 0);
+  jw_key (w, "interrupted");
+  if (rs->interrupted)
+    jw_int (w, rs->interrupted);
+  else
+    jw_null (w);
+  jw_seconds (w, "wall_time_s",
+              rs->ended_ns > rs->started_ns
+                  ? (uint64_t)(rs->ended_ns - rs->started_ns)
+                  : 0);
+  jw_seconds (w, "cpu_time_s", rs->use.cpu_ns);
+  jw_seconds (w, "cpu_user_s", rs->use.cpu_user_ns);
+  jw_seconds (w, "cpu_system_s", rs->use.cpu_system_ns);
+  jw_key (w, "peak_memory_bytes");
+  jw_uint (w, rs->use.peak_memory);
+  jw_stream (w, "stdout", &rs->out);
+  jw_stream (w, "stderr", &rs->err);
+  jw_key (w, "limits");
+  jw_object_begin (w);
+  jw_key (w, "memory_bytes");
+  jw_int (w, lim->memory);
+  jw_key (w, "pids");
+  jw_int (w, lim->pids);
+  jw_key (w, "cpus");
+  if (lim->cpu_quota > 0)
+    {
+      char buf[32];
+      snprintf (buf, sizeof (buf), "%.3f",
+                (double)lim->cpu_quota / (double)lim->cpu_period);
+      jw_raw (w, buf);
+    }
+  else
+    jw_null (w);
+  jw_key (w, "timeout_s");
+  if (o->timeout_ms > 0)
+    jw_seconds (w, NULL, (uint64_t)o->timeout_ms * 1000000);
+  else
+    jw_null (w);
+  jw_key (w, "output_limit_bytes");
+  jw_int (w, o->output_limit);
+  jw_object_end (w);
+  jw_key (w, "image");
+  jw_string (w, digest);
+  jw_key (w, "overrides");
+  jw_array_begin (w);
+  for (size_t i = 0; ov && i < ov->n; i++)
+    {
+      jw_object_begin (w);
+      jw_key (w, "kind");
+      jw_string (w, override_kind_name (ov->v[i].kind));
+      jw_key (w, "path");
+      jw_string (w, ov->v[i].path);
+      jw_key (w, "asked");
+      jw_string (w, ov->v[i].asked);
+      jw_key (w, "enforced");
+      jw_string (w, ov->v[i].enforced);
+      jw_object_end (w);
+    }
+  jw_array_end (w);
+  jw_object_end (w);
+  return json_writer_finish (w);
+}
+
+/* --workdir and --ro-bind sources by realpath (what the profile's bind
+ * check judges), destinations checked; pairs: src, dst, src, dst ... */
+static int
+resolve_binds (const struct sandbox_opts *o, char **ret_workdir,
+               char ***ret_pairs, struct moat_error **err)
+{
+  cleanup_strv char **pairs = NULL;
+  struct stat st;
+
+  if (o->workdir)
+    {
+      *ret_workdir = realpath (o->workdir, NULL);
+      if (*ret_workdir == NULL || stat (*ret_workdir, &st) < 0
+          || !S_ISDIR (st.st_mode))
+        return moat_fail (err, *ret_workdir ? ENOTDIR : errno, "--workdir %s",
+                          o->workdir);
+    }
+  for (size_t i = 0; o->ro_binds && o->ro_binds[i]; i++)
+    {
+      const char *spec = o->ro_binds[i];
+      const char *colon = strchr (spec, ':');
+      cleanup_free char *src
+          = colon ? strndup (spec, (size_t)(colon - spec)) : NULL;
+      cleanup_free char *real = NULL;
+      const char *dst = colon ? colon + 1 : NULL;
+      if (src == NULL || *src == '\0' || dst == NULL || dst[0] != '/'
+          || strstr (dst, "/../") || strcmp (dst, "/") == 0
+          || (strlen (dst) >= 3 && strcmp (dst + strlen (dst) - 3, "/..") == 0))
+        return moat_fail (
+            err, 0, "--ro-bind %s: expected SRC:DST with DST absolute", spec);
+      real = realpath (src, NULL);
+      if (real == NULL)
+        return moat_fail (err, errno, "--ro-bind %s", src);
+      strv_append (&pairs, real);
+      strv_append (&pairs, dst);
+    }
+  *ret_pairs = steal_pointer (&pairs);
+  return 0;
+}
+
+static int
+find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
+             char **ret_rootfs, char **ret_digest, int *ret_imglock,
+             struct moat_error **err)
+{
+  struct image_unpack_notes notes = { 0 };
+  struct stat st;
+
+  if (o->rootfs)
+    {
+      *ret_rootfs = realpath (o->rootfs, NULL);
+      if (*ret_rootfs == NULL || stat (*ret_rootfs, &st) < 0
+          || !S_ISDIR (st.st_mode))
+        return moat_fail (err, *ret_rootfs ? ENOTDIR : errno, "--rootfs %s",
+                          o->rootfs);
+      return 0;
+    }
+  if (image_prepare (g->root, o->image, ret_rootfs, ret_digest, ret_imglock,
+                     &notes, err)
+      < 0)
+    return -1;
+  if (notes.devices_skipped || notes.setid_stripped)
+    fprintf (stderr,
+             "moat: sandbox: image %s: left out %lu device nodes and "
+             "sockets, stripped setuid/setgid from %lu files\n",
+             o->image, notes.devices_skipped, notes.setid_stripped);
+  return 0;
+}
+
+static int
+write_record (const struct sandbox_opts *o, const char *json,
+              struct moat_error **err)
+{
+  if (o->result_file)
+    {
+      cleanup_close int fd
+          = open (o->result_file,
+                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+      cleanup_free char *line = xasprintf ("%s\n", json);
+      if (fd < 0 || write_all (fd, line, strlen (line)) < 0)
+        return moat_fail (err, errno, "--result %s", o->result_file);
+    }
+  if (o->json)
+    {
+      fflush (stdout);
+      printf ("%s\n", json);
+      fflush (stdout);
+    }
+  return 0;
+}
+
+/* Create with the pipes as the init's stdio; start; run to the end. */
+static int
+sandbox_execute (const struct moat_globals *g, const char *id,
+                 const char *bundle, const struct sandbox_opts *o, int infd,
+                 struct sandbox_run_state *rs, struct moat_error **err)
+{
+  struct create_opts co = { .id = id, .bundle = bundle };
+  cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  struct cgroup *cg = NULL;
+  int outp[2], errp[2], saved[3] = { -1, -1, -1 };
+  int master = -1;
+  int r;
+
+  if (pipe2 (outp, O_CLOEXEC) < 0)
+    return moat_fail (err, errno, "pipe");
+  if (pipe2 (errp, O_CLOEXEC) < 0)
+    {
+      close (outp[0]);
+      close (outp[1]);
+      return moat_fail (err, errno, "pipe");
+    }
+  r = sandbox_stdio_swap_in (infd, outp[1], errp[1], saved, err);
+  if (r == 0)
+    r = container_create_internal (g, &co, true, &rs->pid, &master, err);
+  sandbox_stdio_swap_out (saved);
+  close (outp[1]);
+  close (errp[1]);
+  sandbox_stream_init (&rs->out, outp[0], STDOUT_FILENO, devnull,
+                       o->output_limit);
+  sandbox_stream_init (&rs->err, errp[0], STDERR_FILENO, devnull,
+                       o->output_limit);
+  if (r == 0)
+    r = container_load (g, id, false, NULL, &dirfd, &st, err);
+  if (r == 0 && st->cgroup)
+    cgroup_open (st->cgroup, &cg, NULL);
+  /* The payload's SIGPIPE was set at clone; moat's own writes to a closed
+   * stdout must not kill it before the cleanup. */
+  signal (SIGPIPE, SIG_IGN);
+  rs->started_ms = sandbox_now_ms ();
+  rs->started_ns = sandbox_now_ns ();
+  if (r == 0)
+    r = container_start (g, id, err);
+  if (r == 0)
+    {
+      sandbox_run_loop (rs, cg, o->timeout_ms);
+      if (cg)
+        cgroup_usage (cg, &rs->use);
+    }
+  if (cg)
+    cgroup_free (cg);
+  if (rs->out.fd >= 0)
+    close (rs->out.fd);
+  if (rs->err.fd >= 0)
+    close (rs->err.fd);
+  rs->out.fd = rs->err.fd = -1;
+  return r;
+}
+
+int
+sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
+             int *ret_status, struct moat_error **err)
+{
+  cleanup_free char *workdir = NULL;
+  cleanup_strv char **pairs = NULL;
+  cleanup_free char *rootfs = NULL;
+  cleanup_free char *digest = NULL;
+  cleanup_free char *config = NULL;
+  cleanup_free char *bundle = NULL;
+  cleanup_free char *record = NULL;
+  cleanup_close int imglock = -1;
+  cleanup_close int infd = -1;
+  cleanup_close int sbfd = -1;
+  cleanup_close int lockfd = -1;
+  cleanup_close int bfd = -1;
+  cleanup_close int wd = -1;
+  struct override_list local_ov = { 0 };
+  struct override_list *ov = g->audit ? g->audit->overrides : &local_ov;
+  struct sandbox_run_state rs;
+  struct sandbox_limits lim;
+  struct sandbox_opts eff = *o;
+  char id[32];
+  int r;
+
+  memset (&rs, 0, sizeof (rs));
+  sandbox_reap_stale (g);
+  if (!o->rootfs == !o->image)
+    return moat_fail (err, 0, "give one of --rootfs DIR and --image DIR");
+  if (o->argv == NULL || o->argv[0] == NULL)
+    return moat_fail (err, 0,
+                      "missing command (moat sandbox [OPTIONS] -- "
+                      "CMD [ARG...])");
+  if (resolve_binds (o, &workdir, &pairs, err) < 0)
+    return -1;
+  eff.workdir = workdir;
+  eff.ro_binds = pairs;
+  infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
+               O_RDONLY | O_CLOEXEC);
+  if (infd < 0)
+    return moat_fail (err, errno, "--stdin %s", o->stdin_file);
+  if (find_rootfs (g, o, &rootfs, &digest, &imglock, err) < 0)
+    return -1;
+  sandbox_limits (g->profile, o, &lim, ov);
+  if (sandbox_config (&eff, rootfs, &lim, &config, err) < 0
+      || sandbox_dir_open (g, &sbfd, err) < 0
+      || sandbox_bundle_make (sbfd, id, &lockfd, &bfd, err) < 0)
+    return -1;
+  if (o->id_buf)
+    snprintf (o->id_buf, 32, "%s", id);
+  bundle = xasprintf ("%s/.sandbox/%s", g->root, id);
+  r = write_file_atomic (bfd, "config.json", config, strlen (config), 0600);
+  if (r < 0)
+    r = moat_fail (err, -r, "writing config.json");
+  if (r == 0)
+    r = wd = sandbox_watchdog_start (g, sbfd, id, err);
+  if (r >= 0)
+    r = sandbox_execute (g, id, bundle, &eff, infd, &rs, err);
+  sandbox_remove (g, sbfd, id);
+  if (wd >= 0 && write (wd, "d", 1) != 1)
+    r = r < 0 ? r : moat_fail (err, errno, "stopping the watchdog");
+  override_list_clear (&local_ov);
+  if (r < 0)
+    return r;
+  record = record_json (g, id, o, &rs, &lim, digest, ov);
+  if (write_record (o, record, err) < 0)
+    return -1;
+  if (rs.timed_out)
+    *ret_status = 124;
+  else if (WIFSIGNALED (rs.status))
+    *ret_status = 128 + WTERMSIG (rs.status);
+  else
+    *ret_status = WEXITSTATUS (rs.status);
+  return 0;
+}
+
+int
+sandbox_cache_list (const struct moat_globals *g, FILE *out,
+                    struct moat_error **err)
+{
+  sandbox_reap_stale (g);
+  return image_cache_list (g->root, out, err);
+}
+
+int
+sandbox_cache_prune (const struct moat_globals *g, FILE *out,
+                     struct moat_error **err)
+{
+  sandbox_reap_stale (g);
+  return image_cache_prune (g->root, out, err);
+}

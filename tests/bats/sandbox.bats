@@ -1,0 +1,453 @@
+#!/usr/bin/env bats
+# moat sandbox: one command, no engine. Every test ends by checking that
+# nothing is left: no bundle, no container state, no cgroup, no process.
+
+load helpers
+
+setup() {
+	setup_bundle
+	WORK="$(mktemp -d /tmp/moat-sbwork.XXXXXX)"
+	MARK=$((900000 + RANDOM))
+}
+
+teardown() {
+	rm -rf "$WORK"
+	teardown_bundle
+}
+
+sb() {
+	local out="$BUNDLE/.sb-out" errf="$BUNDLE/.sb-err"
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox "$@" >"$out" 2>"$errf" </dev/null || status=$?
+	output="$(cat "$out")"
+	stderr="$(cat "$errf")"
+	mapfile -t lines <"$out"
+	echo "sandbox $* (status=$status):" >&2
+	echo "$output" | head -c 4000 >&2
+	echo "stderr: $stderr" >&2
+}
+
+# The record written by --result.
+rec() { jq -r "$1" "$BUNDLE/rec.json"; }
+
+# Nothing left: bundles, containers, cgroups, mounts, the payload's processes.
+nothing_left() {
+	local left
+	left="$(ls -A "$ROOT/.sandbox" 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "bundles left: $left"; return 1; }
+	left="$(ls "$ROOT" 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "state left: $left"; return 1; }
+	# Sandboxes' cgroups are /moat/sandbox-* in each hierarchy; only this
+	# file's tests make them, one at a time.
+	left="$(ls -d /sys/fs/cgroup/*/moat/sandbox-* /sys/fs/cgroup/moat/sandbox-* 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
+	! grep -q "$BUNDLE" /proc/self/mountinfo || { echo "mount left"; return 1; }
+	! pgrep -f "sleep $MARK" >/dev/null || { echo "process left"; pgrep -af "sleep $MARK"; return 1; }
+}
+
+@test "sandbox: output, exit status, record; nothing left" {
+	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- sh -c 'echo out; echo err >&2; exit 7'
+	[ "$status" -eq 7 ]
+	[ "$output" = out ]
+	[ "$stderr" = err ]
+	SBID="$(rec .id)"
+	[[ "$SBID" == sandbox-* ]]
+	[ "$(rec .exit_code)" = 7 ]
+	[ "$(rec .signal)" = null ]
+	[ "$(rec .timed_out)" = false ]
+	[ "$(rec .oom_killed)" = false ]
+	[ "$(rec .stdout.bytes)" = 4 ]
+	[ "$(rec .stderr.bytes)" = 4 ]
+	[ "$(rec .profile)" = strict ]
+	[ "$(rec '.wall_time_s > 0')" = true ]
+	[ "$(rec '.peak_memory_bytes > 0')" = true ]
+	[ "$(rec '.overrides | length > 0')" = true ]
+	nothing_left
+}
+
+@test "sandbox: --json prints the record as the last line" {
+	sb --rootfs "$BUNDLE/rootfs" --json -- sh -c 'echo hi; exit 3'
+	[ "$status" -eq 3 ]
+	[ "${lines[0]}" = hi ]
+	echo "${lines[1]}" | jq -e '.signal == null and .exit_code == 3'
+	nothing_left
+}
+
+@test "sandbox: the root is read-only, the command runs as the profile says" {
+	sb --rootfs "$BUNDLE/rootfs" -- sh -c 'touch /x 2>&1; cat /proc/self/status | grep -E "^(CapEff|NoNewPrivs)"'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+	[[ "$output" == *"CapEff:	0000000000000000"* ]]
+	[[ "$output" == *"NoNewPrivs:	1"* ]]
+	nothing_left
+}
+
+@test "sandbox: --workdir is /work, the cwd, writable, and files land on the host" {
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- sh -c 'pwd; echo made >result.txt; mkdir -p d && echo x >d/y'
+	[ "$status" -eq 0 ]
+	[ "$output" = /work ]
+	[ "$(cat "$WORK/result.txt")" = made ]
+	[ "$(cat "$WORK/d/y")" = x ]
+	nothing_left
+}
+
+@test "sandbox: a static binary runs in /work, the same binary in /tmp is refused" {
+	cp "$TESTBIN/sysprobe" "$WORK/prog"
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- /work/prog
+	# sysprobe without arguments prints its usage and exits 2: it ran.
+	[ "$status" -ne 126 ] && [ "$status" -ne 127 ]
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- sh -c 'cp /work/prog /tmp/prog && /tmp/prog'
+	[ "$status" -eq 126 ]
+	[[ "$stderr" == *"Permission denied"* ]]
+	nothing_left
+}
+
+@test "sandbox: --ro-bind is readable and read-only; --env; --stdin" {
+	mkdir "$WORK/data"
+	echo secret-data >"$WORK/data/f"
+	printf 'line1\nline2\n' >"$WORK/in.txt"
+	sb --rootfs "$BUNDLE/rootfs" --ro-bind "$WORK/data:/data" --env FOO=bar --env N=1 \
+		--stdin "$WORK/in.txt" -- sh -c 'cat /data/f; echo $FOO$N; wc -l; echo x >/data/g 2>&1 || echo refused'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = secret-data ]
+	[ "${lines[1]}" = bar1 ]
+	[ "${lines[2]}" = 2 ]
+	[ "${lines[3]}" = refused ]
+	[[ "$stderr" == *"Read-only file system"* ]]
+	[ ! -e "$WORK/data/g" ]
+	nothing_left
+}
+
+@test "sandbox: stdin is /dev/null by default" {
+	sb --rootfs "$BUNDLE/rootfs" -- sh -c 'wc -c'
+	[ "$status" -eq 0 ]
+	[ "$output" = 0 ]
+	nothing_left
+}
+
+@test "sandbox: --timeout kills an infinite loop" {
+	local t0=$SECONDS
+	sb --rootfs "$BUNDLE/rootfs" --timeout 1 --result "$BUNDLE/rec.json" -- sh -c 'while :; do :; done'
+	[ "$status" -eq 124 ]
+	[ "$(rec .timed_out)" = true ]
+	[ $((SECONDS - t0)) -le 5 ]
+	[ "$(rec '.cpu_time_s > 0.3')" = true ]
+	nothing_left
+}
+
+@test "sandbox: --timeout kills processes that ignore TERM, all of them" {
+	local t0=$SECONDS
+	sb --rootfs "$BUNDLE/rootfs" --timeout 500ms --result "$BUNDLE/rec.json" -- \
+		sh -c "trap '' TERM; (trap '' TERM; sleep $MARK) & (trap '' TERM; sleep $MARK) & wait; wait"
+	[ "$status" -eq 124 ]
+	[ "$(rec .timed_out)" = true ]
+	[ "$(rec .signal)" = 9 ]
+	[ $((SECONDS - t0)) -le 5 ]
+	nothing_left
+}
+
+@test "sandbox: a payload that double-forks and detaches does not outlive it" {
+	sb --rootfs "$BUNDLE/rootfs" -- sh -c "(setsid sleep $MARK </dev/null >/dev/null 2>&1 &); echo detached"
+	[ "$status" -eq 0 ]
+	[ "$output" = detached ]
+	nothing_left
+}
+
+@test "sandbox: a 1 GiB stdout flood under --output-limit 1m passes 1 MiB, drops the rest, fast" {
+	local t0=$SECONDS
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+		--output-limit 1m --result "$BUNDLE/rec.json" -- head -c 1073741824 /dev/zero >"$BUNDLE/flood" 2>"$BUNDLE/flood.err"
+	[ "$(stat -c %s "$BUNDLE/flood")" -eq 1048576 ]
+	[ "$(rec .stdout.bytes)" = 1048576 ]
+	[ "$(rec .stdout.dropped)" = $((1073741824 - 1048576)) ]
+	[ "$(rec .exit_code)" = 0 ]
+	echo "flood took $((SECONDS - t0)) s" >&2
+	[ $((SECONDS - t0)) -le 20 ]
+	nothing_left
+}
+
+@test "sandbox: a caller that stops reading moat's stdout does not stop the deadline" {
+	mkfifo "$BUNDLE/fifo"
+	local rfd
+	exec {rfd}<>"$BUNDLE/fifo" # a reader that never reads
+	local t0=$SECONDS
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+		--timeout 1 --result "$BUNDLE/rec.json" -- yes >"$BUNDLE/fifo" 2>/dev/null || status=$?
+	exec {rfd}>&-
+	[ "$status" -eq 124 ]
+	[ "$(rec .timed_out)" = true ]
+	[ $((SECONDS - t0)) -le 5 ]
+	nothing_left
+}
+
+@test "sandbox: a fork bomb hits --pids and dies at the deadline" {
+	sb --rootfs "$BUNDLE/rootfs" --pids 16 --timeout 2 --result "$BUNDLE/rec.json" -- \
+		sh -c 'f() { f | f & }; f; while :; do sleep 1; done'
+	[ "$status" -eq 124 ]
+	[ "$(rec .limits.pids)" = 16 ]
+	nothing_left
+}
+
+@test "sandbox: a memory bomb is OOM-killed under --memory" {
+	sb --rootfs "$BUNDLE/rootfs" --memory 32m --timeout 20 --result "$BUNDLE/rec.json" -- \
+		sh -c 'x=aaaaaaaaaaaaaaaa; while :; do x=$x$x; done'
+	[ "$(rec .oom_killed)" = true ]
+	[ "$(rec .signal)" = 9 ]
+	[ "$(rec .timed_out)" = false ]
+	[ "$(rec .limits.memory_bytes)" = 33554432 ]
+	nothing_left
+}
+
+@test "sandbox: limits only tighten: a request above the profile is clamped and told" {
+	sb --rootfs "$BUNDLE/rootfs" --memory 64g --pids 100000 --cpus 64 --result "$BUNDLE/rec.json" -- true
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"--memory 68719476736 bytes is above the profile's 536870912 bytes: clamped"* ]]
+	[[ "$stderr" == *"--pids 100000 is above the profile's 64: clamped"* ]]
+	[[ "$stderr" == *"--cpus"*"clamped"* ]]
+	[ "$(rec .limits.memory_bytes)" = 536870912 ]
+	[ "$(rec .limits.pids)" = 64 ]
+	[ "$(rec '[.overrides[] | select(.path == "--memory")] | length')" = 1 ]
+	# and lower values hold, seen from inside: the 7th process cannot fork
+	sb --rootfs "$BUNDLE/rootfs" --pids 7 --cpus 0.5 --result "$BUNDLE/rec.json" -- \
+		sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do sleep $MARK & done 2>&1; echo done"
+	[[ "$output" == *"can't fork"* ]]
+	[ "$(rec .limits.pids)" = 7 ]
+	[ "$(rec .limits.cpus)" = 0.5 ]
+	nothing_left
+}
+
+@test "sandbox: bad input is one line, exit 1, nothing left" {
+	sb --rootfs "$BUNDLE/rootfs" --timout 2 -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: sandbox: unknown flag --timout"* ]]
+	sb --rootfs "$BUNDLE/rootfs" --timeout soon -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: sandbox: --timeout: expected a duration"* ]]
+	sb --rootfs "$BUNDLE/rootfs"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"missing command"* ]]
+	sb -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"give one of --rootfs DIR and --image DIR"* ]]
+	sb --rootfs "$BUNDLE/nope" -- true
+	[ "$status" -eq 1 ]
+	sb --rootfs "$BUNDLE/rootfs" --ro-bind /etc:/hostetc -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"refusing to bind /etc"* ]]
+	sb --rootfs "$BUNDLE/rootfs" -- /no/such/cmd
+	[ "$status" -ne 0 ]
+	[ "$(echo "$stderr" | wc -l)" -le 1 ]
+	nothing_left
+}
+
+@test "sandbox: moat killed with SIGKILL mid-run takes its container with it" {
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" -- \
+		sh -c "sleep $MARK & sleep $MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$!
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "sleep $MARK" >/dev/null
+	SBID="$(ls "$ROOT/.sandbox")"
+	kill -9 "$pid"
+	for _ in $(seq 100); do nothing_left >/dev/null 2>&1 && break; sleep 0.05; done
+	nothing_left
+}
+
+@test "sandbox: SIGTERM to moat stops the sandbox, and the record says so" {
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+		--result "$BUNDLE/rec.json" -- sleep "$MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$! st=0
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	kill -TERM "$pid"
+	wait "$pid" || st=$?
+	[ "$st" -eq 137 ]
+	[ "$(rec .interrupted)" = 15 ]
+	[ "$(rec .signal)" = 9 ]
+	[ "$(rec .timed_out)" = false ]
+	nothing_left
+}
+
+@test "sandbox: when moat and its watchdog both die, the next sandbox reaps the leftovers" {
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" -- \
+		sleep "$MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$!
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	SBID="$(ls "$ROOT/.sandbox")"
+	# The watchdog is moat's child that leads its own session.
+	local wd
+	wd="$(ps -o pid=,sid= --ppid "$pid" | awk '$1 == $2 { print $1 }')"
+	[ -n "$wd" ]
+	kill -9 "$wd" "$pid"
+	sleep 0.3
+	[ -d "$ROOT/.sandbox/$SBID" ] # left behind
+	sb --rootfs "$BUNDLE/rootfs" -- true
+	[ "$status" -eq 0 ]
+	nothing_left
+}
+
+@test "sandbox: 50 at once finish with the right results and distinct ids" {
+	local i
+	for i in $(seq 50); do
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
+			--result "$BUNDLE/r$i.json" -- sh -c "echo \$((6 * $i)); exit $((i % 7))" \
+			>"$BUNDLE/o$i" 2>"$BUNDLE/e$i" &
+	done
+	wait
+	for i in $(seq 50); do
+		[ "$(cat "$BUNDLE/o$i")" = $((6 * i)) ] || { echo "run $i: $(cat "$BUNDLE/o$i" "$BUNDLE/e$i")"; false; }
+		[ "$(jq .exit_code "$BUNDLE/r$i.json")" = $((i % 7)) ]
+	done
+	[ "$(cat "$BUNDLE"/r*.json | jq -r .id | sort -u | wc -l)" -eq 50 ]
+	nothing_left
+}
+
+# An OCI image layout from busybox: layer 1 (tar) the rootfs plus files the
+# second layer (tar+gzip) deletes by a whiteout and an opaque directory.
+make_layout() {
+	local L="$1" src="$BUNDLE/layers"
+	mkdir -p "$L/blobs/sha256" "$src/l1/bin" "$src/l1/etc" "$src/l1/opaque" "$src/l2/etc" "$src/l2/opaque"
+	cp "$BUSYBOX" "$src/l1/bin/busybox"
+	for a in sh cat ls echo true test sleep; do ln -s busybox "$src/l1/bin/$a"; done
+	echo gone >"$src/l1/etc/gone.txt"
+	echo kept >"$src/l1/etc/kept.txt"
+	echo old >"$src/l1/opaque/old.txt"
+	: >"$src/l2/etc/.wh.gone.txt"
+	: >"$src/l2/opaque/.wh..wh..opq"
+	echo new >"$src/l2/opaque/new.txt"
+	tar -C "$src/l1" -cf "$src/l1.tar" .
+	tar -C "$src/l2" -czf "$src/l2.tar.gz" .
+	blob() { local d; d="$(sha256sum "$1" | cut -d' ' -f1)"; cp "$1" "$L/blobs/sha256/$d"; echo "$d"; }
+	local d1 d2 dc dm
+	d1="$(blob "$src/l1.tar")"
+	d2="$(blob "$src/l2.tar.gz")"
+	echo '{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[]}}' >"$src/config.json"
+	dc="$(blob "$src/config.json")"
+	cat >"$src/manifest.json" <<JSON
+{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",
+ "config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:$dc","size":$(stat -c %s "$src/config.json")},
+ "layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:$d1","size":$(stat -c %s "$src/l1.tar")},
+  {"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:$d2","size":$(stat -c %s "$src/l2.tar.gz")}]}
+JSON
+	dm="$(blob "$src/manifest.json")"
+	echo '{"imageLayoutVersion":"1.0.0"}' >"$L/oci-layout"
+	echo "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:$dm\",\"size\":$(stat -c %s "$src/manifest.json")}]}" >"$L/index.json"
+	MANIFEST="$dm"
+	LAYER2="$d2"
+	rm -rf "$src"
+}
+
+@test "sandbox: --image unpacks an OCI layout once, whiteouts honoured, the cache shared, listed and pruned" {
+	make_layout "$BUNDLE/img"
+	sb --image "$BUNDLE/img" -- sh -c 'cat /etc/kept.txt; test -e /etc/gone.txt && echo GONE-IS-THERE; ls /opaque'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = kept ]
+	[ "${lines[1]}" = new.txt ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ -d "$ROOT/.images/$MANIFEST/rootfs" ]
+	# A second run uses the cache: an unpack would recreate the file.
+	echo marker >"$ROOT/.images/$MANIFEST/rootfs/etc/cached"
+	sb --image "$BUNDLE/img" --result "$BUNDLE/rec.json" -- cat /etc/cached
+	[ "$output" = marker ]
+	[ "$(rec .image)" = "sha256:$MANIFEST" ]
+	# The image root is read-only to the sandbox.
+	sb --image "$BUNDLE/img" -- sh -c 'echo x >/etc/kept.txt'
+	[ "$status" -ne 0 ]
+	[ "$(cat "$ROOT/.images/$MANIFEST/rootfs/etc/kept.txt")" = kept ]
+	sb --list-cache
+	[[ "$output" == "sha256:$MANIFEST	unused	$BUNDLE/img" ]]
+	# In use while a sandbox runs: prune keeps it.
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --image "$BUNDLE/img" -- sleep "$MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$!
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "sleep $MARK" >/dev/null
+	sb --list-cache
+	[[ "$output" == *"in-use"* ]]
+	sb --prune-cache
+	[ -z "$output" ]
+	[ -d "$ROOT/.images/$MANIFEST" ]
+	kill "$pid"
+	wait "$pid" || true
+	sb --prune-cache
+	[ "$output" = "removed sha256:$MANIFEST" ]
+	[ -z "$(ls -A "$ROOT/.images")" ]
+	rm -rf "$ROOT/.images"
+	nothing_left
+}
+
+@test "sandbox: --image refuses a layer with a bad digest or a path out of the root; skips devices, strips setuid" {
+	make_layout "$BUNDLE/img"
+	# A flipped byte in a layer.
+	cp -r "$BUNDLE/img" "$BUNDLE/bad"
+	# Bytes appended to the gzip layer: it still unpacks, but is not what
+	# the manifest names.
+	printf 'XXXX' >>"$BUNDLE/bad/blobs/sha256/$LAYER2"
+	sb --image "$BUNDLE/bad" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"layer 1: layer sha256:${LAYER2:0:12}: digest mismatch"* ]]
+	# A hostile layer: ../ path, a device node, a setuid file.
+	/usr/bin/python3 - "$BUNDLE" <<'PY'
+import hashlib, io, json, os, sys, tarfile
+b = sys.argv[1]
+def layer(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for name, typ, mode, data in entries:
+            ti = tarfile.TarInfo(name); ti.type = typ; ti.mode = mode; ti.size = len(data)
+            if typ == tarfile.CHRTYPE: ti.devmajor, ti.devminor = 1, 3
+            t.addfile(ti, io.BytesIO(data) if data else None)
+    return buf.getvalue()
+def write(L, blob):
+    d = hashlib.sha256(blob).hexdigest()
+    os.makedirs(f"{L}/blobs/sha256", exist_ok=True)
+    open(f"{L}/blobs/sha256/{d}", "wb").write(blob)
+    return d
+def layout(L, entries):
+    base = open(f"{b}/img/index.json").read()
+    m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(base)["manifests"][0]["digest"][7:]).read())
+    os.system(f"cp -r {b}/img {L}")
+    d = write(L, layer(entries))
+    m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + d, "size": 1})
+    md = write(L, json.dumps(m).encode())
+    json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{L}/index.json", "w"))
+layout(f"{b}/evil", [("../../escaped", tarfile.REGTYPE, 0o644, b"x")])
+layout(f"{b}/dev", [("dev/mem2", tarfile.CHRTYPE, 0o666, b""), ("bin/suid", tarfile.REGTYPE, 0o4755, b"#!/bin/sh\n")])
+# A symlink out of the root, then a file through it; whiteouts naming the
+# directory itself and its parent.
+def link(name, target):
+    ti = tarfile.TarInfo(name); ti.type = tarfile.SYMTYPE; ti.linkname = target
+    return ti
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w") as t:
+    t.addfile(link("out", f"{b}/outside"))
+    ti = tarfile.TarInfo("out/pwned"); ti.size = 1; t.addfile(ti, io.BytesIO(b"x"))
+    for n in ("etc/.wh..", "etc/.wh...", ".wh..."):
+        ti = tarfile.TarInfo(n); t.addfile(ti, io.BytesIO(b""))
+raw = buf.getvalue()
+os.system(f"cp -r {b}/img {b}/sym")
+m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(open(f"{b}/img/index.json").read())["manifests"][0]["digest"][7:]).read())
+m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(f"{b}/sym", raw), "size": 1})
+md = write(f"{b}/sym", json.dumps(m).encode())
+json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{b}/sym/index.json", "w"))
+PY
+	mkdir "$BUNDLE/outside"
+	sb --image "$BUNDLE/sym" -- cat /etc/kept.txt
+	# The file lands inside the root (libarchive replaces the symlink), never
+	# outside, and the self/parent whiteouts remove nothing.
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	[ -z "$(ls -A "$BUNDLE/outside")" ]
+	sb --image "$BUNDLE/sym" -- cat /out/pwned
+	[ "$output" = x ]
+	sb --image "$BUNDLE/evil" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"leaves the root"* ]]
+	[ ! -e "$ROOT/escaped" ] && [ ! -e "$BUNDLE/escaped" ]
+	sb --image "$BUNDLE/dev" -- sh -c 'test -e /dev/mem2 && echo DEV; ls -l /bin/suid'
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"left out 1 device nodes and sockets, stripped setuid/setgid from 1 files"* ]]
+	[[ "$output" == "-rwxr-xr-x"* ]]
+	# Only the good ones are cached; no half-unpacked entry is left.
+	[ -z "$(ls -A "$ROOT/.images" | grep '^\.')" ]
+	rm -rf "$ROOT/.images"
+	nothing_left
+}
