@@ -64,8 +64,13 @@ static const struct verb verbs[] = {
     "write a config.json for a rootfs in DIR/rootfs", false, false },
   { "features", cmd_features, "features",
     "print the runtime features JSON (runtime-spec features.md)", false, false },
-  { "profile", cmd_profile, "profile show [--profile NAME] [--config F]",
-    "print the effective profile", true, false },
+  { "profile", cmd_profile,
+    "profile show [--profile NAME] [--config F]\n"
+    "       profile explain -b BUNDLE [--profile NAME] [--config F]",
+    "print the effective profile, or what create would do to a bundle "
+    "(every override and refusal, every mount operation) without creating "
+    "anything",
+    true, false },
 };
 
 static void
@@ -317,7 +322,7 @@ main (int argc, char **argv)
         .verb = ctx.verb,
         .id = ctx.id,
         .bundle = audit.bundle,
-        .profile = profile->name,
+        .profile = audit.profile ? audit.profile : profile->name,
         .mechanism = audit.mechanism,
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
@@ -336,6 +341,7 @@ main (int argc, char **argv)
     }
   override_list_clear (&overrides);
   free (audit.bundle);
+  free (audit.profile);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1)
