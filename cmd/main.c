@@ -10,6 +10,7 @@
 #include "../oci/json.h"
 #include "../runtime/audit.h"
 #include "../runtime/profile.h"
+#include "../runtime/selinux.h"
 #include "../runtime/util.h"
 #include "cmd.h"
 
@@ -231,8 +232,8 @@ print_version (void)
   printf ("moat version %s\ncommit: %s\nspec: 1.2.0\n", MOAT_VERSION,
           MOAT_COMMIT);
   printf ("features: seccomp (libseccomp %s), cgroup-bpf network guard, "
-          "cgroups v1/v2/hybrid, selinux, libmount, libcap%s\n",
-          "2", MOAT_DEBUG ? ", DEBUG fault points" : "");
+          "cgroups v1/v2/hybrid, %s, libmount, libcap%s\n",
+          "2", selinux_status (), MOAT_DEBUG ? ", DEBUG fault points" : "");
 }
 
 int

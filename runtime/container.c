@@ -31,6 +31,7 @@
 #include "netguard.h"
 #include "profile.h"
 #include "seccomp.h"
+#include "selinux.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -769,6 +770,8 @@ container_create_internal (const struct moat_globals *g,
     return moat_fail (err, 0,
                       "process.terminal is set: --console-socket is required");
   r = resolve_rootfs (s, bundle, &rootfs, err);
+  if (r == 0)
+    r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)
     return r;
   /* The profile once more with the annotations, without recording them

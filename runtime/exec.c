@@ -85,6 +85,9 @@ build_process (const struct exec_opts *o, const struct spec *s,
           p->user.gid = s->process->user.gid;
         }
     }
+  /* The container's SELinux label unless the process asks for its own. */
+  if (p->selinux_label == NULL && s->process && s->process->selinux_label)
+    p->selinux_label = xstrdup (s->process->selinux_label);
   for (char **e = o->env; e && *e; e++)
     strv_append (&p->env, *e);
   if (o->cwd)

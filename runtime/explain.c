@@ -13,6 +13,7 @@
 #include "container_internal.h"
 #include "mount_ops.h"
 #include "profile.h"
+#include "selinux.h"
 #include "util.h"
 
 static void
@@ -73,6 +74,8 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
     r = moat_fail (err, 0, "config.json: process: missing");
   if (r == 0)
     r = resolve_rootfs (s, bundle, &rootfs, err);
+  if (r == 0)
+    r = selinux_apply_mount_label (s, stderr, err);
   if (r == 0)
     r = profile_effective (g->profile, s->annotations, s->n_annotations, &eff,
                            NULL, err);
