@@ -761,7 +761,7 @@ container_create_internal (const struct moat_globals *g,
   r = read_config (bundle, &s, &config_text, &config_len, err);
   if (r < 0)
     return r;
-  r = profile_apply (s, g->profile, ov, err);
+  r = profile_apply_effective (s, g->profile, &eff, ov, err);
   if (r < 0)
     return r;
   if (s->process == NULL)
@@ -772,13 +772,6 @@ container_create_internal (const struct moat_globals *g,
   r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
-  if (r < 0)
-    return r;
-  /* The profile once more with the annotations, without recording them
-   * twice: what the network guard, the mounts' second check and every
-   * later verb get. */
-  r = profile_effective (g->profile, s->annotations, s->n_annotations, &eff,
-                         NULL, err);
   if (r < 0)
     return r;
   r = create_in_ctx (g, eff, ov, o, &c, s, config_text, config_len, bundle,

@@ -2,6 +2,7 @@
  * container reads what create decided (policy.json) instead of working it
  * out again from config.json or from its own --profile/--config. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,17 @@ container_load_policy (const struct moat_globals *g, int dirfd,
 
   r = read_file_at (dirfd, "policy.json", POLICY_MAX_SIZE, &text, &len);
   if (r == 0)
-    return profile_policy_parse (text, len, ret, NULL, err);
+    {
+      r = profile_policy_parse (text, len, ret, NULL, err);
+      /* An ignored request is told, not only obeyed silently. */
+      if (r == 0 && g->profile_name
+          && strcmp (g->profile_name, (*ret)->name) != 0)
+        fprintf (stderr,
+                 "moat: warning: --profile %s ignored: container %s runs "
+                 "under profile %s, saved at create\n",
+                 g->profile_name, st->id, (*ret)->name);
+      return r;
+    }
   if (r != -ENOENT)
     return moat_fail (err, -r, "reading the saved policy.json");
   /* Created by a moat without policy.json: the profile it was created

@@ -69,16 +69,13 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
   if (r < 0)
     return r;
   fprintf (out, "bundle %s, profile %s\n", bundle, g->profile->name);
-  r = profile_apply (s, g->profile, &ov, err);
+  r = profile_apply_effective (s, g->profile, &eff, &ov, err);
   if (r == 0 && s->process == NULL)
     r = moat_fail (err, 0, "config.json: process: missing");
   if (r == 0)
     r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
-  if (r == 0)
-    r = profile_effective (g->profile, s->annotations, s->n_annotations, &eff,
-                           NULL, err);
   if (r == 0)
     r = host_checks (s, bundle, eff, &ov, err);
   print_overrides (out, &ov);

@@ -63,6 +63,13 @@ void profile_free (struct profile *p);
 int profile_apply (struct spec *spec, const struct profile *p,
                    struct override_list *ret_overrides,
                    struct moat_error **err);
+/* The same, and the effective profile it hardened with (the base tightened
+ * by the annotations) in *ret_effective (may be NULL), also on a refusal:
+ * create saves it. */
+int profile_apply_effective (struct spec *spec, const struct profile *base,
+                             struct profile **ret_effective,
+                             struct override_list *ret_overrides,
+                             struct moat_error **err);
 /* The same for a process `moat exec` starts (caps, nnp, rlimits, env). */
 int profile_apply_process (struct spec_process *proc, const struct profile *p,
                            struct override_list *ret_overrides,

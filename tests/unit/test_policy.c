@@ -265,6 +265,37 @@ test_ns_join_step (void **state)
   profile_free (p);
 }
 
+/* create's one decision: profile_apply hands back the effective profile it
+ * hardened with (annotations applied), the one policy.json saves. */
+static void
+test_apply_returns_effective (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"},"
+                     " \"annotations\": {\"run.moat.pids-limit\": \"10\","
+                     " \"run.moat.nofile\": \"100000\"}}";
+  struct profile *base = load ("{}", NULL), *eff = NULL;
+  struct override_list ov = { 0 };
+  struct moat_error *err = NULL;
+  struct spec *s = NULL;
+  bool ignored = false;
+
+  assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, &eff, &ov, &err), 0);
+  assert_non_null (eff);
+  assert_int_equal (eff->pids_limit, 10);
+  assert_int_equal (eff->nofile, base->nofile); /* looser: ignored */
+  assert_int_equal (s->linux_.resources.pids_limit, 10);
+  for (size_t i = 0; i < ov.n; i++)
+    ignored |= ov.v[i].kind == OVERRIDE_IGNORED
+               && strcmp (ov.v[i].path, "annotations.run.moat.nofile") == 0;
+  assert_true (ignored);
+  override_list_clear (&ov);
+  profile_free (eff);
+  profile_free (base);
+  spec_free (s);
+}
+
 int
 main (void)
 {
@@ -274,6 +305,7 @@ main (void)
     cmocka_unit_test (test_policy_malformed),
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
+    cmocka_unit_test (test_apply_returns_effective),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
