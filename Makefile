@@ -95,13 +95,13 @@ check-asan: deps
 	  bats $(BATS_FLAGS) $(ASAN_BATS)
 
 check: deps
-	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) check-unit
 	$(MAKE) check-bats
 	$(MAKE) check-faults
 	$(MAKE) check-asan
 	$(MAKE) check-fuzz
+	$(MAKE) format-check
 
 demo: deps $(BUILD)/moat $(BUILD)/tests/cmd/sysprobe
 	@tests/demo.sh $(CURDIR)/$(BUILD)/moat
@@ -174,7 +174,7 @@ FORMAT_SRCS := $(sort $(wildcard */*.c */*.h tests/*/*.c tests/*/*.h))
 format:
 	clang-format -i $(FORMAT_SRCS)
 
-format-check:
+format-check: deps
 	clang-format --dry-run --Werror $(FORMAT_SRCS)
 
 clean:
