@@ -46,9 +46,11 @@ container_load_policy (const struct moat_globals *g, int dirfd,
   if (r == 0)
     {
       r = profile_policy_parse (text, len, ret, NULL, err);
-      /* An ignored request is told, not only obeyed silently. */
-      if (r == 0 && g->profile_name
-          && strcmp (g->profile_name, (*ret)->name) != 0)
+      /* An ignored request is told, not only obeyed silently. state.json
+       * names the profile create was given (before annotations): an
+       * engine passing the same --profile to every verb is not told. */
+      if (r == 0 && g->profile_name && st->profile
+          && strcmp (g->profile_name, st->profile) != 0)
         fprintf (stderr,
                  "moat: warning: --profile %s ignored: container %s runs "
                  "under profile %s, saved at create\n",

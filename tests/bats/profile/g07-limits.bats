@@ -222,3 +222,13 @@ check_limits() {
 	moat delete --force "$CID"
 	[ "$status" -eq 0 ]
 }
+
+@test "G7 the same --profile on every verb (an engine's runtimeArgs) is no warning, even when an annotation tightened it" {
+	prepare_bundle spec
+	update_config '.annotations = {"run.moat.profile": "strict"}'
+	start_sleeper --profile egress
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" --profile egress exec "$CID" true
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	jq -e '.profile.name == "strict" and .profile.egress == false' "$ROOT/$CID/policy.json"
+}
