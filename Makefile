@@ -38,7 +38,9 @@ LIB_SRCS := $(sort $(wildcard oci/*.c runtime/*.c hooks/*.c))
 CMD_SRCS := $(sort $(wildcard cmd/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
-HDRS := $(wildcard oci/*.h runtime/*.h hooks/*.h cmd/*.h)
+# What each object includes comes from the compiler (-MMD -MP: one .d file
+# per object, read back below), so a header change rebuilds its users only.
+DEPFLAGS = -MMD -MP
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TESTCMD_SRCS := $(sort $(wildcard tests/cmd/*.c))
@@ -52,9 +54,9 @@ all: $(BUILD)/moat
 deps:
 	@contrib/deps.sh
 
-$(BUILD)/%.o: %.c $(HDRS)
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $<"; $(CC) $(CFLAGS) -c -o $@ $<
+	@echo "  CC $<"; $(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/libmoat.a: $(LIB_OBJS)
 	@rm -f $@
@@ -63,9 +65,10 @@ $(BUILD)/libmoat.a: $(LIB_OBJS)
 $(BUILD)/moat: $(CMD_OBJS) $(BUILD)/libmoat.a
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libmoat.a $(PC_LIBS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmoat.a $(HDRS)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmoat.a
 	@mkdir -p $(dir $@)
-	@echo "  CCLD $@"; $(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
+	@echo "  CCLD $@"; $(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ $(LDFLAGS) -o $@ $< \
+	  $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
 
 # Small static helpers run inside containers (no libc of the rootfs needed).
 $(BUILD)/tests/cmd/%: tests/cmd/%.c
@@ -106,6 +109,7 @@ check: deps
 	$(MAKE) check-faults
 	$(MAKE) check-asan
 	$(MAKE) check-fuzz
+	$(MAKE) format-check
 
 demo: deps $(BUILD)/moat $(BUILD)/tests/cmd/sysprobe
 	@tests/demo.sh $(CURDIR)/$(BUILD)/moat
@@ -120,16 +124,26 @@ bench: deps $(BUILD)/moat
 	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/bench.sh
 	MOAT=$(CURDIR)/$(BUILD)/moat bench/sandbox.sh
 
-# The config.json parsers under libFuzzer with ASan and UBSan.
+# The config.json parsers under libFuzzer with ASan and UBSan. The fuzzer
+# links against an archive of the library built for it: the linker takes
+# only the objects fuzz_config.c needs (the oci/ parsers and the policy with
+# what they call), so no list of sources is kept by hand.
 FUZZ_SECONDS ?= 600
-FUZZ_OBJS_SRCS := $(wildcard oci/*.c runtime/profile*.c) runtime/util.c runtime/error.c \
-	runtime/netguard.c runtime/netguard_bpf.c
-build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_OBJS_SRCS) $(HDRS)
+FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-std=gnu11 -D_GNU_SOURCE -DMOAT_VERSION='"$(VERSION)"' -DMOAT_COMMIT='"$(COMMIT)"' \
+	-DMOAT_DEBUG=0
+FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/%.o)
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC (fuzz) $<"; clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PC_CFLAGS) \
+	  $(DEPFLAGS) -c -o $@ $<
+build-fuzz/libmoat.a: $(FUZZ_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c build-fuzz/libmoat.a
 	@mkdir -p build-fuzz/corpus
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -std=gnu11 -D_GNU_SOURCE \
-	  $(shell $(PKG_CONFIG) --cflags yajl libcap) tests/fuzz/fuzz_config.c \
-	  $(FUZZ_OBJS_SRCS) $(shell $(PKG_CONFIG) --libs yajl libcap) -o $@
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PC_CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ \
+	  $< build-fuzz/libmoat.a $(PC_LIBS) -o $@
 
 fuzz: deps build-fuzz/fuzz_config
 	build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=200000 \
@@ -163,11 +177,16 @@ install: $(BUILD)/moat
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/moat $(DESTDIR)$(MANDIR)/man1/moat.1
 
+# Every C source and header of moat and its tests, in the style of the
+# root's .clang-format.
+FORMAT_SRCS := $(sort $(wildcard */*.c */*.h tests/*/*.c tests/*/*.h))
 format:
-	clang-format -i $(wildcard */*.c */*.h tests/*/*.c)
+	clang-format -i $(FORMAT_SRCS)
 
-format-check:
-	clang-format --dry-run --Werror $(wildcard */*.c */*.h)
+format-check: deps
+	clang-format --dry-run --Werror $(FORMAT_SRCS)
 
 clean:
 	rm -rf build build-asan build-fuzz build-debug
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/tests/unit/*.d build-fuzz/*/*.d build-fuzz/*.d)

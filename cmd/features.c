@@ -5,6 +5,7 @@
 #include "../oci/json.h"
 #include "../oci/spec.h"
 #include "../runtime/cgroup.h"
+#include "../runtime/selinux.h"
 #include "../runtime/util.h"
 #include "cmd.h"
 
@@ -89,7 +90,7 @@ VERB (features)
   jw_key (w, "selinux");
   jw_object_begin (w);
   jw_key (w, "enabled");
-  jw_bool (w, true);
+  jw_bool (w, selinux_enabled ());
   jw_object_end (w);
   jw_key (w, "intelRdt");
   jw_object_begin (w);
@@ -105,6 +106,9 @@ VERB (features)
   jw_string (w, MOAT_VERSION);
   jw_key (w, "run.moat.profiles");
   jw_string (w, "strict,egress");
+  /* process.selinuxLabel and linux.mountLabel hold only where it is on. */
+  jw_key (w, "run.moat.selinux");
+  jw_string (w, selinux_status ());
   /* Which G1 mechanism holds on this host (SPEC: the fallback where no
    * cgroup v2 hierarchy exists). */
   {

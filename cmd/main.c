@@ -10,6 +10,7 @@
 #include "../oci/json.h"
 #include "../runtime/audit.h"
 #include "../runtime/profile.h"
+#include "../runtime/selinux.h"
 #include "../runtime/util.h"
 #include "cmd.h"
 
@@ -72,8 +73,13 @@ static const struct verb verbs[] = {
     "       sandbox --list-cache | --prune-cache",
     "run one untrusted command in a throw-away container and report how it "
     "ended", true, true },
-  { "profile", cmd_profile, "profile show [--profile NAME] [--config F]",
-    "print the effective profile", true, false },
+  { "profile", cmd_profile,
+    "profile show [--profile NAME] [--config F]\n"
+    "       profile explain -b BUNDLE [--profile NAME] [--config F]",
+    "print the effective profile, or what create would do to a bundle "
+    "(every override and refusal, every mount operation) without creating "
+    "anything",
+    true, false },
 };
 
 static void
@@ -234,8 +240,8 @@ print_version (void)
   printf ("moat version %s\ncommit: %s\nspec: 1.2.0\n", MOAT_VERSION,
           MOAT_COMMIT);
   printf ("features: seccomp (libseccomp %s), cgroup-bpf network guard, "
-          "cgroups v1/v2/hybrid, selinux, libmount, libcap%s\n",
-          "2", MOAT_DEBUG ? ", DEBUG fault points" : "");
+          "cgroups v1/v2/hybrid, %s, libmount, libcap%s\n",
+          "2", selinux_status (), MOAT_DEBUG ? ", DEBUG fault points" : "");
 }
 
 int
@@ -325,7 +331,7 @@ main (int argc, char **argv)
         .verb = ctx.verb,
         .id = ctx.id,
         .bundle = audit.bundle,
-        .profile = profile->name,
+        .profile = audit.profile ? audit.profile : profile->name,
         .mechanism = audit.mechanism,
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
@@ -344,6 +350,7 @@ main (int argc, char **argv)
     }
   override_list_clear (&overrides);
   free (audit.bundle);
+  free (audit.profile);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1)

@@ -31,6 +31,7 @@
 #include "netguard.h"
 #include "profile.h"
 #include "seccomp.h"
+#include "selinux.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -170,46 +171,10 @@ container_load (const struct moat_globals *g, const char *id, bool lock,
   if (r < 0)
     return r;
   container_audit_bundle (g, (*ret_st)->bundle);
+  container_audit_profile (g, (*ret_st)->profile);
   if (ret_rootfd)
     *ret_rootfd = steal_fd (&rootfd);
   *ret_dirfd = steal_fd (&dirfd);
-  return 0;
-}
-
-int
-container_effective_profile (const struct moat_globals *g,
-                             const struct spec *s, struct profile **ret,
-                             struct moat_error **err)
-{
-  return profile_effective (g->profile, s->annotations, s->n_annotations, ret,
-                            NULL, err);
-}
-
-/* The hardened spec of a created container, from its saved config.json. */
-int
-container_load_spec (const struct moat_globals *g, int dirfd,
-                     struct spec **ret, struct moat_error **err)
-{
-  cleanup_free char *text = NULL;
-  struct spec *s = NULL;
-  struct override_list ov = { 0 };
-  size_t len;
-  int r;
-
-  r = read_file_at (dirfd, "config.json", JSON_MAX_SIZE_CONFIG, &text, &len);
-  if (r < 0)
-    return moat_fail (err, -r, "reading the saved config.json");
-  r = spec_parse (text, len, &s, err);
-  if (r < 0)
-    return r;
-  r = profile_apply (s, g->profile, &ov, err);
-  override_list_clear (&ov);
-  if (r < 0)
-    {
-      spec_free (s);
-      return r;
-    }
-  *ret = s;
   return 0;
 }
 
@@ -256,9 +221,11 @@ detach_bind_source (const struct spec_mount *m, int *fd,
   return 0;
 }
 
-static int
-open_bind_sources (struct spec *s, const char *bundle,
-                   const struct profile *p, int **ret_fds,
+/* Open every bind source (ret_fds NULL: only judge them, as `profile
+ * explain` does) and hand the real path to the policy's second step. */
+int
+open_bind_sources (struct spec *s, const char *bundle, const struct profile *p,
+                   struct override_list *ov, int **ret_fds,
                    struct moat_error **err)
 {
   int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
@@ -298,17 +265,13 @@ open_bind_sources (struct spec *s, const char *bundle,
           break;
         }
       real[n] = '\0';
-      r = profile_check_bind_source (real, p, err);
+      r = profile_apply_bind_source (m, real, p, ov, err);
       if (r < 0)
         moat_error_wrap (err, "mounts[%zu]", i);
-      else if (profile_bind_needs_readonly (real, p))
-        /* A host file the profile lets in read-only (resolv.conf, /usr),
-         * however the source path reached it. */
-        strv_append (&m->options, "ro");
-      if (r == 0)
+      if (r == 0 && ret_fds)
         r = detach_bind_source (m, &fds[i], err);
     }
-  if (r < 0)
+  if (r < 0 || ret_fds == NULL)
     {
       for (size_t i = 0; i < s->n_mounts; i++)
         if (fds[i] >= 0)
@@ -387,9 +350,9 @@ static const char *const proc_ns_name[NS__MAX]
         [NS_IPC] = "ipc",   [NS_UTS] = "uts",       [NS_USER] = "user",
         [NS_CGROUP] = "cgroup", [NS_TIME] = "time" };
 
-static int
-open_namespaces (const struct spec *s, const struct profile *p, int *ns_fds,
-                 struct moat_error **err)
+int
+open_namespaces (const struct spec *s, const struct profile *p,
+                 struct override_list *ov, int *ns_fds, struct moat_error **err)
 {
   for (int t = 0; t < NS__MAX; t++)
     {
@@ -422,8 +385,8 @@ open_namespaces (const struct spec *s, const struct profile *p, int *ns_fds,
               return moat_fail (err, errno, "checking %s namespace %s",
                                 ns_type_name (t), path);
             }
-          r = profile_check_ns_join (t, st.st_dev, st.st_ino, hst.st_dev,
-                                     hst.st_ino, p, err);
+          r = profile_apply_ns_join (t, path, st.st_dev, st.st_ino, hst.st_dev,
+                                     hst.st_ino, p, ov, err);
           if (r < 0)
             return r;
         }
@@ -431,7 +394,7 @@ open_namespaces (const struct spec *s, const struct profile *p, int *ns_fds,
   return 0;
 }
 
-static int
+int
 read_config (const char *bundle, struct spec **ret, char **ret_text,
              size_t *ret_len, struct moat_error **err)
 {
@@ -454,7 +417,7 @@ read_config (const char *bundle, struct spec **ret, char **ret_text,
   return 0;
 }
 
-static int
+int
 resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
                 struct moat_error **err)
 {
@@ -529,8 +492,8 @@ create_ctx_release (struct create_ctx *c)
 
 static int
 create_in_ctx (const struct moat_globals *g, const struct profile *eff,
-               const struct create_opts *o, struct create_ctx *c,
-               struct spec *s, const char *config_text,
+               struct override_list *ov, const struct create_opts *o,
+               struct create_ctx *c, struct spec *s, const char *config_text,
                size_t config_len, const char *bundle, const char *rootfs,
                bool for_run, int *ret_master, struct moat_error **err)
 {
@@ -598,11 +561,15 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (g->audit)
     g->audit->mechanism = st.netguard;
 
-  r = open_namespaces (s, g->profile, c->ns_fds, err);
+  r = open_namespaces (s, eff, ov, c->ns_fds, err);
   if (r < 0)
     return r;
   c->n_src = s->n_mounts;
-  r = open_bind_sources (s, bundle, g->profile, &c->src_fds, err);
+  r = open_bind_sources (s, bundle, eff, ov, &c->src_fds, err);
+  if (r < 0)
+    return r;
+  /* The policy is complete: later verbs obey this, not their own flags. */
+  r = container_save_policy (c->dirfd, eff, ov, err);
   if (r < 0)
     return r;
   cache = seccomp_cache_dir (g);
@@ -770,6 +737,9 @@ container_create_internal (const struct moat_globals *g,
                            struct moat_error **err)
 {
   struct create_ctx c = { .rootfd = -1, .dirfd = -1 };
+  cleanup_overrides struct override_list own_ov = { 0 };
+  struct override_list *ov
+      = g->audit && g->audit->overrides ? g->audit->overrides : &own_ov;
   cleanup_spec struct spec *s = NULL;
   cleanup_profile struct profile *eff = NULL;
   cleanup_free char *config_text = NULL;
@@ -791,8 +761,7 @@ container_create_internal (const struct moat_globals *g,
   r = read_config (bundle, &s, &config_text, &config_len, err);
   if (r < 0)
     return r;
-  r = profile_apply (s, g->profile, g->audit ? g->audit->overrides : NULL,
-                     err);
+  r = profile_apply_effective (s, g->profile, &eff, ov, err);
   if (r < 0)
     return r;
   if (s->process == NULL)
@@ -801,13 +770,12 @@ container_create_internal (const struct moat_globals *g,
     return moat_fail (err, 0,
                       "process.terminal is set: --console-socket is required");
   r = resolve_rootfs (s, bundle, &rootfs, err);
+  if (r == 0)
+    r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)
     return r;
-  r = container_effective_profile (g, s, &eff, err);
-  if (r < 0)
-    return r;
-  r = create_in_ctx (g, eff, o, &c, s, config_text, config_len, bundle, rootfs,
-                     for_run, ret_master, err);
+  r = create_in_ctx (g, eff, ov, o, &c, s, config_text, config_len, bundle,
+                     rootfs, for_run, ret_master, err);
   if (r < 0)
     create_ctx_undo (&c, o->id);
   else

@@ -18,6 +18,7 @@ struct override_list;
 struct verb_audit
 {
   char *bundle;
+  char *profile;                    /* the container's, once it is known */
   const char *mechanism;            /* network guard used */
   struct override_list *overrides;  /* owned by the caller */
 };
@@ -98,6 +99,11 @@ int container_update (const struct moat_globals *g,
 int container_events (const struct moat_globals *g, const char *id,
                       bool stats, int interval, FILE *out,
                       struct moat_error **err);
+
+/* moat profile explain: print every override and refusal, and every mount
+ * operation in order, that creating bundle would bring; create nothing. */
+int container_explain (const struct moat_globals *g, const char *bundle,
+                       FILE *out, struct moat_error **err);
 
 /* Parse "9", "KILL", "SIGKILL", "sigkill" -> signal number. */
 int signal_parse (const char *s, int *ret);

@@ -35,14 +35,47 @@ cleanup_profilep (struct profile **p)
 }
 #define cleanup_profile __attribute__ ((cleanup (cleanup_profilep)))
 
-/* The operator's profile tightened by the container's run.moat.*
- * annotations: what its network guard and every exec get. */
-int container_effective_profile (const struct moat_globals *g,
-                                 const struct spec *s, struct profile **ret,
-                                 struct moat_error **err);
+static inline void
+cleanup_overridesp (struct override_list *l)
+{
+  override_list_clear (l);
+}
+#define cleanup_overrides __attribute__ ((cleanup (cleanup_overridesp)))
+
+/* The container's policy as create decided it (ROOT/ID/policy.json): its
+ * effective profile. A state dir from before policy.json: the profile named
+ * in state.json (not the verb's --profile), from the operator config,
+ * tightened by the saved annotations. container_policy.c. */
+int container_load_policy (const struct moat_globals *g, int dirfd,
+                           const struct container_state *st,
+                           struct profile **ret, struct moat_error **err);
+/* Write policy.json (once, at create, when the policy is complete). */
+int container_save_policy (int dirfd, const struct profile *eff,
+                           const struct override_list *ov,
+                           struct moat_error **err);
+/* The hardened spec of a created container: its saved config.json under
+ * its saved effective profile (eff, from container_load_policy). */
+int container_load_spec (int dirfd, const struct profile *eff,
+                         struct spec **ret, struct moat_error **err);
+
+/* The policy's second step on the host (container.c): open and judge
+ * every bind source (ret_fds NULL: judge only) and namespace to join. */
+int open_bind_sources (struct spec *s, const char *bundle,
+                       const struct profile *p, struct override_list *ov,
+                       int **ret_fds, struct moat_error **err);
+int open_namespaces (const struct spec *s, const struct profile *p,
+                     struct override_list *ov, int *ns_fds,
+                     struct moat_error **err);
+/* BUNDLE/config.json parsed (and its text); root.path resolved. */
+int read_config (const char *bundle, struct spec **ret, char **ret_text,
+                 size_t *ret_len, struct moat_error **err);
+int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
+                    struct moat_error **err);
 
 /* Record the bundle for the audit line (G11). */
 void container_audit_bundle (const struct moat_globals *g, const char *bundle);
+/* And the container's profile name (from its state, not the flags). */
+void container_audit_profile (const struct moat_globals *g, const char *name);
 
 /* /proc/PID/stat: state letter and start time (field 22). */
 int proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime);
@@ -60,9 +93,6 @@ int container_load (const struct moat_globals *g, const char *id, bool lock,
  * TERM, USR1, USR2 and WINCH on. 128 + N for a death by signal N. */
 int container_wait_forwarding (pid_t pid, int master, int *ret_status,
                                struct moat_error **err);
-/* The hardened spec from the config.json saved at create. */
-int container_load_spec (const struct moat_globals *g, int dirfd,
-                         struct spec **ret, struct moat_error **err);
 int container_create_internal (const struct moat_globals *g,
                                const struct create_opts *o, bool for_run,
                                pid_t *ret_pid, int *ret_master,

@@ -85,6 +85,9 @@ build_process (const struct exec_opts *o, const struct spec *s,
           p->user.gid = s->process->user.gid;
         }
     }
+  /* The container's SELinux label unless the process asks for its own. */
+  if (p->selinux_label == NULL && s->process && s->process->selinux_label)
+    p->selinux_label = xstrdup (s->process->selinux_label);
   for (char **e = o->env; e && *e; e++)
     strv_append (&p->env, *e);
   if (o->cwd)
@@ -250,7 +253,10 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
   status = container_status (dirfd, st);
   if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0)
     return moat_fail (err, 0, "cannot exec in a %s container", status);
-  r = container_load_spec (g, dirfd, &s, err);
+  /* Bounded by the profile create saved, whatever this command line says. */
+  r = container_load_policy (g, dirfd, st, &eff, err);
+  if (r == 0)
+    r = container_load_spec (dirfd, eff, &s, err);
   if (r < 0)
     return r;
   r = build_process (o, s, &proc, err);
@@ -261,10 +267,8 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
       spec_process_free (proc);
       return moat_fail (err, 0, "--tty with --detach needs --console-socket");
     }
-  r = container_effective_profile (g, s, &eff, err);
-  if (r == 0)
-    r = profile_apply_process (proc, eff,
-                             g->audit ? g->audit->overrides : NULL, err);
+  r = profile_apply_process (proc, eff, g->audit ? g->audit->overrides : NULL,
+                             err);
   if (r == 0 && s->linux_.seccomp.present)
     r = seccomp_compile_config (&s->linux_.seccomp, &sc_config, err);
   cache = xasprintf ("%s/.cache", g->root);

@@ -98,6 +98,7 @@ container_start (const struct moat_globals *g, const char *id,
   cleanup_close int fifo = -1;
   cleanup_state struct container_state *st = NULL;
   cleanup_spec struct spec *s = NULL;
+  cleanup_profile struct profile *eff = NULL;
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
   const char *status;
@@ -111,16 +112,14 @@ container_start (const struct moat_globals *g, const char *id,
     return moat_fail (err, 0, "cannot start a container that has stopped");
   if (strcmp (status, "created") != 0)
     return moat_fail (err, 0, "cannot start an already running container");
-  r = container_load_spec (g, dirfd, &s, err);
+  r = container_load_policy (g, dirfd, st, &eff, err);
+  if (r == 0)
+    r = container_load_spec (dirfd, eff, &s, err);
   if (r < 0)
     return r;
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
       struct netguard_rules rules;
-      cleanup_profile struct profile *eff = NULL;
-      r = container_effective_profile (g, s, &eff, err);
-      if (r < 0)
-        return r;
       profile_netguard_rules (eff, &rules);
       r = netguard_fallback (st->pid, &rules, err);
       if (r < 0)
@@ -237,6 +236,7 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
                    const struct container_state *st, struct moat_error **err)
 {
   cleanup_spec struct spec *s = NULL;
+  cleanup_profile struct profile *eff = NULL;
   cleanup_error struct moat_error *spec_err = NULL;
   struct cgroup *cg = NULL;
   int r;
@@ -257,7 +257,8 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
   wait_gone (st);
   /* Poststop hooks need the spec; a corrupt saved config must not keep a
    * delete from cleaning up. */
-  if (container_load_spec (g, dirfd, &s, &spec_err) == 0
+  if (container_load_policy (g, dirfd, st, &eff, &spec_err) == 0
+      && container_load_spec (dirfd, eff, &s, &spec_err) == 0
       && s->hooks[HOOK_POSTSTOP].n > 0)
     {
       cleanup_free char *json = NULL;

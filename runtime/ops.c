@@ -99,21 +99,18 @@ container_pause (const struct moat_globals *g, const char *id, bool pause,
   return r;
 }
 
-/* The profile's ceiling applies to update as to create: values above it are
- * capped (and recorded), zeros mean "unchanged" (Docker sends them). */
-static void
-cap_resources (const struct moat_globals *g, struct spec_resources *res)
-{
-  struct override_list ov = { 0 };
-  profile_apply_resources (res, g->profile,
-                           g->audit ? g->audit->overrides : &ov, NULL);
-  override_list_clear (&ov);
-}
-
+/* The ceiling is the container's effective profile as create saved it
+ * (operator config, --profile and its annotations): update never loosens
+ * what an annotation tightened. Values above it are capped (and
+ * recorded), zeros mean "unchanged" (Docker sends them). */
 int
 container_update (const struct moat_globals *g, const struct update_opts *o,
                   struct moat_error **err)
 {
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  cleanup_profile struct profile *eff = NULL;
+  cleanup_overrides struct override_list own_ov = { 0 };
   struct cgroup *cg = NULL;
   struct spec_resources res = o->res;
   cleanup_free char *text = NULL;
@@ -133,13 +130,16 @@ container_update (const struct moat_globals *g, const struct update_opts *o,
       if (r < 0)
         return moat_error_wrap (err, "resources");
     }
-  cap_resources (g, &res);
-  r = open_running_cgroup (g, o->id, true, false, NULL, NULL, &cg, err);
+  r = open_running_cgroup (g, o->id, true, false, &st, &dirfd, &cg, err);
   if (r == 0)
-    {
-      r = cgroup_update (cg, &res, err);
-      cgroup_free (cg);
-    }
+    r = container_load_policy (g, dirfd, st, &eff, err);
+  if (r == 0)
+    r = profile_apply_resources (&res, eff,
+                                 g->audit ? g->audit->overrides : &own_ov, err);
+  if (r == 0)
+    r = cgroup_update (cg, &res, err);
+  if (cg)
+    cgroup_free (cg);
   if (o->resources_file)
     spec_resources_clear (&res);
   return r;

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "selinux.h"
 #include "util.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -262,6 +263,11 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
   umask (p->user.has_umask ? p->user.umask : 022);
   if (cwd_fd >= 0 ? fchdir (cwd_fd) < 0 : chdir (p->cwd) < 0)
     return moat_fail (err, errno, "chdir to %s", p->cwd);
+  /* The exec label before no_new_privs, as runc: a transition NNP would
+   * bound. A no-op where SELinux is off. */
+  r = selinux_set_exec_label (p->selinux_label, err);
+  if (r < 0)
+    return r;
   if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return moat_fail (err, errno, "setting no_new_privs");
   r = mark_fds (preserve_fds, err);

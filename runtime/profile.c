@@ -629,6 +629,14 @@ int
 profile_apply (struct spec *spec, const struct profile *base,
                struct override_list *ov, struct moat_error **err)
 {
+  return profile_apply_effective (spec, base, NULL, ov, err);
+}
+
+int
+profile_apply_effective (struct spec *spec, const struct profile *base,
+                         struct profile **ret_effective,
+                         struct override_list *ov, struct moat_error **err)
+{
   cleanup_profile struct profile *p = NULL;
   struct spec_linux *linux_ = &spec->linux_;
   int r;
@@ -658,6 +666,8 @@ profile_apply (struct spec *spec, const struct profile *base,
                ov);
   union_paths (&linux_->readonly_paths, profile_readonly_paths,
                "linux.readonlyPaths", ov);
+  if (ret_effective)
+    *ret_effective = steal_pointer (&p);
   return r;
 }
 

@@ -63,6 +63,13 @@ void profile_free (struct profile *p);
 int profile_apply (struct spec *spec, const struct profile *p,
                    struct override_list *ret_overrides,
                    struct moat_error **err);
+/* The same, and the effective profile it hardened with (the base tightened
+ * by the annotations) in *ret_effective (may be NULL), also on a refusal:
+ * create saves it. */
+int profile_apply_effective (struct spec *spec, const struct profile *base,
+                             struct profile **ret_effective,
+                             struct override_list *ret_overrides,
+                             struct moat_error **err);
 /* The same for a process `moat exec` starts (caps, nnp, rlimits, env). */
 int profile_apply_process (struct spec_process *proc, const struct profile *p,
                            struct override_list *ret_overrides,
@@ -100,6 +107,28 @@ bool profile_bind_needs_readonly (const char *resolved_path,
 int profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino,
                            dev_t host_dev, ino_t host_ino,
                            const struct profile *p, struct moat_error **err);
+/* The policy's second step, for what needs the filesystem (profile_host.c):
+ * the runtime resolves a bind source (every symlink followed) and calls
+ * this; a refusal is recorded (OVERRIDE_REFUSED, -1 with err), a source the
+ * profile lets in read-only gets "ro" (OVERRIDE_CHANGED at
+ * mounts[DEST].options), in the same list as profile_apply's. */
+int profile_apply_bind_source (struct spec_mount *m, const char *resolved,
+                               const struct profile *p,
+                               struct override_list *ov,
+                               struct moat_error **err);
+/* The same for joining the namespace at ns_path (profile_check_ns_join). */
+int profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
+                           ino_t ino, dev_t host_dev, ino_t host_ino,
+                           const struct profile *p, struct override_list *ov,
+                           struct moat_error **err);
+/* What create decided for a container, as saved in ROOT/ID/policy.json:
+ * the effective profile and every override and refusal (one line of JSON).
+ * Later verbs parse it back (ret_ov may be NULL) and obey it. */
+char *profile_policy_to_json (const struct profile *eff,
+                              const struct override_list *ov);
+int profile_policy_parse (const char *text, size_t len, struct profile **ret,
+                          struct override_list *ret_ov,
+                          struct moat_error **err);
 /* Byte sizes as operators and annotations write them: "67108864", "64m",
  * "64MiB", "1G" (binary units). 0 or -EINVAL / -ERANGE. */
 int profile_parse_size (const char *s, uint64_t *ret);

@@ -129,8 +129,8 @@ profile_parse_millis (const char *s, uint64_t *ret)
   return 0;
 }
 
-static char *
-cidr_text (const struct cidr *c)
+char *
+profile_cidr_text (const struct cidr *c)
 {
   char buf[INET6_ADDRSTRLEN] = "?";
   inet_ntop (c->family, c->addr, buf, sizeof (buf));
@@ -581,7 +581,7 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_array_begin (w);
   for (size_t i = 0; i < p->n_deny; i++)
     {
-      cleanup_free char *c = cidr_text (&p->deny[i]);
+      cleanup_free char *c = profile_cidr_text (&p->deny[i]);
       jw_string (w, c);
     }
   jw_array_end (w);

@@ -56,6 +56,9 @@ void profile_filter_kv (struct spec_kv *kv, size_t *n,
                         bool (*allowed) (const char *key),
                         const char *json_path, struct override_list *ov);
 
+/* "10.0.0.0/8" (newly allocated). */
+char *profile_cidr_text (const struct cidr *c);
+
 /* Join a NULL-terminated vector with sep (for override text). */
 char *profile_strv_join (char *const *v, const char *sep);
 

@@ -112,6 +112,16 @@ rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
   return 0;
 }
 
+/* context="user:role:type:s0:c1,c2" (linux.mountLabel, selinux.c): its
+ * commas are inside the quotes, which libmount keeps as one value. */
+static bool
+is_quoted_context (const char *o)
+{
+  size_t n = strlen (o);
+  return strncmp (o, "context=\"", 9) == 0 && n > 10 && o[n - 1] == '"'
+         && strchr (o + 9, '"') == o + n - 1;
+}
+
 /* Options moat understands but the kernel does not. */
 static bool
 option_is_runtime_only (const char *o)
@@ -155,7 +165,7 @@ mount_flags_parse (const struct spec_mount *m, struct mount_flags *ret,
         ret->recursive_ro = true;
       if (option_is_runtime_only (*o))
         continue;
-      if (**o == '\0' || strchr (*o, ','))
+      if (**o == '\0' || (strchr (*o, ',') && !is_quoted_context (*o)))
         return moat_fail (err, 0, "mount %s: bad option \"%s\"",
                           m->destination, *o);
       if (*optstr)

@@ -1,26 +1,24 @@
 /* libFuzzer target for the config.json parser (and the parsers that share
- * its code: exec's process.json, update's resources JSON, the state file),
- * and for the policy on whatever parses: profile_apply on a config,
- * profile_apply_process on a process, profile_apply_resources on an
- * update, under the built-in profile (profile_load (NULL, ...)).
+ * its code: exec's process.json, update's resources JSON, the state file,
+ * the saved policy.json), and for the policy on whatever parses:
+ * profile_apply on a config, profile_apply_process on a process,
+ * profile_apply_resources on an update, under the built-in profile
+ * (profile_load (NULL, ...)).
  * Any crash, leak or sanitizer report is a bug: the parser must refuse bad
  * input with an error, whatever the bytes, and the policy must harden any
  * spec the parser lets through.
  *
- * Build and run (`make fuzz` does the same; the objects are the parsers,
- * the policy, and what the policy needs of netguard for its CIDRs):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 \
- *     -D_GNU_SOURCE $(pkg-config --cflags yajl libcap) \
- *     tests/fuzz/fuzz_config.c oci/[a-z]*.c runtime/profile[a-z_]*.c \
- *     runtime/netguard.c runtime/netguard_bpf.c runtime/util.c \
- *     runtime/error.c $(pkg-config --libs yajl libcap) \
- *     -o build-fuzz/fuzz_config
+ * Build and run: `make fuzz` builds the library for libFuzzer
+ * (build-fuzz/libmoat.a) and links this file against it; the linker takes
+ * the objects it needs (the parsers, the policy, netguard's CIDR parser).
+ * Then:
  *   build-fuzz/fuzz_config -dict=tests/fuzz/config.dict -max_len=65536 \
  *     -max_total_time=600 tests/fuzz/corpus */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../oci/spec.h"
 #include "../../oci/state.h"
@@ -95,5 +93,29 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (state_from_json (text, size, &st, &err) == 0)
     state_free (st);
   moat_error_free (&err);
+
+  /* policy.json (moat's own, but a verb must not crash on a damaged one):
+   * what parses is written back and parsed again to the same text. */
+  {
+    struct profile *saved = NULL;
+    if (profile_policy_parse (text, size, &saved, &ov, &err) == 0)
+      {
+        char *a = profile_policy_to_json (saved, &ov), *b;
+        struct profile *again = NULL;
+        struct override_list ov2 = { 0 };
+        if (profile_policy_parse (a, strlen (a), &again, &ov2, NULL) < 0)
+          abort ();
+        b = profile_policy_to_json (again, &ov2);
+        if (strcmp (a, b) != 0)
+          abort ();
+        free (a);
+        free (b);
+        profile_free (again);
+        check_overrides (&ov2);
+        check_overrides (&ov);
+        profile_free (saved);
+      }
+    moat_error_free (&err);
+  }
   return 0;
 }

@@ -169,3 +169,66 @@ check_limits() {
 	audit_has "$CID" 'select(.verb == "run") | .overrides[]
 		| select(.kind == "ignored" and .path == "annotations.run.moat.memory-limit" and .asked == "64G")'
 }
+
+@test "G7 update is bounded by the profile saved at create: an annotation's pids 10 stays the ceiling" {
+	prepare_bundle spec
+	update_config '.annotations = {"run.moat.pids-limit": "10"}'
+	start_sleeper
+	moat state "$CID"
+	pid=$(echo "$output" | jq -r .pid)
+	moat update --pids-limit 60 "$CID"
+	[ "$status" -eq 0 ]
+	read -r pids _ <<<"$(host_limits "$pid")"
+	[ "$pids" = 10 ]
+	# Lower still applies.
+	moat update --pids-limit 5 "$CID"
+	[ "$status" -eq 0 ]
+	read -r pids _ <<<"$(host_limits "$pid")"
+	[ "$pids" = 5 ]
+}
+
+@test "G7 update and exec obey the container's profile, not their own --profile or --config" {
+	prepare_bundle spec
+	start_sleeper
+	moat state "$CID"
+	pid=$(echo "$output" | jq -r .pid)
+	# An operator config that would allow far more, passed to update.
+	printf '{"audit_log": "%s", "limits": {"pids": 4000, "nofile": 65536}}\n' "$AUDIT_LOG" >"$BUNDLE/loose.json"
+	run "$MOAT" --root "$ROOT" --config "$BUNDLE/loose.json" --profile egress update --pids-limit 1000 "$CID"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"moat: warning: --profile egress ignored: container $CID runs under profile strict, saved at create"* ]]
+	read -r pids _ <<<"$(host_limits "$pid")"
+	[ "$pids" = 64 ]
+	run "$MOAT" --root "$ROOT" --config "$BUNDLE/loose.json" --profile egress exec "$CID" sh -c 'ulimit -n'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "moat: warning: --profile egress ignored: "* ]]
+	[ "${lines[-1]}" -le 1024 ]
+}
+
+@test "G7 a container from before policy.json: update still bounded by its profile and annotations" {
+	prepare_bundle spec
+	update_config '.annotations = {"run.moat.pids-limit": "10"}'
+	start_sleeper
+	[ -f "$ROOT/$CID/policy.json" ]
+	rm "$ROOT/$CID/policy.json"
+	moat state "$CID"
+	pid=$(echo "$output" | jq -r .pid)
+	moat update --pids-limit 60 "$CID"
+	[ "$status" -eq 0 ]
+	read -r pids _ <<<"$(host_limits "$pid")"
+	[ "$pids" = 10 ]
+	moat exec "$CID" true
+	[ "$status" -eq 0 ]
+	moat delete --force "$CID"
+	[ "$status" -eq 0 ]
+}
+
+@test "G7 the same --profile on every verb (an engine's runtimeArgs) is no warning, even when an annotation tightened it" {
+	prepare_bundle spec
+	update_config '.annotations = {"run.moat.profile": "strict"}'
+	start_sleeper --profile egress
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" --profile egress exec "$CID" true
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	jq -e '.profile.name == "strict" and .profile.egress == false' "$ROOT/$CID/policy.json"
+}

@@ -108,3 +108,16 @@ lifecycle_audited() {
 	[[ "$output" == *"refusing to bind $(dirname "$AUDIT_LOG")"* ]]
 	assert_nothing_left "$CID"
 }
+
+@test "G11 a bind through a symlink into /usr is mounted read-only, and the audit line says so" {
+	prepare_bundle spec
+	mkdir -p "$BUNDLE/host" "$BUNDLE/rootfs/mnt/share"
+	ln -s /usr/share "$BUNDLE/host/share-link"
+	update_config --arg s "$BUNDLE/host/share-link" \
+		'.mounts += [{"destination": "/mnt/share", "type": "bind", "source": $s, "options": ["rbind"]}]'
+	# Seen from inside: the mount's own options (nothing is written to the host's /usr).
+	in_container 'awk "\$5 == \"/mnt/share\" {print \$6}" /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[[ ",$output," == *",ro,"* ]]
+	audit_has "$CID" 'select(.verb == "run") | .overrides[] | select(.kind == "changed" and .path == "mounts[/mnt/share].options" and (.enforced | split(",") | index("ro")))'
+}

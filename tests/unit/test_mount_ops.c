@@ -1,0 +1,155 @@
+/* The mount setup as an ordered list of typed operations, built from the
+ * hardened spec (runtime/mount_ops.c): what `moat profile explain` prints. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/mount_ops.h"
+#include "../../runtime/profile.h"
+#include "../../runtime/util.h"
+
+static struct spec *
+hardened (const char *mounts_json, const char *extra)
+{
+  cleanup_free char *text = xasprintf (
+      "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
+      " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/work\"},"
+      " \"mounts\": %s, \"linux\": {%s}}",
+      mounts_json, extra);
+  struct spec *s = NULL;
+  struct profile *p = NULL;
+  struct override_list ov = { 0 };
+  struct moat_error *err = NULL;
+
+  if (spec_parse (text, strlen (text), &s, &err) < 0)
+    fail_msg ("spec_parse: %s", err->msg);
+  if (profile_load (NULL, "strict", &p, &err) < 0)
+    fail_msg ("profile_load: %s", err->msg);
+  if (profile_apply (s, p, &ov, &err) < 0)
+    fail_msg ("profile_apply: %s", err->msg);
+  override_list_clear (&ov);
+  profile_free (p);
+  return s;
+}
+
+static size_t
+find (const struct mount_plan *p, enum mount_op_kind k, const char *dest)
+{
+  for (size_t i = 0; i < p->n; i++)
+    if (p->v[i].kind == k && strcmp (p->v[i].dest, dest) == 0)
+      return i;
+  fail_msg ("no %s op at %s", mount_op_kind_name (k), dest);
+  return 0;
+}
+
+static void
+test_order (void **state)
+{
+  struct spec *s = hardened (
+      "[{\"destination\": \"/proc\", \"type\": \"proc\", \"source\": "
+      "\"proc\"},"
+      " {\"destination\": \"/dev\", \"type\": \"tmpfs\", \"source\": "
+      "\"tmpfs\"},"
+      " {\"destination\": \"/data\", \"type\": \"bind\", \"source\": "
+      "\"/srv/data\", \"options\": [\"rbind\"]}]",
+      "\"rootfsPropagation\": \"rslave\"");
+  struct mount_plan p = { 0 };
+  size_t proc, dev, data, tmp, null, cwd, pivot, kcore, ro, prop;
+
+  mount_plan_build (s, "/b/rootfs", CGROUP_MODE_V2, false, &p);
+  assert_true (p.n > 10);
+  /* The rootfs first, the root's own attributes last. */
+  assert_int_equal (p.v[0].kind, MOUNT_OP_ROOTFS);
+  assert_string_equal (p.v[0].source, "/b/rootfs");
+  assert_int_equal (p.v[p.n - 1].kind, MOUNT_OP_ROOT_ATTRS);
+  assert_string_equal (p.v[p.n - 1].options, "ro,nosuid,nodev");
+  proc = find (&p, MOUNT_OP_MOUNT, "/proc");
+  dev = find (&p, MOUNT_OP_MOUNT, "/dev");
+  data = find (&p, MOUNT_OP_BIND, "/data");
+  tmp = find (&p, MOUNT_OP_MOUNT, "/tmp"); /* the profile's scratch */
+  null = find (&p, MOUNT_OP_DEV_NODE, "/dev/null");
+  cwd = find (&p, MOUNT_OP_MKDIR, "/work");
+  pivot = find (&p, MOUNT_OP_PIVOT, "/");
+  ro = find (&p, MOUNT_OP_READONLY, "/proc/sys");
+  kcore = find (&p, MOUNT_OP_MASK, "/proc/kcore");
+  prop = find (&p, MOUNT_OP_PROPAGATION, "/");
+  assert_true (proc < dev && dev < data && data < null);
+  assert_true (tmp < null && null < cwd && cwd < pivot);
+  assert_true (pivot < ro && ro < kcore && kcore < prop);
+  /* Each spec mount op points back at its mounts[] entry, hardened. */
+  assert_string_equal (s->mounts[p.v[data].mount_index].destination, "/data");
+  assert_string_equal (p.v[data].options, "rbind,nosuid,nodev");
+  assert_string_equal (p.v[data].source, "/srv/data");
+  assert_string_equal (p.v[proc].type, "proc");
+  assert_string_equal (p.v[prop].options, "rslave");
+  assert_string_equal (p.v[pivot].options, "pivot_root");
+  {
+    cleanup_free char *t = mount_op_text (&p.v[data]);
+    assert_string_equal (t, "bind /srv/data at /data (rbind,nosuid,nodev)");
+  }
+  mount_plan_clear (&p);
+  assert_int_equal (p.n, 0);
+  spec_free (s);
+}
+
+/* No /dev mount: no device nodes or links; --no-pivot: chroot. */
+static void
+test_no_dev_no_pivot (void **state)
+{
+  struct spec *s = hardened ("[]", "\"maskedPaths\": []");
+  struct mount_plan p = { 0 };
+
+  mount_plan_build (s, "/b/rootfs", CGROUP_MODE_V2, true, &p);
+  for (size_t i = 0; i < p.n; i++)
+    {
+      assert_int_not_equal (p.v[i].kind, MOUNT_OP_DEV_NODE);
+      assert_int_not_equal (p.v[i].kind, MOUNT_OP_DEV_LINK);
+      assert_int_not_equal (p.v[i].kind, MOUNT_OP_PROPAGATION);
+    }
+  assert_string_equal (p.v[find (&p, MOUNT_OP_PIVOT, "/")].options, "chroot");
+  /* The profile's masks hold even when config.json asks for none. */
+  find (&p, MOUNT_OP_MASK, "/proc/kcore");
+  mount_plan_clear (&p);
+  spec_free (s);
+}
+
+/* cgroup mounts: the container's own cgroup2 (v2), else an empty
+ * read-only tmpfs; read-only either way, "ro" said once. */
+static void
+test_cgroup (void **state)
+{
+  struct spec *s = hardened ("[{\"destination\": \"/sys/fs/cgroup\", "
+                             "\"type\": \"cgroup\", \"source\": \"cgroup\", "
+                             "\"options\": [\"ro\"]}]",
+                             "\"maskedPaths\": []");
+  struct mount_plan p = { 0 };
+  size_t i;
+
+  mount_plan_build (s, "/r", CGROUP_MODE_V2, false, &p);
+  i = find (&p, MOUNT_OP_MOUNT, "/sys/fs/cgroup");
+  assert_string_equal (p.v[i].type, "cgroup2");
+  assert_string_equal (p.v[i].options, "ro,nosuid,nodev");
+  mount_plan_clear (&p);
+  mount_plan_build (s, "/r", CGROUP_MODE_HYBRID, false, &p);
+  i = find (&p, MOUNT_OP_MOUNT, "/sys/fs/cgroup");
+  assert_string_equal (p.v[i].type, "tmpfs");
+  assert_non_null (strstr (p.v[i].options, "size=0,mode=555"));
+  assert_null (strstr (p.v[i].options, "ro,ro"));
+  mount_plan_clear (&p);
+  spec_free (s);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_order),
+    cmocka_unit_test (test_no_dev_no_pivot),
+    cmocka_unit_test (test_cgroup),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
