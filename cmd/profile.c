@@ -11,7 +11,7 @@ VERB (profile)
   cleanup_free char *json = NULL;
   int idx, r;
 
-  r = cmd_parse (argc, argv, 1, opts, NULL, NULL, &idx, err);
+  r = cmd_parse (argv[0], argc, argv, 1, opts, NULL, NULL, &idx, err);
   if (r < 0)
     return r;
   if (idx >= argc || strcmp (argv[idx], "show") != 0)
@@ -36,7 +36,7 @@ VERB (profile)
           r = profile_load (ctx->g.config, ctx->g.profile_name, &p, err);
           if (r < 0)
             return r;
-          profile_free ((struct profile *) ctx->g.profile);
+          profile_free ((struct profile *)ctx->g.profile);
           ctx->g.profile = p;
         }
     }
