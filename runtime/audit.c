@@ -28,7 +28,8 @@ static bool
 is_clamp (const struct override *o)
 {
   return o->kind == OVERRIDE_CHANGED
-         && strncmp (o->path, "linux.resources.", 16) == 0 && o->asked
+         && strncmp (o->path, "linux.resources.", 16) == 0
+         && strcmp (o->path, "linux.resources.devices") != 0 && o->asked
          && strcmp (o->asked, "unlimited") != 0
          && strcmp (o->asked, "unset") != 0;
 }
@@ -168,6 +169,15 @@ audit_write (const char *path, const struct audit_record *r,
   return 0;
 }
 
+/* Device nodes or device cgroup rules the profile would not give. */
+static bool
+is_device_refusal (const struct override *o)
+{
+  return (o->kind == OVERRIDE_REMOVED && strcmp (o->path, "linux.devices") == 0)
+         || (o->kind == OVERRIDE_CHANGED
+             && strcmp (o->path, "linux.resources.devices") == 0);
+}
+
 void
 audit_tell_clamps (const struct override_list *l, size_t *told,
                    const char *verb, const char *id)
@@ -175,6 +185,7 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
   for (; l && *told < l->n; (*told)++)
     {
       const struct override *o = &l->v[*told];
+      const char *asked = o->asked ? o->asked : "(empty)";
       const char *why;
 
       if (o->kind == OVERRIDE_IGNORED)
@@ -182,11 +193,15 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
                           : "not a run.moat annotation moat knows";
       else if (is_clamp (o))
         why = "above the profile's limit";
+      else if (is_device_refusal (o))
+        why = "the profile allows null, zero, full, random, urandom, tty "
+              "and ptmx only";
       else
         continue;
-      fprintf (stderr, "moat: %s%s%s: warning: %s: asked %s, %s%s (%s)\n", verb,
-               id ? " " : "", id ? id : "", o->path,
-               o->asked ? o->asked : "(empty)",
+      /* A privileged config lists every host device: one line still. */
+      fprintf (stderr, "moat: %s%s%s: warning: %s: asked %.300s%s, %s%s (%s)\n",
+               verb, id ? " " : "", id ? id : "", o->path, asked,
+               strlen (asked) > 300 ? "..." : "",
                o->enforced ? "holds " : "ignored",
                o->enforced ? o->enforced : "", why);
     }

@@ -30,10 +30,11 @@ int audit_write (const char *path, const struct audit_record *r,
                  struct moat_error **err);
 
 /* Tell on stderr, one line each, the overrides from index *told on that
- * are a clamp (a limit config.json or update asked above the profile) or
- * an ignored annotation: "moat: VERB ID: warning: PATH: asked X, holds Y
- * (why)". Routine hardening (a mount added, a namespace made) is not
- * told; the audit log has it all. */
+ * are a clamp (a limit config.json or update asked above the profile), a
+ * device node or device rule refused, or an ignored annotation:
+ * "moat: VERB ID: warning: PATH: asked X, holds Y (why)". Routine
+ * hardening (a mount added, a namespace made) is not told; the audit log
+ * has it all. */
 void audit_tell_clamps (const struct override_list *l, size_t *told,
                         const char *verb, const char *id);
 /* Each override, in the --debug log. */

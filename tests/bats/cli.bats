@@ -259,3 +259,29 @@ sleeper() {
 	[[ "$output" == *"process.capabilities.bounding[1]: unknown capability CAP_BOGUS"* ]]
 	assert_nothing_left "$c1"
 }
+
+@test "linux.devices: a safe node under another name is created; a refused one is told on stderr" {
+	update_config '.linux.devices = [{"path": "/dev/test1", "type": "c", "major": 1, "minor": 3, "fileMode": 438},
+			{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]
+		| .linux.resources.devices = [{"allow": false, "access": "rwm"},
+			{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"},
+			{"allow": true, "type": "c", "major": 10, "minor": 229, "access": "rwm"}]
+		| .process.args = ["sh", "-c", "[ -c /dev/test1 ] && echo x >/dev/test1 && echo node-ok; [ -e /dev/fuse ] || echo no-fuse"]'
+	moat_sep run -b "$BUNDLE" "$c1"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *node-ok* ]]
+	[[ "$output" == *no-fuse* ]]
+	[[ "$stderr" == *"moat: run $c1: warning: linux.devices: asked /dev/fuse (c 10:229), holds default devices only"* ]]
+	[[ "$stderr" == *"moat: run $c1: warning: linux.resources.devices: asked c 10:229 rwm, holds default devices only"* ]]
+}
+
+@test "linux.resources.devices: a config's denial of a safe device holds" {
+	update_config '.linux.resources.devices = [{"allow": false, "access": "rwm"},
+			{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"},
+			{"allow": false, "type": "c", "major": 1, "minor": 5, "access": "rwm"}]
+		| .process.args = ["sh", "-c", "echo x >/dev/null && echo null-ok; head -c1 /dev/zero >/dev/null 2>&1 || echo zero-denied"]'
+	moat run -b "$BUNDLE" "$c1"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *null-ok* ]]
+	[[ "$output" == *zero-denied* ]]
+}
