@@ -332,8 +332,8 @@ static const struct default_dev default_devs[]
 /* Bind the host's device node after checking it is the real device: moat
  * never trusts a path on the host to be what its name says. */
 static int
-dev_bind_host (int devfd, const char *host_name, const char *name,
-               unsigned maj, unsigned min, struct moat_error **err)
+dev_bind_host (int devfd, const char *host_name, const char *name, unsigned maj,
+               unsigned min, struct moat_error **err)
 {
   cleanup_free char *host = xasprintf ("/dev/%s", host_name);
   cleanup_close int src = -1;
@@ -399,8 +399,8 @@ dev_setup (int rootfd, const struct spec *s, struct moat_error **err)
         if (d->type == 'c' && default_devs[j].maj == d->major
             && default_devs[j].min == d->minor)
           host_name = default_devs[j].name;
-      r = dev_bind_host (devfd, host_name, name + 5, (unsigned) d->major,
-                         (unsigned) d->minor, err);
+      r = dev_bind_host (devfd, host_name, name + 5, (unsigned)d->major,
+                         (unsigned)d->minor, err);
       if (r < 0)
         return r;
     }
