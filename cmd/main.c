@@ -355,8 +355,9 @@ main (int argc, char **argv)
       fprintf (stderr, "moat: %s\n", full);
       log_error (msg);
     }
-  audit_tell_clamps (&overrides, &audit.told, ctx.verb,
-                     ctx.id && r == 0 ? ctx.id : NULL);
+  /* A failed verb's error says enough; a clamp it made holds nowhere. */
+  if (r == 0)
+    audit_tell_clamps (&overrides, &audit.told, ctx.verb, ctx.id);
   audit_debug_overrides (&overrides, ctx.verb);
   log_phase (r < 0 ? "failed" : "done");
   if (profile && (!v->read_only || profile->audit_read_verbs))
