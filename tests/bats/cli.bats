@@ -140,6 +140,10 @@ sleeper() {
 	update_config '.process.args = ["echo", "payload-output"]'
 	moat run -b "$BUNDLE" "$c2"
 	[ "$status" -eq 0 ]
+	[ "$output" = payload-output ]
+	[[ "$warnings" == *"moat: run $c2: warning: linux.resources.memory.limit"* ]]
+	run sh -c "'$MOAT' --root '$ROOT' --config '$MOAT_CONFIG' run -b '$BUNDLE' '$c2' 2>&1"
+	[ "$status" -eq 0 ]
 	[[ "$output" == *"moat: run $c2: warning: linux.resources.memory.limit"*payload-output ]]
 }
 
