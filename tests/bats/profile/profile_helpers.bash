@@ -150,9 +150,9 @@ start_until_stopped() {
 	[ "$status" -eq 0 ] || return 1
 	wait_status "$CID" stopped || return 1
 	# create's clamp warnings (helpers.bash MOAT_WARNING_RE) apart.
-	warnings="$(grep -E "$MOAT_WARNING_RE" "$BUNDLE/$CID.out")"
-	output="$(grep -vE "$MOAT_WARNING_RE" "$BUNDLE/$CID.out")"
-	mapfile -t lines < <(grep -vE "$MOAT_WARNING_RE" "$BUNDLE/$CID.out")
+	warnings="$(grep -E "$MOAT_WARNING_RE" "$BUNDLE/$CID.out" || true)"
+	output="$(grep -vE "$MOAT_WARNING_RE" "$BUNDLE/$CID.out" || true)"
+	mapfile -t lines < <(grep -vE "$MOAT_WARNING_RE" "$BUNDLE/$CID.out" || true)
 	echo "$CID printed:" >&2
 	echo "$output" >&2
 }
