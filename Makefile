@@ -171,11 +171,15 @@ install: $(BUILD)/moat
 	install -D -m 0755 $(BUILD)/moat $(DESTDIR)$(BINDIR)/moat
 	install -D -m 0644 contrib/moat-config.example.json \
 	  $(DESTDIR)$(SYSCONFDIR)/moat/config.example.json
+	install -D -m 0644 contrib/logrotate.moat $(DESTDIR)$(SYSCONFDIR)/logrotate.d/moat
 	if command -v scdoc >/dev/null; then $(MAKE) man && \
 	  install -D -m 0644 $(BUILD)/moat.1 $(DESTDIR)$(MANDIR)/man1/moat.1; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/moat $(DESTDIR)$(MANDIR)/man1/moat.1
+	rm -f $(DESTDIR)$(BINDIR)/moat $(DESTDIR)$(MANDIR)/man1/moat.1 \
+	  $(DESTDIR)$(SYSCONFDIR)/moat/config.example.json \
+	  $(DESTDIR)$(SYSCONFDIR)/logrotate.d/moat
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/moat 2>/dev/null
 
 # Every C source and header of moat and its tests, in the style of the
 # root's .clang-format.

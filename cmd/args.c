@@ -2,7 +2,81 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../runtime/log.h"
 #include "cmd.h"
+
+/* Flags runc 1.1 and crun 1.8 know that moat does not implement: an engine
+ * may pass them, so they are accepted and ignored (named in the --debug
+ * log). Anything else is a typo and refused. verbs: space-separated, with
+ * spaces around each name; "global" for flags before the verb. */
+static const struct
+{
+  const char *verbs;
+  const char *name;
+  char short_name;
+  bool has_arg;
+} foreign_flags[] = {
+  /* global: runc's --criu, --rootless; crun's cgroup manager and log level */
+  { " global ", "criu", 0, true },
+  { " global ", "rootless", 0, true },
+  { " global ", "cgroup-manager", 0, true },
+  { " global ", "log-level", 0, true },
+  /* create and run: runc's --no-subreaper, crun's --config/-f */
+  { " create run ", "no-subreaper", 0, false },
+  { " create run ", "config", 'f', true },
+  /* exec: runc 1.1 and 1.2, crun 1.8 */
+  { " exec ", "process-label", 0, true },
+  { " exec ", "apparmor", 0, true },
+  { " exec ", "no-new-privs", 0, false },
+  { " exec ", "cap", 'c', true },
+  { " exec ", "cgroup", 0, true },
+  { " exec ", "ignore-paused", 0, false },
+  { " exec ", "pidfd-socket", 0, true },
+  { " exec ", "no-subreaper", 0, false },
+  /* kill and delete: crun's --regex */
+  { " kill delete ", "regex", 'r', true },
+  /* update: runc's knobs moat has no cgroup file for, or ignores */
+  { " update ", "blkio-weight", 0, true },
+  { " update ", "kernel-memory", 0, true },
+  { " update ", "kernel-memory-tcp", 0, true },
+  { " update ", "memory-reservation", 0, true },
+  { " update ", "cpu-rt-period", 0, true },
+  { " update ", "cpu-rt-runtime", 0, true },
+  { " update ", "cpu-idle", 0, true },
+  { " update ", "l3-cache-schema", 0, true },
+  { " update ", "mem-bw-schema", 0, true },
+  /* runc's restore/checkpoint live elsewhere; ps and list have nothing */
+};
+
+static bool
+foreign_for (const char *verbs, const char *verb)
+{
+  char key[32];
+  snprintf (key, sizeof (key), " %s ", verb ? verb : "global");
+  return strstr (verbs, key) != NULL;
+}
+
+/* A flag runc or crun knows for this verb: *ret_has_arg says whether it
+ * takes a value. */
+static bool
+foreign_flag (const char *verb, const char *name, size_t len, bool is_short,
+              bool *ret_has_arg)
+{
+  for (size_t i = 0; i < sizeof (foreign_flags) / sizeof (foreign_flags[0]);
+       i++)
+    {
+      bool match = is_short
+                       ? len == 1 && foreign_flags[i].short_name == name[0]
+                       : strlen (foreign_flags[i].name) == len
+                             && strncmp (foreign_flags[i].name, name, len) == 0;
+      if (match && foreign_for (foreign_flags[i].verbs, verb))
+        {
+          *ret_has_arg = foreign_flags[i].has_arg;
+          return true;
+        }
+    }
+  return false;
+}
 
 static const struct cmd_opt *
 find_long (const struct cmd_opt *opts, const char *name, size_t len)
@@ -36,7 +110,8 @@ cmd_wants_help (int argc, char **argv)
 }
 
 int
-cmd_parse (int argc, char **argv, int start, const struct cmd_opt *opts,
+cmd_parse (const char *verb, int argc, char **argv, int start,
+           const struct cmd_opt *opts,
            int (*cb) (void *ctx, int id, const char *val,
                       struct moat_error **err),
            void *ctx, int *ret_index, struct moat_error **err)
@@ -48,6 +123,7 @@ cmd_parse (int argc, char **argv, int start, const struct cmd_opt *opts,
       const struct cmd_opt *o = NULL;
       const char *val = NULL;
       const char *name;
+      bool is_short, has_arg;
       size_t len;
       int r;
 
@@ -61,9 +137,10 @@ cmd_parse (int argc, char **argv, int start, const struct cmd_opt *opts,
       /* Go's flag packages accept -name as well as --name. */
       name = a[1] == '-' ? a + 2 : a + 1;
       len = strcspn (name, "=");
+      is_short = a[1] != '-' && len == 1;
       if (name[len] == '=')
         val = name + len + 1;
-      if (a[1] != '-' && len == 1)
+      if (is_short)
         o = find_short (opts, name[0]);
       else
         o = find_long (opts, name, len);
@@ -76,7 +153,14 @@ cmd_parse (int argc, char **argv, int start, const struct cmd_opt *opts,
         }
       if (o == NULL)
         {
-          fprintf (stderr, "moat: warning: ignoring unknown flag %s\n", a);
+          if (!foreign_flag (verb, name, len, is_short, &has_arg))
+            return moat_fail (err, 0,
+                              "unknown flag %s (moat %s%s--help lists the "
+                              "flags)",
+                              a, verb ? verb : "", verb ? " " : "");
+          if (has_arg && val == NULL && i + 1 < argc)
+            i++;
+          log_debug ("ignoring %s, a runc/crun flag moat does not use", a);
           continue;
         }
       if (o->has_arg && val == NULL)

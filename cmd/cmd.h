@@ -25,10 +25,12 @@ struct cmd_opt
   int id;
 };
 
-/* Parse flags up to the first positional (or "--"); unknown flags are
- * tolerated with a warning (engines pass runc flags moat may not know).
+/* Parse flags up to the first positional (or "--"). A flag runc or crun
+ * knows for VERB (NULL: the global flags) but moat does not use is skipped,
+ * with its value (engines pass them); any other unknown flag is an error.
  * Calls cb for each; *ret_index is the first positional argument. */
-int cmd_parse (int argc, char **argv, int start, const struct cmd_opt *opts,
+int cmd_parse (const char *verb, int argc, char **argv, int start,
+               const struct cmd_opt *opts,
                int (*cb) (void *ctx, int id, const char *val,
                           struct moat_error **err),
                void *ctx, int *ret_index, struct moat_error **err);

@@ -77,11 +77,11 @@ cmd_take_id (struct cmd_ctx *ctx, int argc, char **argv, int idx,
 
 /* create and run share their flags and the ID. */
 static int
-parse_create (struct cmd_ctx *ctx, int argc, char **argv,
-              struct create_opts *o, int *ret_idx, struct moat_error **err)
+parse_create (struct cmd_ctx *ctx, int argc, char **argv, struct create_opts *o,
+              int *ret_idx, struct moat_error **err)
 {
-  int r = cmd_parse (argc, argv, 1, create_opts_table, create_opt_cb, o,
-                     ret_idx, err);
+  int r = cmd_parse (argv[0], argc, argv, 1, create_opts_table, create_opt_cb,
+                     o, ret_idx, err);
   if (r < 0)
     return r;
   r = cmd_take_id (ctx, argc, argv, *ret_idx, err);
@@ -101,7 +101,10 @@ VERB (create)
     return r;
   if (idx + 1 < argc)
     return moat_fail (err, 0, "unexpected argument %s", argv[idx + 1]);
-  return container_create (&ctx->g, &o, err);
+  r = container_create (&ctx->g, &o, err);
+  if (r == 0)
+    container_debug_report (&ctx->g, o.id);
+  return r;
 }
 
 VERB (run)

@@ -14,13 +14,14 @@ enum
   E_ENV,
   E_USER,
   E_PRESERVE,
-  E_IGNORED
+  E_GIDS
 };
 
 struct exec_parse
 {
   struct exec_opts o;
   char **env;
+  uint32_t *gids;
 };
 
 static int
@@ -60,6 +61,27 @@ exec_cb (void *p, int id, const char *val, struct moat_error **err)
           || e->o.preserve_fds > 1024)
         return moat_fail (err, 0, "--preserve-fds: expected 0..1024");
       break;
+    case E_GIDS:
+      {
+        /* -g 10 -g 20, or -g 10,20 */
+        cleanup_free char *copy = xstrdup (val);
+        char *save = NULL;
+        for (char *t = strtok_r (copy, ",", &save); t;
+             t = strtok_r (NULL, ",", &save))
+          {
+            uint64_t gid;
+            if (parse_uint64 (t, &gid) < 0 || gid >= UINT32_MAX
+                || e->o.n_additional_gids >= 64)
+              return moat_fail (err, 0,
+                                "--additional-gids: expected group ids, "
+                                "got %s",
+                                val);
+            e->gids = xrealloc (e->gids, (e->o.n_additional_gids + 1)
+                                             * sizeof (*e->gids));
+            e->gids[e->o.n_additional_gids++] = (uint32_t)gid;
+          }
+      }
+      break;
     }
   return 0;
 }
@@ -76,19 +98,16 @@ VERB (exec)
           { "env", 'e', true, E_ENV },
           { "user", 'u', true, E_USER },
           { "preserve-fds", 0, true, E_PRESERVE },
-          { "no-new-privs", 0, false, E_IGNORED },
-          { "process-label", 0, true, E_IGNORED },
-          { "apparmor", 0, true, E_IGNORED },
-          { "cap", 'c', true, E_IGNORED },
-          { "additional-gids", 'g', true, E_IGNORED },
-          { "cgroup", 0, true, E_IGNORED },
+          { "additional-gids", 'g', true, E_GIDS },
           { NULL, 0, false, 0 } };
   cleanup_strv char **env = NULL;
+  cleanup_free uint32_t *gids = NULL;
   struct exec_parse e = { 0 };
   int idx, r;
 
-  r = cmd_parse (argc, argv, 1, opts, exec_cb, &e, &idx, err);
+  r = cmd_parse (argv[0], argc, argv, 1, opts, exec_cb, &e, &idx, err);
   env = e.env;
+  gids = e.gids;
   if (r < 0)
     return r;
   r = cmd_take_id (ctx, argc, argv, idx, err);
@@ -96,6 +115,7 @@ VERB (exec)
     return r;
   e.o.id = ctx->id;
   e.o.env = env;
+  e.o.additional_gids = gids;
   e.o.argv = argv + idx + 1;
   if (e.o.process_file == NULL && idx + 1 >= argc)
     return moat_fail (err, 0, "no command given (and no --process)");

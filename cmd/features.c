@@ -1,5 +1,8 @@
 /* moat features: runtime-spec features.md, so engines know what moat does. */
+#include <ctype.h>
 #include <seccomp.h>
+#include <string.h>
+#include <sys/capability.h>
 #include <stdio.h>
 
 #include "../oci/json.h"
@@ -21,28 +24,35 @@ strings (struct json_writer *w, const char *key, const char *const *v)
 
 VERB (features)
 {
-  static const char *const hooks[]
-      = { "prestart", "createRuntime", "createContainer", "startContainer",
-          "poststart", "poststop", NULL };
-  static const char *const mount_opts[]
-      = { "async", "atime", "bind", "defaults", "dev", "diratime", "dirsync",
-          "exec", "iversion", "lazytime", "loud", "mand", "noatime", "nodev",
-          "nodiratime", "noexec", "noiversion", "nolazytime", "nomand",
-          "norelatime", "nostrictatime", "nosuid", "private", "rbind",
-          "relatime", "remount", "ro", "rprivate", "rro", "rshared", "rslave",
-          "runbindable", "rw", "shared", "silent", "slave", "strictatime",
-          "suid", "sync", "tmpcopyup", "unbindable", NULL };
-  static const char *const ns[] = { "cgroup", "ipc", "mount", "network",
-                                    "pid", "time", "user", "uts", NULL };
+  static const char *const hooks[] = { "prestart",
+                                       "createRuntime",
+                                       "createContainer",
+                                       "startContainer",
+                                       "poststart",
+                                       "poststop",
+                                       NULL };
+  static const char *const mount_opts[] = {
+    "async",         "atime",       "bind",       "defaults", "dev",
+    "diratime",      "dirsync",     "exec",       "iversion", "lazytime",
+    "loud",          "mand",        "noatime",    "nodev",    "nodiratime",
+    "noexec",        "noiversion",  "nolazytime", "nomand",   "norelatime",
+    "nostrictatime", "nosuid",      "private",    "rbind",    "relatime",
+    "remount",       "ro",          "rprivate",   "rro",      "rshared",
+    "rslave",        "runbindable", "rw",         "shared",   "silent",
+    "slave",         "strictatime", "suid",       "sync",     "tmpcopyup",
+    "unbindable",    NULL
+  };
+  static const char *const ns[] = { "cgroup", "ipc",  "mount", "network", "pid",
+                                    "time",   "user", "uts",   NULL };
   static const char *const actions[]
-      = { "SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL",
+      = { "SCMP_ACT_ALLOW",        "SCMP_ACT_ERRNO",       "SCMP_ACT_KILL",
           "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
-          "SCMP_ACT_TRACE", "SCMP_ACT_TRAP", NULL };
+          "SCMP_ACT_TRACE",        "SCMP_ACT_TRAP",        NULL };
   static const char *const ops[]
-      = { "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_LE",
+      = { "SCMP_CMP_EQ", "SCMP_CMP_GE",        "SCMP_CMP_GT", "SCMP_CMP_LE",
           "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE", NULL };
   static const char *const archs[]
-      = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32",
+      = { "SCMP_ARCH_X86_64",  "SCMP_ARCH_X86", "SCMP_ARCH_X32",
           "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", NULL };
   static const char *const sflags[]
       = { "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", NULL };
@@ -59,8 +69,22 @@ VERB (features)
   jw_key (w, "linux");
   jw_object_begin (w);
   strings (w, "namespaces", ns);
+  /* What the runtime knows (containerd 2.x reads this); the profile drops
+   * them all, said in run.moat.capabilities below. */
   jw_key (w, "capabilities");
-  jw_array_begin (w); /* the profile leaves none */
+  jw_array_begin (w);
+  for (int c = 0; c <= CAP_LAST_CAP; c++)
+    {
+      cleanup_free char *up = NULL;
+      char *name = cap_to_name (c);
+      if (name == NULL)
+        break;
+      up = xasprintf ("%s%s", strncmp (name, "cap_", 4) ? "CAP_" : "", name);
+      cap_free (name);
+      for (char *p = up; *p; p++)
+        *p = (char)toupper ((unsigned char)*p);
+      jw_string (w, up);
+    }
   jw_array_end (w);
   jw_key (w, "cgroup");
   jw_object_begin (w);
@@ -109,6 +133,9 @@ VERB (features)
   /* process.selinuxLabel and linux.mountLabel hold only where it is on. */
   jw_key (w, "run.moat.selinux");
   jw_string (w, selinux_status ());
+  jw_key (w, "run.moat.capabilities");
+  jw_string (w, "none: every profile drops all capabilities (G3); names in "
+                "process.capabilities are checked, then dropped");
   /* Which G1 mechanism holds on this host (SPEC: the fallback where no
    * cgroup v2 hierarchy exists). */
   {

@@ -9,6 +9,7 @@
 
 #include "../oci/json.h"
 #include "../runtime/audit.h"
+#include "../runtime/log.h"
 #include "../runtime/profile.h"
 #include "../runtime/selinux.h"
 #include "../runtime/util.h"
@@ -22,49 +23,72 @@ struct verb
   const char *help;
   bool needs_profile;
   bool audit_first; /* open the audit log before acting */
+  /* A broken operator config refuses these (they start processes or set
+   * limits and guards from it); the others warn and use the built-in
+   * profile, so that an engine can still list, kill and delete. */
+  bool needs_config;
+  /* Audited only when the operator asks (audit_read_verbs): they change
+   * nothing, and an engine polls them. */
+  bool read_only;
 };
+
+static int cmd_version (struct cmd_ctx *ctx, int argc, char **argv,
+                        struct moat_error **err);
 
 static const struct verb verbs[] = {
   { "create", cmd_create,
     "create [--bundle DIR] [--pid-file F] [--console-socket S] [--no-pivot]\n"
     "       [--no-new-keyring] [--preserve-fds N] ID",
-    "create a container from a bundle; its process waits for start", true, true },
+    "create a container from a bundle; its process waits for start", true, true,
+    true, false },
   { "start", cmd_start, "start ID", "start the process of a created container",
-    true, false },
-  { "state", cmd_state, "state ID", "print the OCI state of a container",
-    true, false },
+    true, false, true, false },
+  { "state", cmd_state, "state ID", "print the OCI state of a container", true,
+    false, false, true },
   { "kill", cmd_kill, "kill [--all] ID [SIGNAL]",
     "send a signal (default SIGTERM) to the container's init or, with --all, "
-    "to every process in it",
-    true, false },
+    "to every process in it; signal 0 checks that the init is alive",
+    true, false, false, false },
   { "delete", cmd_delete, "delete [--force] ID",
-    "delete a stopped container (--force: kill it first)", true, false },
-  { "run", cmd_run,
-    "run [create flags] [--detach] [--keep] ID",
-    "create, start and wait for a container; exits with its status", true, true },
-  { "exec", cmd_exec,
-    "exec [--process F | COMMAND...] [--detach] [--pid-file F] [--tty]\n"
-    "     [--console-socket S] [--cwd DIR] [--env K=V] [--user UID[:GID]]\n"
-    "     [--preserve-fds N] ID",
-    "run a new process in a running container, under the same profile",
-    true, true },
-  { "ps", cmd_ps, "ps [--format table|json] ID",
-    "list the processes of a container", true, false },
-  { "pause", cmd_pause, "pause ID", "freeze every process of a container",
+    "delete a stopped container (--force: kill it first; an id that does not "
+    "exist is not an error)",
+    true, false, false, false },
+  { "run", cmd_run, "run [create flags] [--detach] [--keep] ID",
+    "create, start and wait for a container; exits with its status", true, true,
     true, false },
-  { "resume", cmd_resume, "resume ID", "thaw a paused container", true, false },
+  { "exec", cmd_exec,
+    "exec [--process F] [--detach] [--pid-file F] [--tty]\n"
+    "     [--console-socket S] [--cwd DIR] [--env K=V] [--user UID[:GID]]\n"
+    "     [--additional-gids GID] [--preserve-fds N] ID [COMMAND [ARG...]]",
+    "run a new process in a running container, under the same profile", true,
+    true, true, false },
+  { "ps", cmd_ps, "ps [--format table|json] ID [-- PS-ARGS...]",
+    "list the processes of a container (with PS-ARGS: ps(1)'s output for "
+    "them)",
+    true, false, false, true },
+  { "pause", cmd_pause, "pause ID", "freeze every process of a container", true,
+    false, false, false },
+  { "resume", cmd_resume, "resume ID", "thaw a paused container", true, false,
+    false, false },
   { "update", cmd_update,
-    "update [--resources FILE|-] [--memory N] [--pids-limit N]\n"
-    "       [--cpu-quota N] [--cpu-period N] [--cpu-shares N] ID",
-    "change a container's limits (never above the profile's)", true, false },
-  { "events", cmd_events, "events [--stats] [--interval S] ID",
-    "print resource statistics as JSON", true, false },
+    "update [--resources FILE|-] [--memory N[kmg]] [--memory-swap N[kmg]]\n"
+    "       [--pids-limit N] [--cpu-quota N] [--cpu-period N] [--cpu-shares "
+    "N]\n"
+    "       [--cpuset-cpus L] [--cpuset-mems L] ID",
+    "change a container's limits (never above the profile's: a clamp is told "
+    "on stderr)",
+    true, false, true, false },
+  { "events", cmd_events, "events [--stats] [--interval DURATION] ID",
+    "print resource statistics as JSON (interval: 5s, 100ms ...)", true, false,
+    false, true },
   { "list", cmd_list, "list [--format table|json] [--quiet]",
-    "list containers", true, false },
+    "list containers, sorted by id", true, false, false, true },
   { "spec", cmd_spec, "spec [--bundle DIR] [--rootless]",
-    "write a config.json for a rootfs in DIR/rootfs", false, false },
+    "write a config.json for a rootfs in DIR/rootfs", false, false, false,
+    false },
   { "features", cmd_features, "features",
-    "print the runtime features JSON (runtime-spec features.md)", false, false },
+    "print the runtime features JSON (runtime-spec features.md)", false, false,
+    false, true },
   { "sandbox", cmd_sandbox,
     "sandbox (--rootfs DIR | --image OCI_DIR) [--workdir DIR] [--ro-bind S:D]\n"
     "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
@@ -72,38 +96,44 @@ static const struct verb verbs[] = {
     "        -- CMD [ARG...]\n"
     "       sandbox --list-cache | --prune-cache",
     "run one untrusted command in a throw-away container and report how it "
-    "ended", true, true },
+    "ended",
+    true, true, true, false },
   { "profile", cmd_profile,
     "profile show [--profile NAME] [--config F]\n"
     "       profile explain -b BUNDLE [--profile NAME] [--config F]",
     "print the effective profile, or what create would do to a bundle "
     "(every override and refusal, every mount operation) without creating "
     "anything",
-    true, false },
+    true, false, true, true },
+  { "version", cmd_version, "version", "print the version (as --version)",
+    false, false, false, true },
 };
 
 static void
 usage (FILE *out)
 {
-  fprintf (out,
-           "moat: a hardened OCI runtime. Whatever config.json asks, the "
-           "container runs\nunder a strict profile (no network beyond "
-           "loopback, no capabilities, read-only\nroot, seccomp, limits, "
-           "masked /proc and /sys, an audit line per verb).\n\n"
-           "usage: moat [global flags] VERB [flags] [ID]\n\nverbs:\n");
+  fprintf (out, "moat: a hardened OCI runtime. Whatever config.json asks, the "
+                "container runs\nunder a strict profile (no network beyond "
+                "loopback, no capabilities, read-only\nroot, seccomp, limits, "
+                "masked /proc and /sys, an audit line per verb).\n\n"
+                "usage: moat [global flags] VERB [flags] [ID]\n\nverbs:\n");
   for (size_t i = 0; i < sizeof (verbs) / sizeof (verbs[0]); i++)
     fprintf (out, "  %-9s %s\n", verbs[i].name, verbs[i].help);
   fprintf (out,
            "\nglobal flags:\n"
            "  --root DIR          state directory (default /run/moat)\n"
-           "  --log FILE          also write errors to FILE\n"
+           "  --log FILE          also write errors (and --debug detail) to "
+           "FILE\n"
            "  --log-format F      text or json (json: runc's one object "
            "per line)\n"
            "  --profile NAME      strict (default) or egress\n"
            "  --config FILE       operator config (default "
            "/etc/moat/config.json)\n"
            "  --systemd-cgroup    accepted; cgroupfs paths are used\n"
-           "  --debug             more detail in the log\n"
+           "  --debug             write to --log what moat decided and did "
+           "(profile,\n"
+           "                      overrides, namespaces, cgroup, BPF programs, "
+           "timings)\n"
            "  --version, --help\n\n"
            "moat VERB --help shows a verb's flags.\n");
 }
@@ -123,8 +153,6 @@ enum
   G_CONFIG,
   G_SYSTEMD,
   G_DEBUG,
-  G_ROOTLESS,
-  G_CRIU,
   G_VERSION,
   G_HELP
 };
@@ -178,39 +206,6 @@ global_cb (void *p, int id, const char *val, struct moat_error **err)
   return 0;
 }
 
-static void
-log_error (const char *log, const char *format, const char *msg)
-{
-  cleanup_close int fd = -1;
-  cleanup_free char *line = NULL;
-  char now[64];
-
-  if (log == NULL)
-    return;
-  fd = open (log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return;
-  now_rfc3339 (now, sizeof (now));
-  if (format && strcmp (format, "json") == 0)
-    {
-      struct json_writer *w = json_writer_new (false);
-      jw_object_begin (w);
-      jw_key (w, "level");
-      jw_string (w, "error");
-      jw_key (w, "msg");
-      jw_string (w, msg);
-      jw_key (w, "time");
-      jw_string (w, now);
-      jw_object_end (w);
-      char *j = json_writer_finish (w);
-      line = xasprintf ("%s\n", j);
-      free (j);
-    }
-  else
-    line = xasprintf ("time=\"%s\" level=error msg=\"%s\"\n", now, msg);
-  write_all (fd, line, strlen (line));
-}
-
 /* The id as the error line shows it: an id moat refused may hold a
  * newline or be kilobytes long, and the error must stay one short line. */
 static char *
@@ -224,11 +219,11 @@ printable_id (const char *id)
   out = xmalloc (64 * 4 + 4);
   for (size_t i = 0; id[i] && i < 64; i++)
     {
-      unsigned char c = (unsigned char) id[i];
+      unsigned char c = (unsigned char)id[i];
       if (c < 0x20 || c == 0x7f)
         n += sprintf (out + n, "\\x%02x", c);
       else
-        out[n++] = (char) c;
+        out[n++] = (char)c;
     }
   strcpy (out + n, strlen (id) > 64 ? "..." : "");
   return out;
@@ -244,6 +239,52 @@ print_version (void)
           "2", selinux_status (), MOAT_DEBUG ? ", DEBUG fault points" : "");
 }
 
+static int
+cmd_version (struct cmd_ctx *ctx, int argc, char **argv,
+             struct moat_error **err)
+{
+  int idx;
+  int r = cmd_parse (argv[0], argc, argv, 1, NULL, NULL, NULL, &idx, err);
+  if (r < 0)
+    return r;
+  if (idx < argc)
+    return moat_fail (err, 0, "unexpected argument %s", argv[idx]);
+  print_version ();
+  return 0;
+}
+
+/* The profile for this verb (see struct verb needs_config). */
+static int
+load_profile (const struct verb *v, struct cmd_ctx *ctx, struct profile **ret,
+              struct moat_error **err)
+{
+  int r = profile_load (ctx->g.config, ctx->g.profile_name, ret, err);
+  if (r == 0 || v->needs_config)
+    return r;
+  fprintf (stderr, "moat: warning: %s; %s goes on with the built-in profile\n",
+           (*err)->msg, v->name);
+  moat_error_free (err);
+  return profile_load_builtin (ctx->g.profile_name, ret, err);
+}
+
+static void
+debug_profile (const struct profile *p, const struct cmd_ctx *ctx)
+{
+  if (!log_debug_enabled ())
+    return;
+  log_debug ("%s: profile %s (operator config %s): network %s, pids %lld, "
+             "memory %lld, cpu %lld/%llu us, tmpfs %llu, nofile %llu, "
+             "%zu denied CIDRs, audit log %s%s",
+             ctx->verb, p->name,
+             ctx->g.config ? ctx->g.config : "/etc/moat/config.json",
+             p->egress ? "egress" : "loopback only", (long long)p->pids_limit,
+             (long long)p->memory_limit, (long long)p->cpu_quota,
+             (unsigned long long)p->cpu_period,
+             (unsigned long long)p->tmpfs_size, (unsigned long long)p->nofile,
+             p->n_deny, p->audit_log,
+             p->audit_read_verbs ? " (read-only verbs too)" : "");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -255,25 +296,27 @@ main (int argc, char **argv)
           { "config", 0, true, G_CONFIG },
           { "systemd-cgroup", 0, false, G_SYSTEMD },
           { "debug", 0, false, G_DEBUG },
-          { "rootless", 0, true, G_ROOTLESS },
-          { "criu", 0, true, G_CRIU },
           { "version", 'v', false, G_VERSION },
           { "help", 'h', false, G_HELP },
           { NULL, 0, false, 0 } };
   struct cmd_ctx ctx = { .g = { .root = "/run/moat" } };
   struct globals_parse gp = { .ctx = &ctx };
   struct override_list overrides = { 0 };
-  struct verb_audit audit = { .overrides = &overrides };
+  struct verb_audit audit = { .overrides = &overrides, .exit_status = -1 };
   struct profile *profile = NULL;
   struct moat_error *err = NULL;
   const struct verb *v = NULL;
   int audit_fd = -1;
   int idx, r;
 
-  r = cmd_parse (argc, argv, 1, gopts, global_cb, &gp, &idx, &err);
+  r = cmd_parse (NULL, argc, argv, 1, gopts, global_cb, &gp, &idx, &err);
+  log_setup (gp.log, gp.log_format && strcmp (gp.log_format, "json") == 0,
+             ctx.g.debug);
   if (r < 0)
     {
       fprintf (stderr, "moat: %s\n", err->msg);
+      log_error (err->msg);
+      moat_error_free (&err);
       return 1;
     }
   if (gp.version)
@@ -293,7 +336,7 @@ main (int argc, char **argv)
     {
       fprintf (stderr, "moat: unknown verb %s (moat --help lists them)\n",
                argv[idx]);
-      log_error (gp.log, gp.log_format, "unknown verb");
+      log_error ("unknown verb");
       return 1;
     }
   ctx.verb = v->name;
@@ -304,9 +347,11 @@ main (int argc, char **argv)
     }
   if (v->needs_profile)
     {
-      r = profile_load (ctx.g.config, ctx.g.profile_name, &profile, &err);
+      r = load_profile (v, &ctx, &profile, &err);
       ctx.g.profile = profile;
       ctx.g.audit = &audit;
+      if (r == 0)
+        debug_profile (profile, &ctx);
       /* Verbs that start processes fail closed: no audit log, no container. */
       if (r == 0 && v->audit_first)
         r = audit_open (profile->audit_log, &audit_fd, &err);
@@ -314,7 +359,7 @@ main (int argc, char **argv)
   if (r == 0)
     r = v->fn (&ctx, argc - idx, argv + idx, &err);
   /* `profile show --profile X` may have swapped the profile. */
-  profile = (struct profile *) ctx.g.profile;
+  profile = (struct profile *)ctx.g.profile;
 
   if (r < 0)
     {
@@ -323,9 +368,14 @@ main (int argc, char **argv)
       cleanup_free char *full = id ? xasprintf ("%s %s: %s", ctx.verb, id, msg)
                                    : xasprintf ("%s: %s", ctx.verb, msg);
       fprintf (stderr, "moat: %s\n", full);
-      log_error (gp.log, gp.log_format, msg);
+      log_error (msg);
     }
-  if (profile)
+  /* A failed verb's error says enough; a clamp it made holds nowhere. */
+  if (r == 0)
+    audit_tell_clamps (&overrides, &audit.told, ctx.verb, ctx.id);
+  audit_debug_overrides (&overrides, ctx.verb);
+  log_phase (r < 0 ? "failed" : "done");
+  if (profile && (!v->read_only || profile->audit_read_verbs))
     {
       struct audit_record rec = {
         .verb = ctx.verb,
@@ -336,6 +386,8 @@ main (int argc, char **argv)
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
         .error = r < 0 && err ? err->msg : NULL,
+        .exit_status = audit.exit_status,
+        .config_digest = audit.config_digest,
       };
       struct moat_error *aerr = NULL;
       if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
@@ -351,8 +403,8 @@ main (int argc, char **argv)
   override_list_clear (&overrides);
   free (audit.bundle);
   free (audit.profile);
+  free (audit.config_digest);
   profile_free (profile);
   moat_error_free (&err);
-  return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1)
-               : ctx.exit_status;
+  return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;
 }

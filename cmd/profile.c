@@ -18,7 +18,7 @@ VERB (profile)
   bool explain;
   int idx, r;
 
-  r = cmd_parse (argc, argv, 1, opts, NULL, NULL, &idx, err);
+  r = cmd_parse (argv[0], argc, argv, 1, opts, NULL, NULL, &idx, err);
   if (r < 0)
     return r;
   if (idx >= argc

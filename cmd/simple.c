@@ -3,13 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../oci/duration.h"
 #include "../runtime/util.h"
 #include "cmd.h"
 
 static int
 bool_cb (void *p, int id, const char *val, struct moat_error **err)
 {
-  ((bool *) p)[id] = true;
+  ((bool *)p)[id] = true;
   return 0;
 }
 
@@ -20,7 +21,7 @@ parse_id_and_bools (struct cmd_ctx *ctx, int argc, char **argv,
                     struct moat_error **err)
 {
   int idx, r;
-  r = cmd_parse (argc, argv, 1, opts, bool_cb, flags, &idx, err);
+  r = cmd_parse (argv[0], argc, argv, 1, opts, bool_cb, flags, &idx, err);
   if (r < 0)
     return r;
   r = cmd_take_id (ctx, argc, argv, idx, err);
@@ -63,7 +64,10 @@ VERB (kill)
    * "kill --all ID 9" and "kill ID KILL" are). */
   if (idx < argc)
     {
-      if (signal_parse (argv[idx], &sig) < 0)
+      /* Signal 0, as runc's: only whether the init is alive. */
+      if (strcmp (argv[idx], "0") == 0)
+        sig = 0;
+      else if (signal_parse (argv[idx], &sig) < 0)
         return moat_fail (err, 0, "invalid signal %s", argv[idx]);
       if (idx + 1 < argc)
         return moat_fail (err, 0, "unexpected argument %s", argv[idx + 1]);
@@ -95,7 +99,7 @@ VERB (resume)
 struct format_opts
 {
   bool json, quiet, stats;
-  int interval;
+  uint64_t interval_ms;
 };
 
 static int
@@ -117,59 +121,81 @@ format_cb (void *p, int id, const char *val, struct moat_error **err)
       f->stats = true;
       break;
     case 4:
-      if (parse_int (val, &f->interval) < 0 || f->interval <= 0)
-        {
-          /* runc takes a Go duration ("5s"). */
-          size_t n = strlen (val);
-          cleanup_free char *num = xstrdup (val);
-          if (n > 1 && val[n - 1] == 's')
-            num[n - 1] = '\0';
-          if (parse_int (num, &f->interval) < 0 || f->interval <= 0)
-            return moat_fail (err, 0, "--interval: expected seconds");
-        }
+      {
+        /* runc takes a Go duration ("5s", "100ms"); a bare number is
+         * seconds, as moat took before. */
+        uint64_t ns, secs;
+        if (parse_uint64 (val, &secs) == 0 && secs > 0 && secs < 1000000)
+          ns = secs * 1000000000ULL;
+        else if (go_duration_parse (val, &ns) < 0)
+          return moat_fail (err, 0,
+                            "--interval: expected a duration (5s, "
+                            "100ms), got %s",
+                            val);
+        if (ns < 1000000)
+          return moat_fail (err, 0, "--interval: at least 1ms, got %s", val);
+        f->interval_ms = ns / 1000000;
+      }
       break;
     }
   return 0;
 }
 
-static const struct cmd_opt format_opts_table[]
-    = { { "format", 'f', true, 1 }, { "quiet", 'q', false, 2 },
-        { "stats", 0, false, 3 },   { "interval", 0, true, 4 },
-        { NULL, 0, false, 0 } };
+static const struct cmd_opt format_opts_table[] = { { "format", 'f', true, 1 },
+                                                    { "quiet", 'q', false, 2 },
+                                                    { "stats", 0, false, 3 },
+                                                    { "interval", 0, true, 4 },
+                                                    { NULL, 0, false, 0 } };
 
 VERB (list)
 {
   struct format_opts f = { 0 };
   int idx;
-  int r = cmd_parse (argc, argv, 1, format_opts_table, format_cb, &f, &idx,
-                     err);
+  int r = cmd_parse (argv[0], argc, argv, 1, format_opts_table, format_cb, &f,
+                     &idx, err);
   if (r < 0)
     return r;
-  return container_list (&ctx->g, f.json, stdout, err);
+  if (idx < argc)
+    return moat_fail (err, 0, "unexpected argument %s", argv[idx]);
+  return container_list (&ctx->g,
+                         f.quiet  ? LIST_QUIET
+                         : f.json ? LIST_JSON
+                                  : LIST_TABLE,
+                         stdout, err);
 }
 
+/* ps [--format F] ID [--] [PS-ARGS...]: runc passes what follows the id to
+ * ps(1) and keeps the container's lines. */
 VERB (ps)
 {
   struct format_opts f = { 0 };
+  char **ps_args;
   int idx;
-  int r = cmd_parse (argc, argv, 1, format_opts_table, format_cb, &f, &idx,
-                     err);
+  int r = cmd_parse (argv[0], argc, argv, 1, format_opts_table, format_cb, &f,
+                     &idx, err);
   if (r < 0)
     return r;
   r = cmd_take_id (ctx, argc, argv, idx, err);
-  return r < 0 ? r : container_ps (&ctx->g, ctx->id, f.json, stdout, err);
+  if (r < 0)
+    return r;
+  ps_args = argv + idx + 1;
+  if (*ps_args && strcmp (*ps_args, "--") == 0)
+    ps_args++;
+  if (*ps_args && f.json)
+    return moat_fail (err, 0, "ps arguments do not go with --format json");
+  return container_ps (&ctx->g, ctx->id, f.json, ps_args, stdout, err);
 }
 
 VERB (events)
 {
-  struct format_opts f = { .interval = 5 };
+  struct format_opts f = { .interval_ms = 5000 };
   int idx;
-  int r = cmd_parse (argc, argv, 1, format_opts_table, format_cb, &f, &idx,
-                     err);
+  int r = cmd_parse (argv[0], argc, argv, 1, format_opts_table, format_cb, &f,
+                     &idx, err);
   if (r < 0)
     return r;
   r = cmd_take_id (ctx, argc, argv, idx, err);
   return r < 0 ? r
-               : container_events (&ctx->g, ctx->id, f.stats, f.interval,
+               : container_events (&ctx->g, ctx->id, f.stats, f.interval_ms,
                                    stdout, err);
 }

@@ -80,7 +80,7 @@ VERB (spec)
   cleanup_close int dfd = -1;
   int idx, r, fd;
 
-  r = cmd_parse (argc, argv, 1, opts, spec_cb, &bundle, &idx, err);
+  r = cmd_parse (argv[0], argc, argv, 1, opts, spec_cb, &bundle, &idx, err);
   if (r < 0)
     return r;
   dfd = open (bundle, O_DIRECTORY | O_CLOEXEC);

@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "../runtime/profile.h"
 #include "../runtime/util.h"
 #include "cmd.h"
 
@@ -13,8 +14,7 @@ enum
   U_CPU_PERIOD,
   U_CPU_SHARES,
   U_CPUSET_CPUS,
-  U_CPUSET_MEMS,
-  U_IGNORED
+  U_CPUSET_MEMS
 };
 
 static int
@@ -22,6 +22,27 @@ num (const char *flag, const char *val, int64_t *ret, struct moat_error **err)
 {
   if (parse_int64 (val, ret) < 0)
     return moat_fail (err, 0, "%s: expected a number, got %s", flag, val);
+  return 0;
+}
+
+/* runc's units.RAMInBytes: "1g", "512m", "64k", "1GiB", "2147483648"; -1
+ * is unlimited, as runc's. Binary units (k = 1024). */
+static int
+bytes (const char *flag, const char *val, int64_t *ret, struct moat_error **err)
+{
+  uint64_t v;
+
+  if (strcmp (val, "-1") == 0)
+    {
+      *ret = -1;
+      return 0;
+    }
+  if (profile_parse_size (val, &v) < 0 || v > INT64_MAX)
+    return moat_fail (err, 0,
+                      "%s: expected bytes (a number, or with k, m, g: 1g, "
+                      "512m), got %s",
+                      flag, val);
+  *ret = (int64_t)v;
   return 0;
 }
 
@@ -39,12 +60,12 @@ update_cb (void *p, int id, const char *val, struct moat_error **err)
       o->resources_file = val;
       break;
     case U_MEMORY:
-      ret = num ("--memory", val, &v, err);
+      ret = bytes ("--memory", val, &v, err);
       r->memory.has_limit = true;
       r->memory.limit = v;
       break;
     case U_MEMORY_SWAP:
-      ret = num ("--memory-swap", val, &v, err);
+      ret = bytes ("--memory-swap", val, &v, err);
       r->memory.has_swap = true;
       r->memory.swap = v;
       break;
@@ -61,18 +82,18 @@ update_cb (void *p, int id, const char *val, struct moat_error **err)
     case U_CPU_PERIOD:
       ret = num ("--cpu-period", val, &v, err);
       r->cpu.has_period = true;
-      r->cpu.period = (uint64_t) v;
+      r->cpu.period = (uint64_t)v;
       break;
     case U_CPU_SHARES:
       ret = num ("--cpu-share", val, &v, err);
       r->cpu.has_shares = true;
-      r->cpu.shares = (uint64_t) v;
+      r->cpu.shares = (uint64_t)v;
       break;
     case U_CPUSET_CPUS:
-      r->cpu.cpus = (char *) val;
+      r->cpu.cpus = (char *)val;
       break;
     case U_CPUSET_MEMS:
-      r->cpu.mems = (char *) val;
+      r->cpu.mems = (char *)val;
       break;
     }
   if (ret == 0 && v < 0 && id != U_MEMORY && id != U_MEMORY_SWAP
@@ -94,14 +115,11 @@ VERB (update)
           { "cpu-shares", 0, true, U_CPU_SHARES },
           { "cpuset-cpus", 0, true, U_CPUSET_CPUS },
           { "cpuset-mems", 0, true, U_CPUSET_MEMS },
-          { "blkio-weight", 0, true, U_IGNORED },
-          { "kernel-memory", 0, true, U_IGNORED },
-          { "memory-reservation", 0, true, U_IGNORED },
           { NULL, 0, false, 0 } };
   struct update_opts o = { 0 };
   int idx, r;
 
-  r = cmd_parse (argc, argv, 1, opts, update_cb, &o, &idx, err);
+  r = cmd_parse (argv[0], argc, argv, 1, opts, update_cb, &o, &idx, err);
   if (r < 0)
     return r;
   r = cmd_take_id (ctx, argc, argv, idx, err);

@@ -156,8 +156,9 @@ parse_user (const json_node *proc, const char *parent, struct spec_user *user,
 }
 
 /* OCI spells capabilities "CAP_CHOWN". libcap would also take "chown", a
- * number or trailing blanks; those are not OCI names, and like an unknown
- * name (a capability newer than libcap, as runc does) they are skipped. */
+ * number or trailing blanks; those are not OCI names. They and names that
+ * are no capability at all are bad input (as crun's "unknown cap"), though
+ * the profile drops every capability anyway. */
 static int
 capability_from_name (const char *name)
 {
@@ -181,8 +182,10 @@ get_capability_set (const json_node *caps, const char *parent, const char *key,
   for (size_t i = 0; names && names[i]; i++)
     {
       int cap = capability_from_name (names[i]);
-      if (cap >= 0)
-        *ret |= UINT64_C (1) << cap;
+      if (cap < 0)
+        return moat_fail (err, 0, "%s.%s[%zu]: unknown capability %s", parent,
+                          key, i, names[i]);
+      *ret |= UINT64_C (1) << cap;
     }
   return 0;
 }

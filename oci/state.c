@@ -182,7 +182,7 @@ state_oci_json (const struct container_state *st, const char *status,
   put_string (w, "bundle", st->bundle);
   put_string (w, "rootfs", st->rootfs);
   put_string (w, "created", st->created);
-  put_string (w, "owner", "");
+  put_string (w, "owner", st->owner ? st->owner : "");
   jw_key (w, "annotations");
   write_annotations (w, st->annotations, st->n_annotations);
   jw_object_end (w);

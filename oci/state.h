@@ -25,6 +25,7 @@ struct container_state
   bool has_tty;
   struct spec_kv *annotations;
   size_t n_annotations;
+  const char *owner; /* list only, not saved: the state dir owner's name */
 };
 
 /* Serialize / parse moat's own state file. */

@@ -3,13 +3,36 @@
  * running at the same time never interleave. The caller decides whether a
  * failed write fails the verb (create, run and exec should: fail closed). */
 #include "audit.h"
+#include "log.h"
+#include "sha256.h"
 #include "util.h"
 #include "../oci/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+/* What the profile said no to: a refusal, or an annotation it ignored. */
+static bool
+is_refusal (const struct override *o)
+{
+  return o->kind == OVERRIDE_REFUSED || o->kind == OVERRIDE_IGNORED;
+}
+
+/* A limit asked above the profile and lowered: config.json or update gave
+ * a number ("unlimited" and "unset" are the profile filling a gap). */
+static bool
+is_clamp (const struct override *o)
+{
+  return o->kind == OVERRIDE_CHANGED
+         && strncmp (o->path, "linux.resources.", 16) == 0
+         && strcmp (o->path, "linux.resources.devices") != 0 && o->asked
+         && strcmp (o->asked, "unlimited") != 0
+         && strcmp (o->asked, "unset") != 0;
+}
 
 static void
 write_override (struct json_writer *w, const struct override *o)
@@ -32,7 +55,10 @@ audit_line (const struct audit_record *r)
   struct json_writer *w = json_writer_new (false);
   char now[64];
   char *json, *line;
+  bool refused = false;
 
+  for (size_t i = 0; r->overrides && i < r->overrides->n; i++)
+    refused |= is_refusal (&r->overrides->v[i]);
   now_rfc3339 (now, sizeof (now));
   jw_object_begin (w);
   jw_key (w, "time");
@@ -45,6 +71,22 @@ audit_line (const struct audit_record *r)
   jw_string (w, r->bundle);
   jw_key (w, "profile");
   jw_string (w, r->profile);
+  jw_key (w, "uid");
+  jw_int (w, getuid ());
+  jw_key (w, "pid");
+  jw_int (w, getpid ());
+  jw_key (w, "ppid");
+  jw_int (w, getppid ());
+  if (r->config_digest)
+    {
+      jw_key (w, "config_digest");
+      jw_string (w, r->config_digest);
+    }
+  if (r->exit_status >= 0)
+    {
+      jw_key (w, "exit_status");
+      jw_int (w, r->exit_status);
+    }
   jw_key (w, "result");
   jw_string (w, r->result == 0 ? "ok" : "error");
   if (r->result != 0)
@@ -52,6 +94,8 @@ audit_line (const struct audit_record *r)
       jw_key (w, "error");
       jw_string (w, r->error ? r->error : "unknown error");
     }
+  jw_key (w, "refused");
+  jw_bool (w, refused);
   jw_key (w, "network_guard");
   jw_string (w, r->mechanism);
   jw_key (w, "overrides");
@@ -106,7 +150,7 @@ audit_write_fd (int fd, const struct audit_record *r, struct moat_error **err)
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return moat_fail (err, errno, "writing audit log");
-  if ((size_t) n != len)
+  if ((size_t)n != len)
     return moat_fail (err, ENOSPC, "writing audit log: short write");
   return 0;
 }
@@ -123,4 +167,71 @@ audit_write (const char *path, const struct audit_record *r,
   if (ret < 0)
     return moat_error_wrap (err, "%s", path);
   return 0;
+}
+
+/* Device nodes or device cgroup rules the profile would not give. */
+static bool
+is_device_refusal (const struct override *o)
+{
+  return (o->kind == OVERRIDE_REMOVED && strcmp (o->path, "linux.devices") == 0)
+         || (o->kind == OVERRIDE_CHANGED
+             && strcmp (o->path, "linux.resources.devices") == 0);
+}
+
+void
+audit_tell_clamps (const struct override_list *l, size_t *told,
+                   const char *verb, const char *id)
+{
+  for (; l && *told < l->n; (*told)++)
+    {
+      const struct override *o = &l->v[*told];
+      const char *asked = o->asked ? o->asked : "(empty)";
+      const char *why;
+
+      if (o->kind == OVERRIDE_IGNORED)
+        why = o->enforced ? "annotations may only tighten the profile"
+                          : "not a run.moat annotation moat knows";
+      else if (is_clamp (o))
+        why = "above the profile's limit";
+      else if (is_device_refusal (o))
+        why = "the profile allows null, zero, full, random, urandom, tty "
+              "and ptmx only";
+      else
+        continue;
+      /* A privileged config lists every host device: one line still. */
+      fprintf (stderr, "moat: %s%s%s: warning: %s: asked %.300s%s, %s%s (%s)\n",
+               verb, id ? " " : "", id ? id : "", o->path, asked,
+               strlen (asked) > 300 ? "..." : "",
+               o->enforced ? "holds " : "ignored",
+               o->enforced ? o->enforced : "", why);
+    }
+}
+
+void
+audit_debug_overrides (const struct override_list *l, const char *verb)
+{
+  for (size_t i = 0; l && i < l->n && log_debug_enabled (); i++)
+    log_debug ("%s: override %s %s: asked %s, enforced %s", verb,
+               override_kind_name (l->v[i].kind), l->v[i].path,
+               l->v[i].asked ? l->v[i].asked : "-",
+               l->v[i].enforced ? l->v[i].enforced : "-");
+}
+
+char *
+audit_digest (const void *data, size_t len)
+{
+  char hex[65];
+  sha256_hex (data, len, hex);
+  return xasprintf ("sha256:%s", hex);
+}
+
+char *
+audit_file_digest (int dirfd, const char *name)
+{
+  cleanup_free char *text = NULL;
+  size_t len;
+
+  if (read_file_at (dirfd, name, 4u * 1024 * 1024, &text, &len) < 0)
+    return NULL;
+  return audit_digest (text, len);
 }

@@ -24,6 +24,7 @@
 
 #include "../hooks/hooks.h"
 #include "../oci/state.h"
+#include "audit.h"
 #include "cgroup.h"
 #include "container_internal.h"
 #include "debug.h"
@@ -761,6 +762,8 @@ container_create_internal (const struct moat_globals *g,
   r = read_config (bundle, &s, &config_text, &config_len, err);
   if (r < 0)
     return r;
+  if (g->audit)
+    g->audit->config_digest = audit_digest (config_text, config_len);
   r = profile_apply_effective (s, g->profile, &eff, ov, err);
   if (r < 0)
     return r;

@@ -21,6 +21,9 @@ struct verb_audit
   char *profile;                    /* the container's, once it is known */
   const char *mechanism;            /* network guard used */
   struct override_list *overrides;  /* owned by the caller */
+  size_t told;                      /* overrides already told on stderr */
+  int exit_status;     /* the container's, when known (run, delete); -1 */
+  char *config_digest; /* "sha256:..." of the config.json create used */
 };
 
 /* Global flags, and the profile main() loaded. */
@@ -58,6 +61,8 @@ struct exec_opts
   const char *cwd;
   char **env;                 /* --env, appended */
   const char *user;           /* --user UID[:GID] */
+  uint32_t *additional_gids;  /* --additional-gids, added to the user's */
+  size_t n_additional_gids;
   bool tty;
   bool detach;
   int preserve_fds;
@@ -86,19 +91,31 @@ int container_kill (const struct moat_globals *g, const char *id, int sig,
                     bool all, struct moat_error **err);
 int container_delete (const struct moat_globals *g, const char *id,
                       bool force, struct moat_error **err);
-int container_list (const struct moat_globals *g, bool json, FILE *out,
-                    struct moat_error **err);
+enum list_format
+{
+  LIST_TABLE,
+  LIST_JSON,
+  LIST_QUIET /* ids only */
+};
+/* Every container under g->root, sorted by id. */
+int container_list (const struct moat_globals *g, enum list_format format,
+                    FILE *out, struct moat_error **err);
 int container_exec (const struct moat_globals *g, const struct exec_opts *o,
                     int *ret_status, struct moat_error **err);
+/* ps_args (NULL-terminated, may be empty): run ps(1) with them and print
+ * its header and the lines of the container's processes, as runc. */
 int container_ps (const struct moat_globals *g, const char *id, bool json,
-                  FILE *out, struct moat_error **err);
+                  char *const *ps_args, FILE *out, struct moat_error **err);
 int container_pause (const struct moat_globals *g, const char *id,
                      bool pause, struct moat_error **err);
 int container_update (const struct moat_globals *g,
                       const struct update_opts *o, struct moat_error **err);
-int container_events (const struct moat_globals *g, const char *id,
-                      bool stats, int interval, FILE *out,
-                      struct moat_error **err);
+int container_events (const struct moat_globals *g, const char *id, bool stats,
+                      uint64_t interval_ms, FILE *out, struct moat_error **err);
+
+/* --debug: log what the container got (namespaces, cgroup, the BPF
+ * programs on it), read back after create. */
+void container_debug_report (const struct moat_globals *g, const char *id);
 
 /* moat profile explain: print every override and refusal, and every mount
  * operation in order, that creating bundle would bring; create nothing. */

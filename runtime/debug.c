@@ -15,6 +15,7 @@ debug_pause (const char *stage)
   const char *want = getenv ("MOAT_DEBUG_PAUSE");
   cleanup_free char *line = NULL;
 
+  log_phase (stage);
   if (want == NULL || strcmp (want, stage) != 0)
     return;
   line = xasprintf ("paused at %s\n", stage);

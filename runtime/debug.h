@@ -1,20 +1,23 @@
-/* Test-only fault points: a build with DEBUG=1 (-DMOAT_DEBUG=1) can be made
- * to stop at a named stage of create, so that tests can kill -9 moat there
- * and check that `delete --force` still cleans up. In a release build
- * debug_pause() compiles to nothing. */
+/* Create's named stages. Each logs its time in the --debug log
+ * (log_phase). Test-only fault points besides: a build with DEBUG=1
+ * (-DMOAT_DEBUG=1) can be made to stop at a stage, so that tests can kill
+ * -9 moat there and check that `delete --force` still cleans up. In a
+ * release build there is no pause. */
 #ifndef MOAT_DEBUG_H
 #define MOAT_DEBUG_H
+
+#include "log.h"
 
 #ifndef MOAT_DEBUG
 #define MOAT_DEBUG 0
 #endif
 
 #if MOAT_DEBUG
-/* If env MOAT_DEBUG_PAUSE equals STAGE: print "paused at STAGE" on stderr
- * and stop until killed. */
+/* log_phase (STAGE); then if env MOAT_DEBUG_PAUSE equals STAGE: print
+ * "paused at STAGE" on stderr and stop until killed. */
 void debug_pause (const char *stage);
 #else
-#define debug_pause(stage) ((void)0)
+#define debug_pause(stage) log_phase (stage)
 #endif
 
 #endif

@@ -100,6 +100,17 @@ build_process (const struct exec_opts *o, const struct spec *s,
       spec_process_free (p);
       return r;
     }
+  if (o->n_additional_gids)
+    {
+      /* runc appends --additional-gids to the process's own. */
+      struct spec_user *u = &p->user;
+      u->additional_gids = xrealloc (
+          u->additional_gids, (u->n_additional_gids + o->n_additional_gids)
+                                  * sizeof (*u->additional_gids));
+      memcpy (u->additional_gids + u->n_additional_gids, o->additional_gids,
+              o->n_additional_gids * sizeof (*o->additional_gids));
+      u->n_additional_gids += o->n_additional_gids;
+    }
   if (o->tty)
     p->terminal = true;
   if (p->cwd == NULL || p->cwd[0] != '/')

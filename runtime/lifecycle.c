@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "../hooks/hooks.h"
+#include "audit.h"
 #include "cgroup.h"
 #include "container_internal.h"
 #include "netguard.h"
@@ -32,17 +34,17 @@ signal_parse (const char *s, int *ret)
     const char *name;
     int sig;
   } names[] = {
-    { "HUP", SIGHUP },     { "INT", SIGINT },     { "QUIT", SIGQUIT },
-    { "ILL", SIGILL },     { "TRAP", SIGTRAP },   { "ABRT", SIGABRT },
-    { "IOT", SIGIOT },     { "BUS", SIGBUS },     { "FPE", SIGFPE },
-    { "KILL", SIGKILL },   { "USR1", SIGUSR1 },   { "SEGV", SIGSEGV },
-    { "USR2", SIGUSR2 },   { "PIPE", SIGPIPE },   { "ALRM", SIGALRM },
-    { "TERM", SIGTERM },   { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },
-    { "CONT", SIGCONT },   { "STOP", SIGSTOP },   { "TSTP", SIGTSTP },
-    { "TTIN", SIGTTIN },   { "TTOU", SIGTTOU },   { "URG", SIGURG },
-    { "XCPU", SIGXCPU },   { "XFSZ", SIGXFSZ },   { "VTALRM", SIGVTALRM },
-    { "PROF", SIGPROF },   { "WINCH", SIGWINCH }, { "IO", SIGIO },
-    { "POLL", SIGPOLL },   { "PWR", SIGPWR },     { "SYS", SIGSYS },
+    { "HUP", SIGHUP },   { "INT", SIGINT },       { "QUIT", SIGQUIT },
+    { "ILL", SIGILL },   { "TRAP", SIGTRAP },     { "ABRT", SIGABRT },
+    { "IOT", SIGIOT },   { "BUS", SIGBUS },       { "FPE", SIGFPE },
+    { "KILL", SIGKILL }, { "USR1", SIGUSR1 },     { "SEGV", SIGSEGV },
+    { "USR2", SIGUSR2 }, { "PIPE", SIGPIPE },     { "ALRM", SIGALRM },
+    { "TERM", SIGTERM }, { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },
+    { "CONT", SIGCONT }, { "STOP", SIGSTOP },     { "TSTP", SIGTSTP },
+    { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },     { "URG", SIGURG },
+    { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },     { "VTALRM", SIGVTALRM },
+    { "PROF", SIGPROF }, { "WINCH", SIGWINCH },   { "IO", SIGIO },
+    { "POLL", SIGPOLL }, { "PWR", SIGPWR },       { "SYS", SIGSYS },
   };
   int v;
 
@@ -126,10 +128,10 @@ container_start (const struct moat_globals *g, const char *id,
         return moat_error_wrap (err, "network guard (fallback)");
     }
   if (g->audit && st->netguard)
-    g->audit->mechanism = strcmp (st->netguard, "cgroup-bpf") == 0 ? "cgroup-bpf"
-                          : strcmp (st->netguard, "fallback") == 0
-                              ? "fallback"
-                              : "none";
+    g->audit->mechanism = strcmp (st->netguard, "cgroup-bpf") == 0
+                              ? "cgroup-bpf"
+                          : strcmp (st->netguard, "fallback") == 0 ? "fallback"
+                                                                   : "none";
   fifo = openat (dirfd, "exec.fifo", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fifo < 0)
     return moat_fail (err, errno == ENXIO ? 0 : errno,
@@ -158,8 +160,8 @@ container_start (const struct moat_globals *g, const char *id,
 }
 
 int
-container_state (const struct moat_globals *g, const char *id,
-                 char **ret_json, struct moat_error **err)
+container_state (const struct moat_globals *g, const char *id, char **ret_json,
+                 struct moat_error **err)
 {
   cleanup_close int dirfd = -1;
   cleanup_state struct container_state *st = NULL;
@@ -176,8 +178,7 @@ container_state (const struct moat_globals *g, const char *id,
 }
 
 static int
-signal_init (const struct container_state *st, int sig,
-             struct moat_error **err)
+signal_init (const struct container_state *st, int sig, struct moat_error **err)
 {
   /* A pidfd pins the process: no signal lands on a recycled pid. */
   cleanup_close int pidfd = pidfd_open (st->pid, 0);
@@ -193,8 +194,8 @@ signal_init (const struct container_state *st, int sig,
 }
 
 int
-container_kill (const struct moat_globals *g, const char *id, int sig,
-                bool all, struct moat_error **err)
+container_kill (const struct moat_globals *g, const char *id, int sig, bool all,
+                struct moat_error **err)
 {
   cleanup_close int dirfd = -1;
   cleanup_state struct container_state *st = NULL;
@@ -231,6 +232,33 @@ wait_gone (const struct container_state *st)
     }
 }
 
+/* The exit status of an init that exited and that its parent (an engine's
+ * shim) has not reaped yet: /proc/PID/stat's last field (Linux 3.5), in
+ * waitpid's encoding. -1 when unknown (reaped, or never ran). */
+static int
+zombie_exit_status (const struct container_state *st)
+{
+  char path[64], pstate = 0;
+  cleanup_free char *text = NULL;
+  uint64_t start = 0;
+  const char *last;
+  int code;
+
+  if (st->pid <= 0 || proc_stat_read (st->pid, &pstate, &start) < 0
+      || pstate != 'Z' || start != st->pid_starttime)
+    return -1;
+  snprintf (path, sizeof (path), "/proc/%d/stat", st->pid);
+  if (read_file_at (AT_FDCWD, path, 4096, &text, NULL) < 0)
+    return -1;
+  text[strcspn (text, "\n")] = '\0';
+  last = strrchr (text, ' ');
+  if (last == NULL || parse_int (last + 1, &code) < 0)
+    return -1;
+  if (WIFEXITED (code))
+    return WEXITSTATUS (code);
+  return WIFSIGNALED (code) ? 128 + WTERMSIG (code) : -1;
+}
+
 static int
 destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
                    const struct container_state *st, struct moat_error **err)
@@ -241,6 +269,13 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
   struct cgroup *cg = NULL;
   int r;
 
+  if (g->audit)
+    {
+      free (g->audit->config_digest);
+      g->audit->config_digest = audit_file_digest (dirfd, "config.json");
+      if (g->audit->exit_status < 0)
+        g->audit->exit_status = zombie_exit_status (st);
+    }
   if (container_init_alive (st))
     {
       cleanup_close int pidfd = pidfd_open (st->pid, 0);
@@ -276,8 +311,7 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
  * cgroup (and with it every process of the container) is found from the
  * saved config.json, or the default path when that is unreadable too. */
 static void
-destroy_orphan_cgroup (const struct moat_globals *g, int rootfd,
-                       const char *id)
+destroy_orphan_cgroup (const struct moat_globals *g, int rootfd, const char *id)
 {
   cleanup_close int dirfd
       = openat (rootfd, id, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -320,12 +354,23 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
         {
           /* Not -ENOENT alone: a missing state.json is ENOENT too. */
           cleanup_close int rfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
-          if (rfd >= 0 && container_id_check (id, NULL) == 0
-              && faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+          bool gone = rfd < 0 && errno == ENOENT;
+          if (rfd >= 0 && container_id_check (id, NULL) == 0)
+            {
+              if (faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                {
+                  moat_error_free (err);
+                  destroy_orphan_cgroup (g, rfd, id);
+                  return statedir_remove (rfd, id, err);
+                }
+              gone = errno == ENOENT;
+            }
+          /* runc and crun: forcing the delete of a container that does not
+           * exist succeeds (an engine's cleanup may run twice). */
+          if (gone && container_id_check (id, NULL) == 0)
             {
               moat_error_free (err);
-              destroy_orphan_cgroup (g, rfd, id);
-              return statedir_remove (rfd, id, err);
+              return 0;
             }
         }
       return r;
@@ -334,8 +379,8 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
   if (!force && strcmp (status, "stopped") != 0
       && strcmp (status, "created") != 0)
     return moat_fail (err, 0,
-                      "cannot delete container %s that is not stopped: %s",
-                      id, status);
+                      "cannot delete container %s that is not stopped: %s", id,
+                      status);
   return destroy_container (g, rootfd, dirfd, st, err);
 }
 
@@ -343,8 +388,8 @@ int
 container_wait_forwarding (pid_t pid, int master, int *ret_status,
                            struct moat_error **err)
 {
-  static const int forward[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM,
-                                 SIGUSR1, SIGUSR2, SIGWINCH };
+  static const int forward[]
+      = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
   sigset_t set, old;
   cleanup_close int sfd = -1;
   cleanup_close int pidfd = -1;
@@ -371,7 +416,7 @@ container_wait_forwarding (pid_t pid, int master, int *ret_status,
         {
           struct signalfd_siginfo si;
           if (read (sfd, &si, sizeof (si)) == sizeof (si))
-            kill (pid, (int) si.ssi_signo);
+            kill (pid, (int)si.ssi_signo);
         }
       if (p[0].revents & POLLIN)
         break;
@@ -400,6 +445,10 @@ container_run (const struct moat_globals *g, const struct create_opts *o,
   r = container_create_internal (g, o, true, &pid, &master, err);
   if (r < 0)
     return r;
+  /* Told before the container's own output, not after it exits. */
+  if (g->audit)
+    audit_tell_clamps (g->audit->overrides, &g->audit->told, "run", o->id);
+  container_debug_report (g, o->id);
   r = container_start (g, o->id, err);
   if (r < 0 || o->detach)
     {
@@ -409,64 +458,107 @@ container_run (const struct moat_globals *g, const struct create_opts *o,
       return r;
     }
   r = container_wait_forwarding (pid, master, ret_status, err);
+  if (r == 0 && g->audit)
+    g->audit->exit_status = *ret_status;
   if (!o->keep)
     container_delete (g, o->id, true, r < 0 ? &del_err : err);
   return r;
 }
 
+static int
+by_name (const struct dirent **a, const struct dirent **b)
+{
+  return strcmp ((*a)->d_name, (*b)->d_name);
+}
+
+static int
+is_id (const struct dirent *de)
+{
+  return de->d_name[0] != '.' && container_id_check (de->d_name, NULL) == 0;
+}
+
+/* runc's "owner": the user name of the state dir's owner. */
+static char *
+owner_name (int dirfd)
+{
+  struct stat sb;
+  struct passwd pw, *res = NULL;
+  char buf[1024];
+
+  if (fstat (dirfd, &sb) < 0)
+    return xstrdup ("");
+  if (getpwuid_r (sb.st_uid, &pw, buf, sizeof (buf), &res) == 0 && res)
+    return xstrdup (res->pw_name);
+  return xasprintf ("#%u", (unsigned)sb.st_uid);
+}
+
+static void
+list_one (int rootfd, const char *name, enum list_format format,
+          struct json_writer *w, FILE *out)
+{
+  cleanup_close int dirfd = openat (rootfd, name, O_DIRECTORY | O_CLOEXEC);
+  cleanup_state struct container_state *st = NULL;
+  cleanup_free char *owner = NULL;
+  const char *status;
+
+  if (dirfd < 0 || statedir_read_state (dirfd, &st, NULL) < 0)
+    return;
+  if (format == LIST_QUIET)
+    {
+      fprintf (out, "%s\n", st->id);
+      return;
+    }
+  status = container_status (dirfd, st);
+  if (strcmp (status, "stopped") == 0)
+    st->pid = 0;
+  owner = owner_name (dirfd);
+  st->owner = owner;
+  if (format == LIST_JSON)
+    {
+      cleanup_free char *one = NULL;
+      if (state_oci_json (st, status, false, &one, NULL) == 0)
+        jw_raw (w, one);
+    }
+  else
+    fprintf (out, "%-12s %-8d %-10s %-40s %-30s %s\n", st->id, st->pid, status,
+             st->bundle ? st->bundle : "", st->created ? st->created : "",
+             owner);
+  st->owner = NULL;
+}
+
 int
-container_list (const struct moat_globals *g, bool json, FILE *out,
-                struct moat_error **err)
+container_list (const struct moat_globals *g, enum list_format format,
+                FILE *out, struct moat_error **err)
 {
   cleanup_close int rootfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
   struct json_writer *w = NULL;
-  DIR *d;
-  struct dirent *de;
+  struct dirent **names = NULL;
+  int n = 0;
 
-  if (json)
+  if (format == LIST_JSON)
     {
       w = json_writer_new (false);
       jw_array_begin (w);
     }
-  else
+  else if (format == LIST_TABLE)
     fprintf (out, "%-12s %-8s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS",
              "BUNDLE", "CREATED", "OWNER");
-  if (rootfd >= 0 && (d = fdopendir (dup (rootfd))) != NULL)
+  /* Sorted by id, as runc's (a directory's order is the filesystem's). */
+  if (rootfd >= 0)
+    n = scandirat (rootfd, ".", &names, is_id, by_name);
+  for (int i = 0; i < n; i++)
     {
-      while ((de = readdir (d)))
-        {
-          cleanup_close int dirfd = -1;
-          cleanup_state struct container_state *st = NULL;
-          const char *status;
-          if (de->d_name[0] == '.'
-              || container_id_check (de->d_name, NULL) < 0)
-            continue;
-          dirfd = openat (rootfd, de->d_name, O_DIRECTORY | O_CLOEXEC);
-          if (dirfd < 0 || statedir_read_state (dirfd, &st, NULL) < 0)
-            continue;
-          status = container_status (dirfd, st);
-          if (strcmp (status, "stopped") == 0)
-            st->pid = 0;
-          if (json)
-            {
-              cleanup_free char *one = NULL;
-              if (state_oci_json (st, status, false, &one, NULL) == 0)
-                jw_raw (w, one);
-            }
-          else
-            fprintf (out, "%-12s %-8d %-10s %-40s %-30s %s\n", st->id,
-                     st->pid, status, st->bundle ? st->bundle : "",
-                     st->created ? st->created : "", "root");
-        }
-      closedir (d);
+      list_one (rootfd, names[i]->d_name, format, w, out);
+      free (names[i]);
     }
-  if (json)
+  free (names);
+  if (format == LIST_JSON)
     {
       cleanup_free char *text = NULL;
       jw_array_end (w);
       text = json_writer_finish (w);
       fprintf (out, "%s\n", text);
     }
-  (void) err;
+  (void)err;
   return 0;
 }

@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -38,9 +41,90 @@ open_running_cgroup (const struct moat_globals *g, const char *id, bool lock,
   return 0;
 }
 
+static bool
+has_pid (const pid_t *pids, size_t n, long pid)
+{
+  for (size_t i = 0; i < n; i++)
+    if (pids[i] == pid)
+      return true;
+  return false;
+}
+
+/* runc's ps: run ps(1) with the caller's arguments, find its PID column in
+ * the header, print the header and the lines of the container's pids. */
+static int
+ps_filtered (const pid_t *pids, size_t n, char *const *ps_args, FILE *out,
+             struct moat_error **err)
+{
+  cleanup_strv char **argv = NULL;
+  cleanup_free char *text = NULL;
+  size_t len = 0, cap = 0;
+  posix_spawn_file_actions_t fa;
+  int pfd[2], status, pid_col = -1, col = 0;
+  pid_t child;
+  char *line, *save = NULL;
+
+  strv_append (&argv, "ps");
+  for (; *ps_args; ps_args++)
+    strv_append (&argv, *ps_args);
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    return moat_fail (err, errno, "pipe");
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_adddup2 (&fa, pfd[1], STDOUT_FILENO);
+  errno = posix_spawnp (&child, "ps", &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy (&fa);
+  close (pfd[1]);
+  if (errno != 0)
+    {
+      close (pfd[0]);
+      return moat_fail (err, errno, "running ps");
+    }
+  for (;;)
+    {
+      ssize_t got;
+      if (cap - len < 4096 && len < (64u << 20))
+        text = xrealloc (text, cap = cap * 2 + 8192);
+      got = TEMP_FAILURE_RETRY (read (pfd[0], text + len, cap - len - 1));
+      if (got <= 0)
+        break;
+      len += (size_t)got;
+    }
+  close (pfd[0]);
+  if (TEMP_FAILURE_RETRY (waitpid (child, &status, 0)) < 0
+      || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    return moat_fail (err, 0, "ps failed (exit status %d)",
+                      WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+  text[len] = '\0';
+  line = strtok_r (text, "\n", &save);
+  if (line == NULL)
+    return moat_fail (err, 0, "ps printed nothing");
+  {
+    cleanup_free char *header = xstrdup (line);
+    char *tsave = NULL;
+    for (char *t = strtok_r (header, " \t", &tsave); t;
+         t = strtok_r (NULL, " \t", &tsave), col++)
+      if (strcmp (t, "PID") == 0)
+        pid_col = col;
+  }
+  if (pid_col < 0)
+    return moat_fail (err, 0, "ps output has no PID column");
+  fprintf (out, "%s\n", line);
+  while ((line = strtok_r (NULL, "\n", &save)))
+    {
+      cleanup_free char *copy = xstrdup (line);
+      char *tsave = NULL, *t = strtok_r (copy, " \t", &tsave);
+      int64_t pid;
+      for (int i = 0; t && i < pid_col; i++)
+        t = strtok_r (NULL, " \t", &tsave);
+      if (t && parse_int64 (t, &pid) == 0 && has_pid (pids, n, pid))
+        fprintf (out, "%s\n", line);
+    }
+  return 0;
+}
+
 int
 container_ps (const struct moat_globals *g, const char *id, bool json,
-              FILE *out, struct moat_error **err)
+              char *const *ps_args, FILE *out, struct moat_error **err)
 {
   struct cgroup *cg = NULL;
   cleanup_free pid_t *pids = NULL;
@@ -54,6 +138,8 @@ container_ps (const struct moat_globals *g, const char *id, bool json,
   cgroup_free (cg);
   if (r < 0)
     return r;
+  if (ps_args && *ps_args)
+    return ps_filtered (pids, n, ps_args, out, err);
   if (json)
     {
       fputc ('[', out);
@@ -147,7 +233,7 @@ container_update (const struct moat_globals *g, const struct update_opts *o,
 
 int
 container_events (const struct moat_globals *g, const char *id, bool stats,
-                  int interval, FILE *out, struct moat_error **err)
+                  uint64_t interval_ms, FILE *out, struct moat_error **err)
 {
   for (;;)
     {
@@ -165,6 +251,11 @@ container_events (const struct moat_globals *g, const char *id, bool stats,
       fflush (out);
       if (stats)
         return 0;
-      sleep ((unsigned) interval);
+      {
+        struct timespec ts = { (time_t)(interval_ms / 1000),
+                               (long)(interval_ms % 1000) * 1000000 };
+        while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+          ;
+      }
     }
 }

@@ -26,6 +26,7 @@ struct profile
   struct cidr *deny;      /* G2 metadata ranges + operator's egress CIDRs */
   size_t n_deny;
   char *audit_log;        /* G11, default /var/log/moat/audit.jsonl */
+  bool audit_read_verbs;  /* audit state, list, ps, events too (default no) */
 };
 
 enum override_kind
@@ -56,6 +57,10 @@ struct override_list
  * "profile", else "strict"). Unknown keys or bad values are errors. */
 int profile_load (const char *config_path, const char *name,
                   struct profile **ret, struct moat_error **err);
+/* The built-in profiles alone, no operator config: what verbs that only
+ * read or stop containers fall back to when that config is broken. */
+int profile_load_builtin (const char *name, struct profile **ret,
+                          struct moat_error **err);
 void profile_free (struct profile *p);
 
 /* Harden spec in place. Refusals (G5 dangerous binds) return an error and

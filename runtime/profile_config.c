@@ -49,14 +49,10 @@ static const char *const metadata_ranges[] = {
 
 static const char *const profile_names[] = { "strict", "egress", NULL };
 
-static const char *const top_keys[] = { "profile",
-                                        "audit_log",
-                                        "limits",
-                                        "credential_env",
-                                        "credential_env_extra",
-                                        "egress_deny",
-                                        "profiles",
-                                        NULL };
+static const char *const top_keys[]
+    = { "profile",     "audit_log",      "audit_read_verbs",
+        "limits",      "credential_env", "credential_env_extra",
+        "egress_deny", "profiles",       NULL };
 static const char *const per_profile_keys[]
     = { "limits", "credential_env", "credential_env_extra", "egress_deny",
         NULL };
@@ -462,6 +458,13 @@ apply_config (const json_node *root, struct profile *const *profiles,
           profiles[i]->audit_log = xstrdup (json_string (v));
         }
     }
+  if ((v = json_get (root, "audit_read_verbs")))
+    {
+      if (!json_is_bool (v))
+        return moat_fail (err, 0, "audit_read_verbs: expected true or false");
+      for (size_t i = 0; profile_names[i]; i++)
+        profiles[i]->audit_read_verbs = json_bool (v);
+    }
   for (size_t i = 0; profile_names[i]; i++)
     if (apply_settings (root, "", profiles[i], err) < 0)
       return -1;
@@ -490,9 +493,10 @@ apply_config (const json_node *root, struct profile *const *profiles,
   return 0;
 }
 
-int
-profile_load (const char *config_path, const char *name, struct profile **ret,
-              struct moat_error **err)
+/* read_config false: the built-in profiles only. */
+static int
+load (const char *config_path, bool read_config, const char *name,
+      struct profile **ret, struct moat_error **err)
 {
   const char *path = config_path ? config_path : DEFAULT_CONFIG_PATH;
   cleanup_profile struct profile *strict = xcalloc (1, sizeof (*strict));
@@ -506,8 +510,9 @@ profile_load (const char *config_path, const char *name, struct profile **ret,
   if (profile_init_default (strict, "strict", err) < 0
       || profile_init_default (egress, "egress", err) < 0)
     return -1;
-  r = read_file_at (AT_FDCWD, path, CONFIG_MAX_SIZE, &text, &len);
-  if (r < 0 && !(r == -ENOENT && config_path == NULL))
+  r = read_config ? read_file_at (AT_FDCWD, path, CONFIG_MAX_SIZE, &text, &len)
+                  : -ENOENT;
+  if (r < 0 && read_config && !(r == -ENOENT && config_path == NULL))
     return moat_fail (err, -r, "reading operator config %s", path);
   if (r == 0)
     {
@@ -527,6 +532,20 @@ profile_load (const char *config_path, const char *name, struct profile **ret,
                       name);
   *ret = p == strict ? steal_pointer (&strict) : steal_pointer (&egress);
   return 0;
+}
+
+int
+profile_load (const char *config_path, const char *name, struct profile **ret,
+              struct moat_error **err)
+{
+  return load (config_path, true, name, ret, err);
+}
+
+int
+profile_load_builtin (const char *name, struct profile **ret,
+                      struct moat_error **err)
+{
+  return load (NULL, false, name, ret, err);
 }
 
 /* ---- moat profile show ---- */
@@ -597,6 +616,8 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_array_end (w);
   jw_key (w, "audit_log");
   jw_string (w, p->audit_log);
+  jw_key (w, "audit_read_verbs");
+  jw_bool (w, p->audit_read_verbs);
   jw_object_end (w);
   *ret = json_writer_finish (w);
   return 0;

@@ -176,26 +176,30 @@ rule_text (const struct spec_device_rule *r)
                     r->access[0] ? r->access : "rwm");
 }
 
-/* The rules are always replaced by deny-all plus the safe devices (which
- * is what runtimes add to every container anyway); an override is only
- * worth recording when the config allowed more. */
+/* The rules start as deny-all plus the safe devices (which is what
+ * runtimes add to every container anyway). The config's own rules follow,
+ * in their order, where they cannot widen that: its denials (a config may
+ * deny a safe device, or Docker's c 10:229) and its allowances within the
+ * safe set. Later rules win, so the result is the profile's set narrowed
+ * by the config's. An override is recorded when the config allowed more. */
 static void
 harden_device_rules (struct spec_resources *r, bool create,
                      struct override_list *ov)
 {
   cleanup_strv char **loosened = NULL;
+  cleanup_free struct spec_device_rule *config = r->devices;
+  size_t n_config = r->n_devices, n_base = profile_n_safe_devices + 1;
 
   if (!create && r->n_devices == 0)
     return;
-  for (size_t i = 0; i < r->n_devices; i++)
-    if (!rule_within_safe (&r->devices[i]))
+  for (size_t i = 0; i < n_config; i++)
+    if (!rule_within_safe (&config[i]))
       {
-        cleanup_free char *text = rule_text (&r->devices[i]);
+        cleanup_free char *text = rule_text (&config[i]);
         strv_append (&loosened, text);
       }
-  free (r->devices);
-  r->n_devices = profile_n_safe_devices + 1;
-  r->devices = xcalloc (r->n_devices, sizeof (*r->devices));
+  r->devices = xcalloc (n_base + n_config, sizeof (*r->devices));
+  r->n_devices = n_base;
   r->devices[0] = (struct spec_device_rule){
     .allow = false, .type = 'a', .major = -1, .minor = -1, .access = "rwm"
   };
@@ -207,6 +211,10 @@ harden_device_rules (struct spec_resources *r, bool create,
       .minor = profile_safe_devices[i].minor,
       .access = "rwm",
     };
+  for (size_t i = 0; i < n_config; i++)
+    if (rule_within_safe (&config[i])
+        && !(i == 0 && !config[i].allow && config[i].type == 'a'))
+      r->devices[r->n_devices++] = config[i];
   if (loosened)
     {
       cleanup_free char *asked = profile_strv_join (loosened, ", ");

@@ -342,10 +342,10 @@ static const struct default_dev default_devs[]
 /* Bind the host's device node after checking it is the real device: moat
  * never trusts a path on the host to be what its name says. */
 static int
-dev_bind_host (int devfd, const char *name, unsigned maj, unsigned min,
-               struct moat_error **err)
+dev_bind_host (int devfd, const char *host_name, const char *name, unsigned maj,
+               unsigned min, struct moat_error **err)
 {
-  cleanup_free char *host = xasprintf ("/dev/%s", name);
+  cleanup_free char *host = xasprintf ("/dev/%s", host_name);
   cleanup_close int src = -1;
   cleanup_close int dst = -1;
   struct stat st;
@@ -385,8 +385,8 @@ dev_setup (int rootfd, const struct spec *s, struct moat_error **err)
     return moat_fail (err, errno, "opening /dev in the rootfs");
   for (size_t i = 0; i < sizeof (default_devs) / sizeof (default_devs[0]); i++)
     {
-      r = dev_bind_host (devfd, default_devs[i].name, default_devs[i].maj,
-                         default_devs[i].min, err);
+      r = dev_bind_host (devfd, default_devs[i].name, default_devs[i].name,
+                         default_devs[i].maj, default_devs[i].min, err);
       if (r < 0)
         return r;
     }
@@ -394,6 +394,8 @@ dev_setup (int rootfd, const struct spec *s, struct moat_error **err)
     {
       const struct spec_device *d = &s->linux_.devices[i];
       const char *name = d->path;
+      /* The host node is found by number: /dev/test1 c 1:3 is /dev/null. */
+      const char *host_name = name + 5;
       bool dup = false;
       if (strncmp (name, "/dev/", 5) != 0 || strchr (name + 5, '/'))
         continue; /* the profile only lets plain /dev/NAME through */
@@ -402,8 +404,13 @@ dev_setup (int rootfd, const struct spec *s, struct moat_error **err)
         dup |= strcmp (name + 5, default_devs[j].name) == 0;
       if (dup)
         continue;
-      r = dev_bind_host (devfd, name + 5, (unsigned) d->major,
-                         (unsigned) d->minor, err);
+      for (size_t j = 0; j < sizeof (default_devs) / sizeof (default_devs[0]);
+           j++)
+        if (d->type == 'c' && default_devs[j].maj == d->major
+            && default_devs[j].min == d->minor)
+          host_name = default_devs[j].name;
+      r = dev_bind_host (devfd, host_name, name + 5, (unsigned)d->major,
+                         (unsigned)d->minor, err);
       if (r < 0)
         return r;
     }

@@ -98,3 +98,13 @@ sha256_final_hex (struct sha256 *c, char hex[65])
   for (int i = 0; i < 8; i++)
     snprintf (hex + 8 * i, 9, "%08x", c->h[i]);
 }
+
+void
+sha256_hex (const void *data, size_t len, char hex[65])
+{
+  struct sha256 c;
+
+  sha256_init (&c);
+  sha256_update (&c, data, len);
+  sha256_final_hex (&c, hex);
+}

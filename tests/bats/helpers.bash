@@ -52,11 +52,19 @@ moat() {
 	local out="$BUNDLE/.moat-out"
 	status=0
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@" >"$out" 2>&1 </dev/null || status=$?
-	output="$(cat "$out")"
-	mapfile -t lines <"$out"
+	# The clamps and ignored requests moat tells on stderr ("moat: VERB ID:
+	# warning: ...") go to $warnings: $output and $lines stay what the verb
+	# and the container printed.
+	grep -E "$MOAT_WARNING_RE" "$out" >"$out.warn" || true
+	grep -vE "$MOAT_WARNING_RE" "$out" >"$out.kept" || true
+	warnings="$(cat "$out.warn")"
+	output="$(cat "$out.kept")"
+	mapfile -t lines <"$out.kept"
 	echo "moat $* (status=$status):" >&2
-	echo "$output" >&2
+	cat "$out" >&2
 }
+MOAT_WARNING_RE='^moat: [a-z]+ [^ :]+: warning: '
+
 
 # Same, keeping stderr apart in $stderr.
 moat_sep() {

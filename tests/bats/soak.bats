@@ -83,7 +83,12 @@ needs_valgrind() {
 	U="${BUNDLE##*.}"
 	vg state "nope-$U"
 	[ "$status" -eq 1 ]
+	# Issue 15: delete --force of an unknown id succeeds, as runc's.
 	vg delete --force "nope-$U"
+	[ "$status" -eq 0 ]
+	vg delete "nope-$U"
+	[ "$status" -eq 1 ]
+	vg list --bogus
 	[ "$status" -eq 1 ]
 	vg create -b "$BUNDLE" "bad/id"
 	[ "$status" -eq 1 ]

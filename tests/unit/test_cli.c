@@ -12,8 +12,10 @@
 
 #include <cmocka.h>
 
+#include "../../oci/duration.h"
 #include "../../runtime/container.h"
 #include "../../runtime/error.h"
+#include "../../runtime/sha256.h"
 
 /* ---- signal_parse ---- */
 
@@ -267,6 +269,78 @@ test_id_error_says_the_rule (void **state)
   moat_error_free (&err);
 }
 
+/* ---- Go durations (events --interval) ---- */
+
+static void
+assert_duration (const char *s, uint64_t want_ns)
+{
+  uint64_t got = 12345;
+  if (go_duration_parse (s, &got) != 0)
+    fail_msg ("go_duration_parse(\"%s\") failed", s);
+  if (got != want_ns)
+    fail_msg ("go_duration_parse(\"%s\") = %llu, wanted %llu", s,
+              (unsigned long long)got, (unsigned long long)want_ns);
+}
+
+static void
+test_go_durations (void **state)
+{
+  (void)state;
+  assert_duration ("100ms", 100000000ULL);
+  assert_duration ("5s", 5000000000ULL);
+  assert_duration ("1.5s", 1500000000ULL);
+  assert_duration ("1h30m", 5400000000000ULL);
+  assert_duration ("2m3s", 123000000000ULL);
+  assert_duration ("250us", 250000ULL);
+  assert_duration ("250\xc2\xb5s", 250000ULL);
+  assert_duration ("7ns", 7ULL);
+  assert_duration (".5s", 500000000ULL);
+  assert_duration ("0", 0);
+}
+
+static void
+test_go_duration_errors (void **state)
+{
+  uint64_t v = 7;
+  (void)state;
+  /* A bare number other than 0 has no unit: Go refuses it. */
+  assert_int_equal (go_duration_parse ("5", &v), -EINVAL);
+  assert_int_equal (go_duration_parse ("", &v), -EINVAL);
+  assert_int_equal (go_duration_parse ("ms", &v), -EINVAL);
+  assert_int_equal (go_duration_parse ("5x", &v), -EINVAL);
+  assert_int_equal (go_duration_parse ("-5s", &v), -EINVAL);
+  assert_int_equal (go_duration_parse ("5s ", &v), -EINVAL);
+  assert_int_equal (go_duration_parse ("99999999999999999999h", &v), -ERANGE);
+  assert_int_equal (go_duration_parse ("9999999999h", &v), -ERANGE);
+  assert_int_equal (v, 7);
+}
+
+/* ---- SHA-256 (the audit log's config digest): FIPS 180-4 vectors ---- */
+
+static void
+test_sha256_vectors (void **state)
+{
+  char hex[65], *big;
+  (void)state;
+  sha256_hex ("", 0, hex);
+  assert_string_equal (
+      hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  sha256_hex ("abc", 3, hex);
+  assert_string_equal (
+      hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  /* 56 bytes: the padding needs a second block. */
+  sha256_hex ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
+              hex);
+  assert_string_equal (
+      hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  big = malloc (1000000);
+  memset (big, 'a', 1000000);
+  sha256_hex (big, 1000000, hex);
+  free (big);
+  assert_string_equal (
+      hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
 int
 main (void)
 {
@@ -281,6 +355,9 @@ main (void)
     cmocka_unit_test (test_id_path_like),
     cmocka_unit_test (test_id_bad_characters),
     cmocka_unit_test (test_id_error_says_the_rule),
+    cmocka_unit_test (test_go_durations),
+    cmocka_unit_test (test_go_duration_errors),
+    cmocka_unit_test (test_sha256_vectors),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -397,6 +397,21 @@ test_wrong_types_name_the_path (void **state)
       "config.json: process.args: must not be empty" },
     { "{" BASE ",\"process\":{\"args\":[\"sh\"]}}",
       "config.json: process.cwd: required" },
+    /* Capability names are bad input when they are not OCI names or not
+     * capabilities at all, though the profile drops every one (issue 15). */
+    { "{" PROC ("\"capabilities\":{\"bounding\":[\"CAP_NOPE\"]}") "}",
+      "config.json: process.capabilities.bounding[0]: unknown capability "
+      "CAP_NOPE" },
+    { "{" PROC (
+          "\"capabilities\":{\"ambient\":[\"CAP_KILL\",\"cap_kill\"]}") "}",
+      "config.json: process.capabilities.ambient[1]: unknown capability "
+      "cap_kill" },
+    { "{" PROC ("\"capabilities\":{\"effective\":[\"12\"]}") "}",
+      "config.json: process.capabilities.effective[0]: unknown capability "
+      "12" },
+    { "{" PROC ("\"capabilities\":{\"permitted\":[\"CAP_CHOWN \"]}") "}",
+      "config.json: process.capabilities.permitted[0]: unknown capability "
+      "CAP_CHOWN " },
     { "{" BASE ",\"process\":{\"args\":[\"sh\"],\"cwd\":\"tmp\"}}",
       "config.json: process.cwd: must be an absolute path" },
     { "{" PROC ("\"env\":{}") "}",
@@ -558,8 +573,8 @@ test_lenient_where_engines_need_it (void **state)
       "{" BASE ",\"unknownTopLevel\":{\"deep\":[1,2]},\"hostname\":null,"
       "\"mounts\":[{\"destination\":\"tmp\",\"type\":\"tmpfs\",\"x\":1}],"
       "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"user\":{\"uid\":0,"
-      "\"gid\":0},\"capabilities\":{\"bounding\":[\"CAP_CHOWN\",\"CAP_NOPE\","
-      "\"cap_kill\",\"12\",\"CAP_CHOWN \",\"CAP_KILL\"]},\"scheduler\":{}},"
+      "\"gid\":0},\"capabilities\":{\"bounding\":[\"CAP_CHOWN\","
+      "\"CAP_KILL\",\"CAP_CHOWN\"]},\"scheduler\":{}},"
       "\"annotations\":{\"k\":\"first\",\"j\":\"x\",\"k\":\"last\"},"
       "\"linux\":{\"resources\":{\"memory\":{\"limit\":-1,\"swappiness\":"
       "18446744073709551615,\"kernel\":5},\"devices\":[{\"allow\":true}]},"
@@ -573,7 +588,7 @@ test_lenient_where_engines_need_it (void **state)
 
   assert_null (s->hostname);
   assert_string_equal (s->mounts[0].destination, "/tmp");
-  /* Unknown and non-OCI capability names are skipped, as runc does. */
+  /* A repeated capability is no error. */
   assert_true (s->process->caps.bounding
                == ((UINT64_C (1) << CAP_CHOWN) | (UINT64_C (1) << CAP_KILL)));
   assert_int_equal (s->n_annotations, 2);

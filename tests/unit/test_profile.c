@@ -14,6 +14,7 @@
 
 #include "../../oci/spec.h"
 #include "../../runtime/profile.h"
+#include "../../runtime/profile_internal.h"
 #include "../../runtime/util.h"
 
 #define FIXTURES "tests/fixtures"
@@ -209,11 +210,16 @@ assert_hardened (const struct spec *s, const struct profile *p)
   assert_true (r->cpu.has_quota && r->cpu.has_period);
   assert_true ((unsigned __int128)r->cpu.quota * p->cpu_period
                <= (unsigned __int128)p->cpu_quota * r->cpu.period);
-  assert_int_equal (r->n_devices, 10);
+  /* deny-all, the safe set, then only the config's rules that narrow it:
+   * denials, and allowances of safe character devices. */
+  assert_true (r->n_devices >= 10);
   assert_false (r->devices[0].allow);
   assert_int_equal (r->devices[0].type, 'a');
-  for (size_t i = 1; i < r->n_devices; i++)
+  for (size_t i = 1; i < 10; i++)
     assert_true (r->devices[i].allow && r->devices[i].type == 'c');
+  for (size_t i = 10; i < r->n_devices; i++)
+    assert_true (!r->devices[i].allow
+                 || (r->devices[i].type == 'c' && r->devices[i].major >= 0));
   for (size_t i = 0; profile_masked[i]; i++)
     assert_true (strv_has (s->linux_.masked_paths, profile_masked[i]));
   for (size_t i = 0; profile_readonly[i]; i++)
@@ -779,10 +785,57 @@ test_apply_resources_update (void **state)
   profile_free (p);
 }
 
+/* Issue 15: the config's device rules narrow the profile's set (a denial
+ * of a safe device holds) and never widen it. */
+static void
+test_device_rules_narrow_never_widen (void **state)
+{
+  struct profile *p = load_profile (NULL);
+  static const char *json
+      = "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+        "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":9,"
+        "\"access\":\"rwm\"},"
+        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":9,"
+        "\"access\":\"w\"},"
+        "{\"allow\":true,\"type\":\"c\",\"major\":10,\"minor\":229,"
+        "\"access\":\"rwm\"},"
+        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":5,"
+        "\"access\":\"rwm\"}]}";
+  struct spec_resources r = { 0 };
+  struct override_list ov = { 0 };
+  struct moat_error *err = NULL;
+  const struct override *o;
+  size_t base = profile_n_safe_devices + 1;
+  (void)state;
+
+  if (spec_resources_parse (json, strlen (json), &r, &err) < 0)
+    fail_msg ("spec_resources_parse: %s", err->msg);
+  assert_int_equal (profile_apply_resources (&r, p, &ov, &err), 0);
+  /* deny-all + safe set, then allow 1:9, deny 1:9 w, deny 1:5; the
+   * leading deny-all is not repeated and 10:229 is not allowed. */
+  assert_int_equal (r.n_devices, base + 3);
+  assert_false (r.devices[0].allow);
+  assert_true (r.devices[base].allow && r.devices[base].major == 1
+               && r.devices[base].minor == 9);
+  assert_false (r.devices[base + 1].allow);
+  assert_string_equal (r.devices[base + 1].access, "w");
+  assert_false (r.devices[base + 2].allow);
+  assert_int_equal (r.devices[base + 2].minor, 5);
+  for (size_t i = 0; i < r.n_devices; i++)
+    assert_false (r.devices[i].allow && r.devices[i].major == 10);
+  o = find_override (&ov, OVERRIDE_CHANGED, "linux.resources.devices");
+  assert_non_null (o);
+  assert_string_equal (o->asked, "c 10:229 rwm");
+  spec_resources_clear (&r);
+  override_list_clear (&ov);
+  profile_free (p);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_device_rules_narrow_never_widen),
     cmocka_unit_test (test_permissive_refuses_dangerous_binds),
     cmocka_unit_test (test_permissive_hardened),
     cmocka_unit_test (test_engine_samples),

@@ -121,3 +121,48 @@ lifecycle_audited() {
 	[[ ",$output," == *",ro,"* ]]
 	audit_has "$CID" 'select(.verb == "run") | .overrides[] | select(.kind == "changed" and .path == "mounts[/mnt/share].options" and (.enforced | split(",") | index("ro")))'
 }
+
+# Issue 15: read-only verbs drowned the log (330 of 2,136 lines); now they
+# are in it only when the operator asks.
+@test "G11 read-only verbs are not logged unless audit_read_verbs; acting verbs always are" {
+	prepare_bundle spec
+	start_sleeper
+	moat state "$CID"
+	moat list
+	moat ps "$CID"
+	moat events --stats "$CID"
+	moat kill "$CID" 0
+	[ "$(audit_lines "$CID" | jq -r .verb | tr '\n' ' ')" = "run kill " ]
+	[ "$(jq -r 'select(.verb == "list")' "$AUDIT_LOG")" = "" ]
+	printf '{"audit_log": "%s", "audit_read_verbs": true}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	moat state "$CID"
+	moat list
+	moat ps "$CID"
+	[ "$(audit_lines "$CID" | jq -r .verb | tr '\n' ' ')" = "run kill state ps " ]
+	[ "$(jq -r 'select(.verb == "list") | .result' "$AUDIT_LOG")" = ok ]
+	moat profile show
+	[ "$(echo "$output" | jq .audit_read_verbs)" = true ]
+}
+
+@test "G11 each line names the caller (uid, pid), refusals are flagged, config.json is digested, run's exit status kept" {
+	prepare_bundle spec
+	next_id
+	update_config '.process.args = ["sh", "-c", "exit 7"] | .annotations = {"run.moat.foo": "x"}'
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 7 ]
+	digest="sha256:$(sha256sum "$BUNDLE/config.json" | cut -d' ' -f1)"
+	audit_has "$CID" "select(.verb == \"run\" and .exit_status == 7 and .config_digest == \"$digest\" and .uid == 0 and (.pid | type) == \"number\" and .ppid > 1)"
+	# An ignored annotation is a refusal: easy to find.
+	audit_has "$CID" 'select(.verb == "run" and .refused == true)'
+	# A clean create with routine hardening only is not.
+	next_id
+	update_config '.process.args = ["sleep", "1000"] | del(.annotations)'
+	moat create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	audit_has "$CID" 'select(.verb == "create" and .refused == false and (.overrides | length) > 0)'
+	moat delete --force "$CID"
+	digest="sha256:$(sha256sum "$BUNDLE/config.json" | cut -d' ' -f1)"
+	audit_has "$CID" "select(.verb == \"delete\" and .config_digest == \"$digest\")"
+	# The README's query finds the run and not the create.
+	[ "$(jq -c 'select(.refused)' "$AUDIT_LOG" | jq -r .verb | sort -u | tr '\n' ' ')" = "run " ]
+}

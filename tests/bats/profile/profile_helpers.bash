@@ -149,8 +149,10 @@ start_until_stopped() {
 	moat start "$CID"
 	[ "$status" -eq 0 ] || return 1
 	wait_status "$CID" stopped || return 1
-	output="$(cat "$BUNDLE/$CID.out")"
-	mapfile -t lines <"$BUNDLE/$CID.out"
+	# create's clamp warnings (helpers.bash MOAT_WARNING_RE) apart.
+	warnings="$(grep -E "$MOAT_WARNING_RE" "$BUNDLE/$CID.out" || true)"
+	output="$(grep -vE "$MOAT_WARNING_RE" "$BUNDLE/$CID.out" || true)"
+	mapfile -t lines < <(grep -vE "$MOAT_WARNING_RE" "$BUNDLE/$CID.out" || true)
 	echo "$CID printed:" >&2
 	echo "$output" >&2
 }
