@@ -40,13 +40,15 @@ container_debug_report (const struct moat_globals *g, const char *id)
   cleanup_state struct container_state *st = NULL;
   cleanup_spec struct spec *s = NULL;
   struct cgroup *cg = NULL;
+  struct profile *eff = NULL;
 
   if (!log_debug_enabled ()
       || container_load (g, id, false, NULL, &dirfd, &st, NULL) < 0)
     return;
   log_debug ("%s: init pid %d, cgroup %s, network guard %s", id, st->pid,
              st->cgroup ? st->cgroup : "-", st->netguard ? st->netguard : "-");
-  if (container_load_spec (g, dirfd, &s, NULL) == 0)
+  if (container_load_policy (g, dirfd, st, &eff, NULL) == 0
+      && container_load_spec (dirfd, eff, &s, NULL) == 0)
     for (int t = 0; t < NS__MAX; t++)
       if (s->linux_.ns[t].present)
         log_debug ("%s: namespace %s: %s", id, ns_type_name (t),
@@ -67,4 +69,5 @@ container_debug_report (const struct moat_globals *g, const char *id)
         log_debug ("%s: no cgroup v2 hierarchy: no BPF programs", id);
       cgroup_free (cg);
     }
+  profile_free (eff);
 }
