@@ -319,6 +319,7 @@ main (int argc, char **argv)
         .bundle = audit.bundle,
         .profile = profile->name,
         .mechanism = audit.mechanism,
+        .network = audit.network,
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
         .error = r < 0 && err ? err->msg : NULL,
@@ -336,6 +337,7 @@ main (int argc, char **argv)
     }
   override_list_clear (&overrides);
   free (audit.bundle);
+  free (audit.network);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1)

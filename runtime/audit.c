@@ -54,6 +54,11 @@ audit_line (const struct audit_record *r)
     }
   jw_key (w, "network_guard");
   jw_string (w, r->mechanism);
+  if (r->network)
+    {
+      jw_key (w, "network");
+      jw_raw (w, r->network);
+    }
   jw_key (w, "overrides");
   jw_array_begin (w);
   for (size_t i = 0; r->overrides && i < r->overrides->n; i++)

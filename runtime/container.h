@@ -19,6 +19,7 @@ struct verb_audit
 {
   char *bundle;
   const char *mechanism;            /* network guard used */
+  char *network;                    /* create: its network lists (JSON) */
   struct override_list *overrides;  /* owned by the caller */
 };
 
