@@ -283,6 +283,12 @@ profile_network_annotation (struct profile *e, const char *value,
                              "not a CIDR[:port]");
           continue;
         }
+      if (is_metadata (&c))
+        {
+          override_list_add (ov, OVERRIDE_IGNORED, path, tok,
+                             "a cloud metadata address, G2");
+          continue;
+        }
       if (!operator_allows (e, &c))
         {
           override_list_add (ov, OVERRIDE_IGNORED, path, tok,
