@@ -81,9 +81,11 @@ cidr_port_parse (const char *s, struct cidr *ret)
     {
       char *close = strchr (buf, ']');
       /* "[v6]" alone or "[v6]:port"; an IPv4 CIDR needs no brackets. */
-      if (close == NULL || !strchr (buf, ':') || (close[1] && close[1] != ':'))
+      if (close == NULL || (close[1] && close[1] != ':'))
         return -EINVAL;
       *close = '\0';
+      if (!strchr (buf, ':'))
+        return -EINVAL;
       addr = buf + 1;
       if (close[1] == ':')
         port = close + 2;
