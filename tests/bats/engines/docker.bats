@@ -246,19 +246,25 @@ start_detached() {
 	[ "$output" = "nc: can't connect to remote host ($BRIDGE_GW): Operation not permitted" ]
 }
 
-@test "moat-egress on a Docker network with a public-looking subnet: the gateway answers, the embedded DNS (127.0.0.11) resolves; strict moat reaches neither" {
+@test "moat-egress on a Docker network with a public-looking subnet: the gateway answers, the embedded DNS (127.0.0.11) resolves, the host's private address does not; strict moat reaches nothing" {
 	net="moat-eg$BATS_TEST_NUMBER-$$"
 	dk network create --driver bridge --subnet 198.51.100.0/24 --gateway 198.51.100.1 \
 		-o "com.docker.network.bridge.name=mbr$BATS_TEST_NUMBER-$$" "$net"
 	[ "$status" -eq 0 ]
 	dk run -d --name moat-egpeer --network "$net" --runtime=runc "$IMAGE" sleep 100
 	[ "$status" -eq 0 ]
+	# The host's address on the default bridge is private: through this
+	# network's gateway it answers runc, and is refused under egress.
+	dk run --rm --runtime=runc --network "$net" "$IMAGE" sh -c "$(connect_probe "$BRIDGE_GW" 9)"
+	[ "$output" = "nc: can't connect to remote host ($BRIDGE_GW): Connection refused" ]
 	dk run --rm --runtime=moat-egress --network "$net" "$IMAGE" sh -c "grep nameserver /etc/resolv.conf
-		$(connect_probe 198.51.100.1 9); nslookup moat-egpeer 2>&1 | grep -c '^Address.*198\.51\.100\.'"
+		$(connect_probe 198.51.100.1 9); nslookup moat-egpeer 2>&1 | grep -c '^Address.*198\.51\.100\.'
+		$(connect_probe "$BRIDGE_GW" 9)"
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "nameserver 127.0.0.11" ]
 	[ "${lines[1]}" = "nc: can't connect to remote host (198.51.100.1): Connection refused" ]
 	[ "${lines[2]}" -ge 1 ]
+	[ "${lines[3]}" = "nc: can't connect to remote host ($BRIDGE_GW): Operation not permitted" ]
 	dk run --rm --runtime=moat --network "$net" "$IMAGE" sh -c "$(connect_probe 198.51.100.1 9)"
 	[ "$output" = "nc: can't connect to remote host (198.51.100.1): Operation not permitted" ]
 }
