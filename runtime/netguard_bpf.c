@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -402,6 +403,14 @@ emit_skb_family (struct bpf_asm *a, enum netguard_prog kind,
    * allowed entry or a nameserver passes whatever the port (a TCP
    * connection or UDP exchange to another port was refused at connect or
    * sendmsg already). */
+  /* A routing header sends the packet on to addresses the checks below
+   * never see: setsockopt(IPV6_RTHDR) takes a segment routing header
+   * without any capability. Dropped in egress mode, lo included. */
+  if (ip->family == AF_INET6 && kind != NETGUARD_PROG_SKB_LOOPBACK)
+    {
+      emit (a, LDX_MEM (BPF_B, R_WORD, R_PKT, 6));
+      emit_jump (a, JMP_IMM (BPF_JEQ, R_WORD, IPPROTO_ROUTING), drop);
+    }
   switch (kind)
     {
     case NETGUARD_PROG_SKB_EGRESS:

@@ -4,6 +4,10 @@
 #ifndef MOAT_TEST_NETGUARD_SKB_H
 #define MOAT_TEST_NETGUARD_SKB_H
 
+/* The IPv6 next header of the packets run_skb makes (UDP unless a test
+ * sets another). */
+static uint8_t skb_ip6_next = 17;
+
 /* Run the program on an Ethernet frame holding an IP header with these
  * addresses (family from the text), arriving on ifindex. */
 static int
@@ -21,7 +25,7 @@ run_skb (int prog_fd, const char *src, const char *dst, int ifindex)
   if (v6)
     {
       ip[0] = 0x60;
-      ip[6] = 17;
+      ip[6] = skb_ip6_next;
       ip[7] = 64;
       assert_int_equal (inet_pton (AF_INET6, src, ip + 8), 1);
       assert_int_equal (inet_pton (AF_INET6, dst, ip + 24), 1);

@@ -434,6 +434,9 @@ test_skb_egress_lists (void **state)
     { "10.2.0.1", "10.203.0.2", ON_OTHER, 0 },
     { "168.63.129.16", "10.203.0.2", ON_OTHER, 0 },
   };
+  static const struct packet_case routed[] = {
+    { "2001:db8::1", "2001:db8::2", ON_OTHER, 0 },
+  };
   struct cidr allow = cp ("198.51.100.7:443");
 
   if (geteuid () != 0)
@@ -442,6 +445,11 @@ test_skb_egress_lists (void **state)
   profile_netguard_rules (p, &dns, 1, &r);
   CHECK_PACKETS (load_rules (NETGUARD_PROG_SKB_EGRESS, &r), out);
   CHECK_PACKETS (load_rules (NETGUARD_PROG_SKB_INGRESS, &r), in);
+  /* A segment routing header would take the packet on to addresses no
+   * check sees: dropped whatever its destination. */
+  skb_ip6_next = IPPROTO_ROUTING;
+  CHECK_PACKETS (load_rules (NETGUARD_PROG_SKB_EGRESS, &r), routed);
+  skb_ip6_next = IPPROTO_UDP;
   r.allowlist = true;
   r.allow = &allow;
   r.n_allow = 1;

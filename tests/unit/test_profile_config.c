@@ -189,8 +189,10 @@ test_example_config (void **state)
   assert_int_equal (p->cpu_quota, 200000);
   assert_true (strv_has (p->credential_env, "VAULT_*"));
   assert_true (strv_has (p->credential_env, "GITHUB_TOKEN"));
-  assert_true (has_deny (p, AF_INET, "10.0.0.0", 8));
+  /* The example's egress_deny: the private ranges are built in now. */
+  assert_true (has_deny (p, AF_INET, "203.0.113.0", 24));
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
+  assert_true (p->n_private >= 10);
   profile_free (p);
   if (profile_load ("contrib/moat-config.example.json", NULL, &p, &err) < 0)
     fail_msg ("example config: %s", err->msg);
