@@ -136,10 +136,10 @@ task_status() { ctr_cli tasks ls | awk -v n="$1" '$1 == n { print $3 }'; }
 }
 
 # The kubelet's calls for a pod with runtimeClassName: moat.
-run_pod() { # run_pod NAME HANDLER NETWORK(0 pod, 2 node) PRIVILEGED [NAMESERVER]
+run_pod() { # run_pod NAME HANDLER NETWORK(0 pod, 2 node) PRIVILEGED [NAMESERVER [KEY VALUE]]
 	logdir="$BATS_TEST_TMPDIR/pod-$1"
 	mkdir -p "$logdir"
-	pod_cfg=$(pod_config "$1-$BATS_TEST_NUMBER" "$logdir" "$3" "$4" "${5:-}")
+	pod_cfg=$(pod_config "$1-$BATS_TEST_NUMBER" "$logdir" "$3" "$4" "${5:-}" "${6:-}" "${7:-}")
 	cri_run_pod "$2" "$pod_cfg"
 	PODS="${PODS:-} $pod_id"
 }
@@ -167,6 +167,18 @@ run_pod() { # run_pod NAME HANDLER NETWORK(0 pod, 2 node) PRIVILEGED [NAMESERVER
 	grep -q 'ifaces: eth0 lo' "$logdir/app.log"
 	grep -q "($POD_GW): Operation not permitted" "$logdir/app.log"
 	assert_profile "$logdir/app.log"
+}
+
+@test "RuntimeClass moat-egress: the pod annotation run.moat.egress-allow reaches moat (pod_annotations) and narrows it to an allowlist" {
+	run_pod narrow moat-egress 0 0 "$POD_GW" run.moat.egress-allow "198.51.100.0/24:443"
+	cc=$(container_config app "$IMAGE" 0 sh -c "echo \"public: \$($(connect_probe 203.0.113.1 443))\"; echo \"dns: \$($(connect_probe "$POD_GW" 53))\"; echo done; sleep 1000")
+	cri_start_container "$pod_cfg" "$cc"
+	wait_for 20 grep -q 'stdout F done' "$logdir/app.log"
+	cat "$logdir/app.log" >&2
+	# A public address outside the allowlist: refused at connect.
+	grep -q "public: nc: can't connect to remote host (203.0.113.1): Operation not permitted" "$logdir/app.log"
+	# The pod's nameserver still answers on port 53.
+	grep -q "dns: nc: can't connect to remote host ($POD_GW): Connection refused" "$logdir/app.log"
 }
 
 @test "RuntimeClass handler moat: a sidecar on localhost works; exec goes through the profile" {
