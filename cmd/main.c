@@ -383,6 +383,7 @@ main (int argc, char **argv)
         .bundle = audit.bundle,
         .profile = audit.profile ? audit.profile : profile->name,
         .mechanism = audit.mechanism,
+        .network = audit.network,
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
         .error = r < 0 && err ? err->msg : NULL,
@@ -404,6 +405,7 @@ main (int argc, char **argv)
   free (audit.bundle);
   free (audit.profile);
   free (audit.config_digest);
+  free (audit.network);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;

@@ -98,6 +98,11 @@ audit_line (const struct audit_record *r)
   jw_bool (w, refused);
   jw_key (w, "network_guard");
   jw_string (w, r->mechanism);
+  if (r->network)
+    {
+      jw_key (w, "network");
+      jw_raw (w, r->network);
+    }
   jw_key (w, "overrides");
   jw_array_begin (w);
   for (size_t i = 0; r->overrides && i < r->overrides->n; i++)
@@ -188,6 +193,10 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
       const char *asked = o->asked ? o->asked : "(empty)";
       const char *why;
 
+      /* Told with its reason at create (container_warn_ignored). */
+      if (o->kind == OVERRIDE_IGNORED
+          && strcmp (o->path, "annotations.run.moat.egress-allow") == 0)
+        continue;
       if (o->kind == OVERRIDE_IGNORED)
         why = o->enforced ? "annotations may only tighten the profile"
                           : "not a run.moat annotation moat knows";

@@ -491,6 +491,39 @@ create_ctx_release (struct create_ctx *c)
     close (c->rootfd);
 }
 
+/* A nameserver the guard refuses anyway (a metadata address, G2, or one
+ * the operator denies): DNS through it will fail, say so now. */
+static void
+container_warn_dns (const struct profile *p, const struct cidr *dns,
+                    size_t n_dns)
+{
+  for (size_t i = 0; i < n_dns; i++)
+    for (size_t j = 0; j < p->n_deny; j++)
+      if (cidr_contains (&p->deny[j], &dns[i]))
+        {
+          cleanup_free char *ns = cidr_to_string (&dns[i]);
+          cleanup_free char *d = cidr_to_string (&p->deny[j]);
+          fprintf (stderr,
+                   "moat: warning: nameserver %s of resolv.conf is in the "
+                   "denied range %s: DNS through it is refused\n",
+                   ns, d);
+          break;
+        }
+}
+
+/* The run.moat.* requests the profile ignored that concern the network
+ * (a loosening run.moat.egress-allow entry): told on stderr too. */
+static void
+container_warn_ignored (const struct override_list *ov)
+{
+  for (size_t i = 0; i < ov->n; i++)
+    if (ov->v[i].kind == OVERRIDE_IGNORED
+        && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
+      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n",
+               ov->v[i].path, ov->v[i].asked ? ov->v[i].asked : "",
+               ov->v[i].enforced ? ov->v[i].enforced : "");
+}
+
 static int
 create_in_ctx (const struct moat_globals *g, const struct profile *eff,
                struct override_list *ov, const struct create_opts *o,
@@ -501,6 +534,8 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   struct container_state st = { 0 };
   struct init_args ia = { 0 };
   struct netguard_rules rules;
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns = 0;
   enum cgroup_mode cgmode;
   cleanup_free char *rel = NULL;
   cleanup_free char *state_json = NULL;
@@ -548,7 +583,21 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", rel);
-  profile_netguard_rules (eff, &rules);
+  if (eff->egress)
+    {
+      r = netguard_nameservers (s, bundle, rootfs, dns, &n_dns, err);
+      if (r < 0)
+        return r;
+      container_warn_dns (eff, dns, n_dns);
+    }
+  profile_netguard_rules (eff, dns, n_dns, &rules);
+  if (g->audit)
+    {
+      struct json_writer *w = json_writer_new (false);
+      profile_network_json (w, eff, dns, n_dns, true);
+      free (g->audit->network);
+      g->audit->network = json_writer_finish (w);
+    }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
       r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
@@ -767,6 +816,8 @@ container_create_internal (const struct moat_globals *g,
   r = profile_apply_effective (s, g->profile, &eff, ov, err);
   if (r < 0)
     return r;
+  if (ov)
+    container_warn_ignored (ov);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)

@@ -122,7 +122,15 @@ container_start (const struct moat_globals *g, const char *id,
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
       struct netguard_rules rules;
-      profile_netguard_rules (eff, &rules);
+      struct cidr dns[NETGUARD_MAX_DNS];
+      size_t n_dns = 0;
+      /* Before the container's first instruction: what create read. */
+      if (eff->egress)
+        r = netguard_nameservers (s, st->bundle, st->rootfs, dns, &n_dns,
+                                  err);
+      if (r < 0)
+        return r;
+      profile_netguard_rules (eff, dns, n_dns, &rules);
       r = netguard_fallback (st->pid, &rules, err);
       if (r < 0)
         return moat_error_wrap (err, "network guard (fallback)");

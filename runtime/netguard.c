@@ -65,6 +65,111 @@ cidr_parse (const char *s, struct cidr *ret)
   return 0;
 }
 
+int
+cidr_port_parse (const char *s, struct cidr *ret)
+{
+  char buf[INET6_ADDRSTRLEN + 16];
+  const char *addr = buf, *port = NULL;
+  struct cidr c;
+  char *colon;
+  int n;
+
+  if (s == NULL || strlen (s) >= sizeof (buf))
+    return -EINVAL;
+  strcpy (buf, s);
+  if (buf[0] == '[')
+    {
+      char *close = strchr (buf, ']');
+      /* "[v6]" alone or "[v6]:port"; an IPv4 CIDR needs no brackets. */
+      if (close == NULL || (close[1] && close[1] != ':'))
+        return -EINVAL;
+      *close = '\0';
+      if (!strchr (buf, ':'))
+        return -EINVAL;
+      addr = buf + 1;
+      if (close[1] == ':')
+        port = close + 2;
+    }
+  else if ((colon = strchr (buf, ':')) && strchr (colon + 1, ':') == NULL)
+    {
+      /* One colon: an IPv4 CIDR and a port (IPv6 has at least two). */
+      *colon = '\0';
+      port = colon + 1;
+    }
+  if (cidr_parse (addr, &c) < 0)
+    return -EINVAL;
+  if (port)
+    {
+      if (!all_digits (port) || strlen (port) > 5 || parse_int (port, &n) < 0
+          || n < 1 || n > 65535)
+        return -EINVAL;
+      c.port = (uint16_t)n;
+    }
+  *ret = c;
+  return 0;
+}
+
+char *
+cidr_to_string (const struct cidr *c)
+{
+  char addr[INET6_ADDRSTRLEN] = "?";
+
+  inet_ntop (c->family, c->addr, addr, sizeof (addr));
+  if (c->port == 0)
+    return xasprintf ("%s/%u", addr, c->prefix);
+  if (c->family == AF_INET6)
+    return xasprintf ("[%s/%u]:%u", addr, c->prefix, c->port);
+  return xasprintf ("%s/%u:%u", addr, c->prefix, c->port);
+}
+
+static bool
+prefix_equal (const uint8_t *a, const uint8_t *b, unsigned bits)
+{
+  for (unsigned bit = 0; bit < bits; bit++)
+    if ((a[bit / 8] ^ b[bit / 8]) & (0x80 >> (bit % 8)))
+      return false;
+  return true;
+}
+
+bool
+cidr_overlaps (const struct cidr *x, const struct cidr *y)
+{
+  unsigned bits = x->prefix < y->prefix ? x->prefix : y->prefix;
+  return x->family == y->family && prefix_equal (x->addr, y->addr, bits);
+}
+
+bool
+cidr_contains (const struct cidr *outer, const struct cidr *inner)
+{
+  return outer->family == inner->family && outer->prefix <= inner->prefix
+         && prefix_equal (outer->addr, inner->addr, outer->prefix)
+         && (outer->port == 0 || outer->port == inner->port);
+}
+
+void
+cidr_v6_embeddings (const struct cidr *v4, struct cidr out[NETGUARD_EMBEDDINGS])
+{
+  static const uint8_t nat64[] = { 0x00, 0x64, 0xff, 0x9b };
+
+  for (int i = 0; i < NETGUARD_EMBEDDINGS; i++)
+    out[i] = (struct cidr){ .family = AF_INET6,
+                            .prefix = (uint8_t)(96 + v4->prefix),
+                            .port = v4->port };
+  /* IPv4-mapped ::ffff:a.b.c.d */
+  out[0].addr[10] = out[0].addr[11] = 0xff;
+  memcpy (out[0].addr + 12, v4->addr, 4);
+  /* IPv4-compatible ::a.b.c.d (deprecated, RFC 4291) */
+  memcpy (out[1].addr + 12, v4->addr, 4);
+  /* NAT64 well-known prefix 64:ff9b::a.b.c.d (RFC 6052) */
+  memcpy (out[2].addr, nat64, 4);
+  memcpy (out[2].addr + 12, v4->addr, 4);
+  /* 6to4 2002:AABB:CCDD::/48 (RFC 3056) */
+  out[3].addr[0] = 0x20;
+  out[3].addr[1] = 0x02;
+  memcpy (out[3].addr + 2, v4->addr, 4);
+  out[3].prefix = (uint8_t)(16 + v4->prefix);
+}
+
 struct attach_step
 {
   enum netguard_prog prog;

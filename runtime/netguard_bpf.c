@@ -12,7 +12,9 @@
  * cgroup_skb (5.2); every host with a usable cgroup v2 has both. */
 #include "netguard_bpf.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -166,10 +168,11 @@ asm_finish (struct bpf_asm *a, struct moat_error **err)
   return 0;
 }
 
-/* Jump to MATCH if the address at BASE+OFF lies in C, else to MISS. */
+/* Jump to MATCH if the address at BASE+OFF lies in C (and, with PORT_OFF
+ * >= 0 and a port in C, the port at BASE+PORT_OFF is C's), else to MISS. */
 static void
-emit_cidr_test (struct bpf_asm *a, int base, int off, const struct cidr *c,
-                int match, int miss)
+emit_cidr_test (struct bpf_asm *a, int base, int off, int port_off,
+                const struct cidr *c, int match, int miss)
 {
   for (unsigned word = 0; word * 32 < c->prefix; word++)
     {
@@ -188,18 +191,24 @@ emit_cidr_test (struct bpf_asm *a, int base, int off, const struct cidr *c,
         emit (a, ALU32_IMM (BPF_AND, R_WORD, (int32_t)mask));
       emit_jump (a, JMP32_IMM (BPF_JNE, R_WORD, (int32_t)net), miss);
     }
+  if (port_off >= 0 && c->port != 0)
+    {
+      /* bpf_sock_addr.user_port: a 32-bit field holding the be16 port,
+       * so its value is htons(port) on either byte order. */
+      emit (a, LDX_MEM (BPF_W, R_WORD, base, port_off));
+      emit_jump (a, JMP32_IMM (BPF_JNE, R_WORD, (int32_t)htons (c->port)),
+                 miss);
+    }
   emit_jump (a, JA (), match);
 }
 
-static struct cidr
-cidr_v4_mapped (const struct cidr *v4)
+/* How IPv4 entries of a list apply to IPv6 addresses. */
+enum v6_forms
 {
-  struct cidr m = { .family = AF_INET6, .prefix = 96 + v4->prefix };
-  m.addr[10] = 0xff;
-  m.addr[11] = 0xff;
-  memcpy (m.addr + 12, v4->addr, 4);
-  return m;
-}
+  V6_NONE,     /* not at all */
+  V6_MAPPED,   /* as ::ffff:a.b.c.d (a dual-stack socket's IPv4 peer) */
+  V6_EMBEDDED, /* in every IPv6 form that carries them (refusals) */
+};
 
 /* A list of CIDRs as they apply to addresses of one family. */
 struct cidr_set
@@ -214,28 +223,49 @@ cidr_set_free (struct cidr_set *s)
   free (s->c);
 }
 
-/* The entries of LIST for FAMILY; with MAPPED, IPv4 entries also apply to
- * IPv6 addresses in their IPv4-mapped form (::ffff:a.b.c.d). */
-static struct cidr_set
-cidr_set_for (int family, const struct cidr *list, size_t n, bool mapped)
+/* Leave out the entries another one of S covers (an earlier one, if
+ * equal): ::/96 covers the IPv4-compatible form of every IPv4 range,
+ * fc00::/7 covers fd00:ec2::254. Shorter programs verify faster. */
+static void
+cidr_set_prune (struct cidr_set *s)
 {
-  struct cidr_set s = { .c = xcalloc (n ? n : 1, sizeof (struct cidr)) };
+  size_t kept = 0;
+  for (size_t i = 0; i < s->n; i++)
+    {
+      bool covered = false;
+      for (size_t j = 0; j < s->n && !covered; j++)
+        covered = j != i && cidr_contains (&s->c[j], &s->c[i])
+                  && (j < i || !cidr_contains (&s->c[i], &s->c[j]));
+      if (!covered)
+        s->c[kept++] = s->c[i];
+    }
+  s->n = kept;
+}
+
+/* The entries of LIST for FAMILY, with the IPv6 forms FORMS of its IPv4
+ * entries; PORT, if not 0, is set on every entry. */
+static struct cidr_set
+cidr_set_for (int family, const struct cidr *list, size_t n,
+              enum v6_forms forms, uint16_t port)
+{
+  struct cidr_set s = { .c = xcalloc (n ? n * NETGUARD_EMBEDDINGS : 1,
+                                      sizeof (struct cidr)) };
   for (size_t i = 0; i < n; i++)
     if (list[i].family == family)
       s.c[s.n++] = list[i];
-    else if (mapped && family == AF_INET6 && list[i].family == AF_INET)
-      s.c[s.n++] = cidr_v4_mapped (&list[i]);
+    else if (forms != V6_NONE && family == AF_INET6
+             && list[i].family == AF_INET)
+      {
+        struct cidr e[NETGUARD_EMBEDDINGS];
+        cidr_v6_embeddings (&list[i], e);
+        for (int k = 0; k < (forms == V6_MAPPED ? 1 : NETGUARD_EMBEDDINGS); k++)
+          s.c[s.n++] = e[k];
+      }
+  if (port)
+    for (size_t i = 0; i < s.n; i++)
+      s.c[i].port = port;
+  cidr_set_prune (&s);
   return s;
-}
-
-static bool
-cidr_overlap (const struct cidr *x, const struct cidr *y)
-{
-  unsigned bits = x->prefix < y->prefix ? x->prefix : y->prefix;
-  for (unsigned b = 0; b < bits; b++)
-    if ((x->addr[b / 8] ^ y->addr[b / 8]) & (0x80 >> (b % 8)))
-      return false;
-  return x->family == y->family;
 }
 
 /* In strict mode only what ALLOW lists can pass; a denied entry outside
@@ -247,7 +277,7 @@ cidr_set_keep_overlapping (struct cidr_set *deny, const struct cidr_set *allow)
   size_t kept = 0;
   for (size_t i = 0; i < deny->n; i++)
     for (size_t j = 0; j < allow->n; j++)
-      if (cidr_overlap (&deny->c[i], &allow->c[j]))
+      if (cidr_overlaps (&deny->c[i], &allow->c[j]))
         {
           deny->c[kept++] = deny->c[i];
           break;
@@ -257,13 +287,13 @@ cidr_set_keep_overlapping (struct cidr_set *deny, const struct cidr_set *allow)
 
 /* Jump to MATCH if the address is in any entry of S, else fall through. */
 static void
-emit_any (struct bpf_asm *a, int base, int off, const struct cidr_set *s,
-          int match)
+emit_any (struct bpf_asm *a, int base, int off, int port_off,
+          const struct cidr_set *s, int match)
 {
   for (size_t i = 0; i < s->n; i++)
     {
       int miss = label_new (a);
-      emit_cidr_test (a, base, off, &s->c[i], match, miss);
+      emit_cidr_test (a, base, off, port_off, &s->c[i], match, miss);
       label_place (a, miss);
     }
 }
@@ -279,7 +309,7 @@ emit_require (struct bpf_asm *a, int base, int off, const struct cidr_set *s,
   for (size_t i = 0; i < s->n; i++)
     {
       int miss = i + 1 < s->n ? label_new (a) : fail;
-      emit_cidr_test (a, base, off, &s->c[i], ok, miss);
+      emit_cidr_test (a, base, off, -1, &s->c[i], ok, miss);
       if (miss != fail)
         label_place (a, miss);
     }
@@ -326,16 +356,56 @@ struct ip_layout
 static const struct ip_layout ipv4_layout = { AF_INET, 20, 12, 16 };
 static const struct ip_layout ipv6_layout = { AF_INET6, 40, 8, 24 };
 
+/* Egress mode, for the address at BASE+OFF (and the port at
+ * BASE+PORT_OFF, if >= 0): deny, then loopback (the LOOPBACK addresses
+ * of a sock_addr program, or for a packet (LOOPBACK NULL) the lo link),
+ * then the allowed entries and the
+ * nameservers' port 53, then the allowlist's "nothing else" or the
+ * private ranges. */
+static void
+emit_egress_decision (struct bpf_asm *a, int family, int base, int off,
+                      int port_off, const struct netguard_rules *r,
+                      const struct cidr_set *loopback, int pass, int drop)
+{
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set deny
+      = cidr_set_for (family, r->deny, r->n_deny, V6_EMBEDDED, 0);
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set allow
+      = cidr_set_for (family, r->allow, r->n_allow, V6_MAPPED, 0);
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set dns
+      = cidr_set_for (family, r->dns, r->n_dns, V6_MAPPED, 53);
+  __attribute__ ((cleanup (cidr_set_free))) struct cidr_set private_nets
+      = cidr_set_for (family, r->private_nets, r->n_private, V6_EMBEDDED, 0);
+
+  emit_any (a, base, off, -1, &deny, drop);
+  if (loopback)
+    emit_any (a, base, off, -1, loopback, pass);
+  else
+    {
+      /* A packet: what goes over lo stays in the container's namespace
+       * (its loopback, and its own addresses, which the kernel routes
+       * over lo; NAT has been applied by now). */
+      emit (a, LDX_MEM (BPF_W, R_TMP, R_CTX,
+                        offsetof (struct __sk_buff, ifindex)));
+      emit_jump (a, JMP_IMM (BPF_JEQ, R_TMP, LOOPBACK_IFINDEX), pass);
+    }
+  emit_any (a, base, off, port_off, &allow, pass);
+  emit_any (a, base, off, port_off, &dns, pass);
+  if (r->allowlist)
+    emit_jump (a, JA (), drop);
+  emit_any (a, base, off, -1, &private_nets, drop);
+  emit_jump (a, JA (), pass);
+}
+
 static void
 emit_skb_family (struct bpf_asm *a, enum netguard_prog kind,
                  const struct ip_layout *ip, const struct netguard_rules *r,
                  int pass, int drop)
 {
   __attribute__ ((cleanup (cidr_set_free))) struct cidr_set deny
-      = cidr_set_for (ip->family, r->deny, r->n_deny, true);
+      = cidr_set_for (ip->family, r->deny, r->n_deny, V6_EMBEDDED, 0);
   __attribute__ ((cleanup (cidr_set_free))) struct cidr_set loopback
       = cidr_set_for (ip->family, loopback_nets, N_ELEMS (loopback_nets),
-                      false);
+                      V6_NONE, 0);
 
   /* The kernel has pulled the IP header into the linear area before
    * either hook (ip_rcv / ipv6_rcv, and on output it was built there), so
@@ -348,18 +418,33 @@ emit_skb_family (struct bpf_asm *a, enum netguard_prog kind,
       emit_jump (a, JMP_REG (BPF_JGT, R_TMP, R_PKT_END), drop);
     }
 
+  /* Egress mode checks the peer: the destination going out, the source
+   * coming in. Ports are the sock_addr programs' business: here an
+   * allowed entry or a nameserver passes whatever the port (a TCP
+   * connection or UDP exchange to another port was refused at connect or
+   * sendmsg already). */
+  /* A routing header sends the packet on to addresses the checks below
+   * never see: setsockopt(IPV6_RTHDR) takes a segment routing header
+   * without any capability. Dropped in egress mode, lo included. */
+  if (ip->family == AF_INET6 && kind != NETGUARD_PROG_SKB_LOOPBACK)
+    {
+      emit (a, LDX_MEM (BPF_B, R_WORD, R_PKT, 6));
+      emit_jump (a, JMP_IMM (BPF_JEQ, R_WORD, IPPROTO_ROUTING), drop);
+    }
   switch (kind)
     {
     case NETGUARD_PROG_SKB_EGRESS:
-      emit_any (a, R_PKT, ip->dst, &deny, drop);
-      break;
+      emit_egress_decision (a, ip->family, R_PKT, ip->dst, -1, r, NULL, pass,
+                            drop);
+      return;
     case NETGUARD_PROG_SKB_INGRESS:
-      emit_any (a, R_PKT, ip->src, &deny, drop);
-      break;
+      emit_egress_decision (a, ip->family, R_PKT, ip->src, -1, r, NULL, pass,
+                            drop);
+      return;
     default:
       cidr_set_keep_overlapping (&deny, &loopback);
-      emit_any (a, R_PKT, ip->src, &deny, drop);
-      emit_any (a, R_PKT, ip->dst, &deny, drop);
+      emit_any (a, R_PKT, ip->src, -1, &deny, drop);
+      emit_any (a, R_PKT, ip->dst, -1, &deny, drop);
       emit_require (a, R_PKT, ip->src, &loopback, drop);
       emit_require (a, R_PKT, ip->dst, &loopback, drop);
       break;
@@ -397,6 +482,7 @@ build_skb (struct bpf_asm *a, enum netguard_prog kind,
                         offsetof (struct __sk_buff, ifindex)));
       emit_jump (a, JMP_IMM (BPF_JNE, R_TMP, LOOPBACK_IFINDEX), drop);
     }
+
   emit (a, LDX_MEM (BPF_W, R_PKT, R_CTX, offsetof (struct __sk_buff, data)));
   emit (a, LDX_MEM (BPF_W, R_PKT_END, R_CTX,
                     offsetof (struct __sk_buff, data_end)));
@@ -424,38 +510,61 @@ static void
 build_sock_addr (struct bpf_asm *a, int family, const struct netguard_rules *r)
 {
   __attribute__ ((cleanup (cidr_set_free))) struct cidr_set deny
-      = cidr_set_for (family, r->deny, r->n_deny, true);
+      = cidr_set_for (family, r->deny, r->n_deny, V6_EMBEDDED, 0);
   __attribute__ ((cleanup (cidr_set_free))) struct cidr_set allow
-      = cidr_set_for (family, loopback_or_any, N_ELEMS (loopback_or_any), true);
+      = cidr_set_for (family, loopback_or_any, N_ELEMS (loopback_or_any),
+                      V6_MAPPED, 0);
   int pass = label_new (a), drop = label_new (a);
   int off = family == AF_INET ? (int)offsetof (struct bpf_sock_addr, user_ip4)
                               : (int)offsetof (struct bpf_sock_addr, user_ip6);
+  int port_off = (int)offsetof (struct bpf_sock_addr, user_port);
 
-  if (!r->egress)
-    cidr_set_keep_overlapping (&deny, &allow);
-  emit_any (a, R_CTX, off, &deny, drop);
-  if (!r->egress)
-    emit_require (a, R_CTX, off, &allow, drop);
-  emit_jump (a, JA (), pass);
+  if (r->egress)
+    emit_egress_decision (a, family, R_CTX, off, port_off, r, &allow, pass,
+                          drop);
+  else
+    {
+      cidr_set_keep_overlapping (&deny, &allow);
+      emit_any (a, R_CTX, off, -1, &deny, drop);
+      emit_require (a, R_CTX, off, &allow, drop);
+      emit_jump (a, JA (), pass);
+    }
   emit_verdicts (a, pass, drop);
+}
+
+static int
+check_list (const struct cidr *list, size_t n, size_t max, const char *what,
+            struct moat_error **err)
+{
+  if (n > 0 && list == NULL)
+    return moat_fail (err, EINVAL, "no %s list", what);
+  if (n > max)
+    return moat_fail (err, E2BIG, "too many %s CIDRs (%zu, at most %zu)", what,
+                      n, max);
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct cidr *c = &list[i];
+      unsigned max_prefix = c->family == AF_INET ? 32 : 128;
+      if ((c->family != AF_INET && c->family != AF_INET6)
+          || c->prefix > max_prefix)
+        return moat_fail (err, EINVAL, "%s CIDR %zu is not valid", what, i);
+    }
+  return 0;
 }
 
 int
 netguard_rules_check (const struct netguard_rules *r, struct moat_error **err)
 {
-  if (r->n_deny > 0 && r->deny == NULL)
-    return moat_fail (err, EINVAL, "no deny list");
-  if (r->n_deny > NETGUARD_MAX_DENY)
-    return moat_fail (err, E2BIG, "too many denied CIDRs (%zu, at most %d)",
-                      r->n_deny, NETGUARD_MAX_DENY);
-  for (size_t i = 0; i < r->n_deny; i++)
-    {
-      const struct cidr *c = &r->deny[i];
-      unsigned max = c->family == AF_INET ? 32 : 128;
-      if ((c->family != AF_INET && c->family != AF_INET6) || c->prefix > max)
-        return moat_fail (err, EINVAL, "denied CIDR %zu is not valid", i);
-    }
-  return 0;
+  int rc = check_list (r->deny, r->n_deny, NETGUARD_MAX_DENY, "denied", err);
+
+  if (rc == 0)
+    rc = check_list (r->allow, r->n_allow, NETGUARD_MAX_ALLOW, "allowed", err);
+  if (rc == 0)
+    rc = check_list (r->dns, r->n_dns, NETGUARD_MAX_DNS, "nameserver", err);
+  if (rc == 0)
+    rc = check_list (r->private_nets, r->n_private, NETGUARD_MAX_PRIVATE,
+                     "private", err);
+  return rc;
 }
 
 int

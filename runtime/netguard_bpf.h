@@ -12,10 +12,6 @@
 #include "error.h"
 #include "netguard.h"
 
-/* More deny entries than this would push jump offsets towards the 16-bit
- * limit of the instruction format; operators list a handful. */
-#define NETGUARD_MAX_DENY 256
-
 enum netguard_prog
 {
   /* cgroup_skb, strict: one program for both directions, since a loopback

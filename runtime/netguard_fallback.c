@@ -29,8 +29,12 @@
 #include "netguard_bpf.h"
 #include "util.h"
 
-/* Just after the local table's rule (0), before main (32766). */
+/* Just after the local table's rule (0), before main (32766): the denied
+ * ranges first, then egress mode's allowed entries and nameservers (which
+ * look up main), then the private ranges or, for an allowlist, all. */
 #define PROHIBIT_RULE_PRIORITY 1
+#define ALLOW_RULE_PRIORITY 2
+#define REST_RULE_PRIORITY 3
 
 struct nl_request
 {
@@ -214,21 +218,37 @@ remove_links (int fd, struct moat_error **err)
   return 0;
 }
 
+/* "ip rule add to C [ipproto P dport N] prohibit|lookup main priority". */
 static int
-add_prohibit_rule (int fd, const struct cidr *c)
+add_rule (int fd, const struct cidr *c, uint8_t action, uint32_t priority,
+          uint8_t proto)
 {
   struct nl_request req;
-  uint32_t priority = PROHIBIT_RULE_PRIORITY;
 
   nl_init (&req, RTM_NEWRULE, NLM_F_CREATE | NLM_F_EXCL,
            sizeof (struct fib_rule_hdr));
   req.body.rule.family = (uint8_t)c->family;
   req.body.rule.dst_len = c->prefix;
-  req.body.rule.action = FR_ACT_PROHIBIT;
+  req.body.rule.action = action;
+  if (action == FR_ACT_TO_TBL)
+    req.body.rule.table = RT_TABLE_MAIN;
   if (c->prefix > 0)
     nl_add_attr (&req, FRA_DST, c->addr, c->family == AF_INET ? 4 : 16);
   nl_add_attr (&req, FRA_PRIORITY, &priority, sizeof (priority));
+  if (proto)
+    {
+      /* Rule port matches are 4.17's, as are cgroup v2 everywhere. */
+      struct fib_rule_port_range port = { c->port, c->port };
+      nl_add_attr (&req, FRA_IP_PROTO, &proto, sizeof (proto));
+      nl_add_attr (&req, FRA_DPORT_RANGE, &port, sizeof (port));
+    }
   return nl_transact (fd, &req);
+}
+
+static int
+add_prohibit_rule (int fd, const struct cidr *c, uint32_t priority)
+{
+  return add_rule (fd, c, FR_ACT_PROHIBIT, priority, 0);
 }
 
 static int
@@ -251,9 +271,10 @@ add_prohibit_route (int fd, const struct cidr *c)
 }
 
 static int
-prohibit (int fd, const struct cidr *c, struct moat_error **err)
+prohibit_at (int fd, const struct cidr *c, uint32_t priority,
+             struct moat_error **err)
 {
-  int rc = add_prohibit_rule (fd, c);
+  int rc = add_prohibit_rule (fd, c, priority);
 
   if (rc == -EEXIST)
     return 0;
@@ -269,6 +290,73 @@ prohibit (int fd, const struct cidr *c, struct moat_error **err)
       return moat_fail (err, -rc, "prohibiting %s/%u", addr, c->prefix);
     }
   return 0;
+}
+
+static int
+prohibit (int fd, const struct cidr *c, struct moat_error **err)
+{
+  return prohibit_at (fd, c, PROHIBIT_RULE_PRIORITY, err);
+}
+
+/* An IPv4 entry and its IPv6 embeddings. */
+static int
+prohibit_all_forms (int fd, const struct cidr *c, uint32_t priority,
+                    struct moat_error **err)
+{
+  struct cidr e[NETGUARD_EMBEDDINGS];
+  int rc = prohibit_at (fd, c, priority, err);
+
+  if (rc < 0 || c->family != AF_INET)
+    return rc;
+  cidr_v6_embeddings (c, e);
+  for (int k = 0; k < NETGUARD_EMBEDDINGS && rc == 0; k++)
+    rc = prohibit_at (fd, &e[k], priority, err);
+  return rc;
+}
+
+/* Routing sees no ports: an entry with one gets a rule per protocol that
+ * matches it (TCP and UDP). */
+static int
+allow_entry (int fd, const struct cidr *c, struct moat_error **err)
+{
+  static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP };
+  int rc = 0;
+
+  if (c->port == 0)
+    rc = add_rule (fd, c, FR_ACT_TO_TBL, ALLOW_RULE_PRIORITY, 0);
+  for (size_t i = 0; c->port && i < 2 && rc == 0; i++)
+    rc = add_rule (fd, c, FR_ACT_TO_TBL, ALLOW_RULE_PRIORITY, protos[i]);
+  if (rc == -EEXIST || (rc == -EAFNOSUPPORT && c->family == AF_INET6))
+    rc = 0;
+  if (rc < 0)
+    {
+      cleanup_free char *text = cidr_to_string (c);
+      return moat_fail (err, -rc, "allowing %s", text);
+    }
+  return 0;
+}
+
+static int
+guard_egress (int fd, const struct netguard_rules *r, struct moat_error **err)
+{
+  static const struct cidr everything[]
+      = { { .family = AF_INET }, { .family = AF_INET6 } };
+  int rc = 0;
+
+  for (size_t i = 0; i < r->n_allow && rc == 0; i++)
+    rc = allow_entry (fd, &r->allow[i], err);
+  for (size_t i = 0; i < r->n_dns && rc == 0; i++)
+    {
+      struct cidr ns = r->dns[i];
+      ns.port = 53;
+      rc = allow_entry (fd, &ns, err);
+    }
+  if (r->allowlist)
+    for (size_t i = 0; i < 2 && rc == 0; i++)
+      rc = prohibit_at (fd, &everything[i], REST_RULE_PRIORITY, err);
+  for (size_t i = 0; i < r->n_private && rc == 0; i++)
+    rc = prohibit_all_forms (fd, &r->private_nets[i], REST_RULE_PRIORITY, err);
+  return rc;
 }
 
 static int
@@ -292,9 +380,10 @@ guard_this_netns (const struct netguard_rules *r, struct moat_error **err)
           return rc;
     }
   for (size_t i = 0; i < r->n_deny; i++)
-    if ((rc = prohibit (fd, &r->deny[i], err)) < 0)
+    if ((rc = prohibit_all_forms (fd, &r->deny[i], PROHIBIT_RULE_PRIORITY, err))
+        < 0)
       return rc;
-  return 0;
+  return r->egress ? guard_egress (fd, r, err) : 0;
 }
 
 static bool

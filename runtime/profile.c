@@ -680,13 +680,3 @@ profile_apply_process (struct spec_process *proc, const struct profile *p,
   harden_process (proc, p, ov);
   return 0;
 }
-
-void
-profile_netguard_rules (const struct profile *p, struct netguard_rules *ret)
-{
-  *ret = (struct netguard_rules){
-    .egress = p->egress,
-    .deny = p->deny,
-    .n_deny = p->n_deny,
-  };
-}

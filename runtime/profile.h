@@ -23,8 +23,14 @@ struct profile
   uint64_t tmpfs_size;    /* G6, bytes, default 64 MiB */
   uint64_t nofile;        /* RLIMIT_NOFILE cap, default 1024 */
   char **credential_env;  /* G10 glob patterns ("*_TOKEN", "AWS_*" ...) */
-  struct cidr *deny;      /* G2 metadata ranges + operator's egress CIDRs */
+  struct cidr *deny;      /* G2 metadata ranges + operator's egress_deny */
   size_t n_deny;
+  /* egress: egress_allow (allowlist set) or egress_allow_private */
+  struct cidr *allow;
+  size_t n_allow;
+  bool allowlist;
+  struct cidr *private_nets; /* egress: the built-in non-public ranges */
+  size_t n_private;
   char *audit_log;        /* G11, default /var/log/moat/audit.jsonl */
   bool audit_read_verbs;  /* audit state, list, ps, events too (default no) */
 };
@@ -140,9 +146,16 @@ int profile_parse_size (const char *s, uint64_t *ret);
 /* The effective profile as pretty JSON (moat profile show). */
 int profile_to_json (const struct profile *p, char **ret,
                      struct moat_error **err);
-/* Netguard rules for this profile (pointers into p). */
-void profile_netguard_rules (const struct profile *p,
-                             struct netguard_rules *ret);
+/* Netguard rules for this profile and the container's nameservers
+ * (pointers into p and dns). */
+void profile_netguard_rules (const struct profile *p, const struct cidr *dns,
+                             size_t n_dns, struct netguard_rules *ret);
+/* The effective network lists as a JSON object (moat profile show, the
+ * audit line of create): the nameservers when with_dns. */
+struct json_writer;
+void profile_network_json (struct json_writer *w, const struct profile *p,
+                           const struct cidr *dns, size_t n_dns,
+                           bool with_dns);
 
 void override_list_clear (struct override_list *l);
 void override_list_add (struct override_list *l, enum override_kind kind,

@@ -40,21 +40,16 @@ const char *const profile_default_credential_env[] = {
   NULL,
 };
 
-/* G2: cloud metadata, in every profile. */
-static const char *const metadata_ranges[] = {
-  "169.254.0.0/16",
-  "fd00:ec2::254/128",
-  NULL,
-};
-
 static const char *const profile_names[] = { "strict", "egress", NULL };
 
 static const char *const top_keys[]
     = { "profile",     "audit_log",      "audit_read_verbs",
         "limits",      "credential_env", "credential_env_extra",
-        "egress_deny", "profiles",       NULL };
+        "egress_deny", "egress_allow",   "egress_allow_private",
+        "profiles",    NULL };
 static const char *const per_profile_keys[]
-    = { "limits", "credential_env", "credential_env_extra", "egress_deny",
+    = { "limits",      "credential_env", "credential_env_extra",
+        "egress_deny", "egress_allow",   "egress_allow_private",
         NULL };
 static const char *const limit_keys[]
     = { "pids", "memory", "cpus", "cpu_period", "tmpfs_size", "nofile", NULL };
@@ -125,14 +120,6 @@ profile_parse_millis (const char *s, uint64_t *ret)
   return 0;
 }
 
-char *
-profile_cidr_text (const struct cidr *c)
-{
-  char buf[INET6_ADDRSTRLEN] = "?";
-  inet_ntop (c->family, c->addr, buf, sizeof (buf));
-  return xasprintf ("%s/%u", buf, c->prefix);
-}
-
 /* ---- lifetime ---- */
 
 void
@@ -142,7 +129,7 @@ profile_free (struct profile *p)
     return;
   free (p->name);
   strv_free (p->credential_env);
-  free (p->deny);
+  profile_network_free (p);
   free (p->audit_log);
   free (p);
 }
@@ -155,9 +142,7 @@ profile_dup (const struct profile *p)
   *d = *p;
   d->name = xstrdup (p->name);
   d->credential_env = strv_dup (p->credential_env);
-  d->deny = xcalloc (p->n_deny, sizeof (*d->deny));
-  if (p->n_deny)
-    memcpy (d->deny, p->deny, p->n_deny * sizeof (*d->deny));
+  profile_network_dup (d, p);
   d->audit_log = xstrdup (p->audit_log);
   return d;
 }
@@ -169,19 +154,6 @@ is_known_profile (const char *name)
     if (strcmp (profile_names[i], name) == 0)
       return true;
   return false;
-}
-
-static int
-add_deny (struct profile *p, const char *text, const char *path,
-          struct moat_error **err)
-{
-  struct cidr c;
-
-  if (cidr_parse (text, &c) < 0)
-    return moat_fail (err, 0, "%s: not a CIDR: \"%s\"", path, text);
-  p->deny = xrealloc (p->deny, (p->n_deny + 1) * sizeof (*p->deny));
-  p->deny[p->n_deny++] = c;
-  return 0;
 }
 
 int
@@ -203,10 +175,7 @@ profile_init_default (struct profile *p, const char *name,
     .credential_env = strv_dup ((char *const *)profile_default_credential_env),
     .audit_log = xstrdup ("/var/log/moat/audit.jsonl"),
   };
-  for (size_t i = 0; metadata_ranges[i]; i++)
-    if (add_deny (p, metadata_ranges[i], "metadata", err) < 0)
-      return -1;
-  return 0;
+  return profile_network_init (p, err);
 }
 
 /* ---- operator config ---- */
@@ -403,20 +372,7 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
       for (size_t i = 0; list[i]; i++)
         strv_append (&p->credential_env, list[i]);
     }
-  if ((v = json_get (obj, "egress_deny")))
-    {
-      cleanup_free char *path = xasprintf ("%s%segress_deny", prefix, dot);
-      cleanup_strv char **list = NULL;
-      if (get_string_list (v, path, &list, err) < 0)
-        return -1;
-      for (size_t i = 0; list[i]; i++)
-        {
-          cleanup_free char *item = xasprintf ("%s[%zu]", path, i);
-          if (add_deny (p, list[i], item, err) < 0)
-            return -1;
-        }
-    }
-  return 0;
+  return profile_network_settings (obj, prefix, p, err);
 }
 
 static struct profile *
@@ -595,12 +551,13 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_int (w, 0);
   jw_object_end (w);
   jw_key (w, "network");
-  jw_string (w, p->egress ? "all but the denied ranges" : "loopback only");
+  profile_network_json (w, p, NULL, 0, false);
+  /* Also at the top, as before the network object existed. */
   jw_key (w, "deny");
   jw_array_begin (w);
   for (size_t i = 0; i < p->n_deny; i++)
     {
-      cleanup_free char *c = profile_cidr_text (&p->deny[i]);
+      cleanup_free char *c = cidr_to_string (&p->deny[i]);
       jw_string (w, c);
     }
   jw_array_end (w);

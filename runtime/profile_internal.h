@@ -57,10 +57,24 @@ void profile_filter_kv (struct spec_kv *kv, size_t *n,
                         const char *json_path, struct override_list *ov);
 
 /* "10.0.0.0/8" (newly allocated). */
-char *profile_cidr_text (const struct cidr *c);
 
 /* Join a NULL-terminated vector with sep (for override text). */
 char *profile_strv_join (char *const *v, const char *sep);
+
+/* The network lists (profile_network.c): built-in defaults, copies, the
+ * operator config's egress_* keys, the run.moat.egress-allow annotation. */
+struct json_node;
+int profile_network_init (struct profile *p, struct moat_error **err);
+void profile_network_dup (struct profile *d, const struct profile *p);
+void profile_network_free (struct profile *p);
+int profile_network_settings (const struct json_node *obj, const char *prefix,
+                              struct profile *p, struct moat_error **err);
+int profile_network_annotation (struct profile *e, const char *value,
+                                struct override_list *ov,
+                                struct moat_error **err);
+/* "10.0.0.0/8,1.2.3.4/32:443": the allowed entries, malloc'ed. */
+char *profile_network_allow_text (const struct profile *p);
+const char *profile_network_mode (const struct profile *p);
 
 #define cleanup_profile __attribute__ ((cleanup (profile_freep)))
 static inline void

@@ -420,6 +420,12 @@ profile_effective (const struct profile *p, const struct spec_kv *annotations,
           apply_profile_annotation (e, value, ov);
           continue;
         }
+      if (strcmp (key, "run.moat.egress-allow") == 0)
+        {
+          if (profile_network_annotation (e, value, ov, err) < 0)
+            return -1;
+          continue;
+        }
       for (size_t j = 0; j < n_tunables && !known; j++)
         if (strcmp (key, tunables[j].key) == 0)
           {

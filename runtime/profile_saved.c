@@ -43,12 +43,26 @@ write_profile (struct json_writer *w, const struct profile *p)
   jw_array_begin (w);
   for (size_t i = 0; i < p->n_deny; i++)
     {
-      cleanup_free char *c = profile_cidr_text (&p->deny[i]);
+      cleanup_free char *c = cidr_to_string (&p->deny[i]);
+      jw_string (w, c);
+    }
+  jw_array_end (w);
+  /* egress: an allowlist, or the private networks opened (egress_allow,
+   * egress_allow_private, narrowed by run.moat.egress-allow). */
+  jw_key (w, "allowlist");
+  jw_bool (w, p->allowlist);
+  jw_key (w, "allow");
+  jw_array_begin (w);
+  for (size_t i = 0; i < p->n_allow; i++)
+    {
+      cleanup_free char *c = cidr_to_string (&p->allow[i]);
       jw_string (w, c);
     }
   jw_array_end (w);
   jw_key (w, "audit_log");
   jw_string (w, p->audit_log);
+  jw_key (w, "audit_read_verbs");
+  jw_bool (w, p->audit_read_verbs);
   jw_object_end (w);
 }
 
@@ -163,6 +177,26 @@ read_profile (const json_node *o, struct profile *p, struct moat_error **err)
       if (!dup)
         p->deny[p->n_deny++] = c;
     }
+  /* Absent from a policy.json written before egress allowlists: none. */
+  if ((v = json_get (o, "allowlist")) != NULL && json_is_bool (v))
+    p->allowlist = json_bool (v);
+  if ((v = json_get (o, "allow")) != NULL)
+    {
+      if (!json_is_array (v))
+        return moat_fail (err, 0, "profile: allow: expected an array");
+      for (size_t i = 0; i < json_array_len (v); i++)
+        {
+          const json_node *e = json_array_get (v, i);
+          struct cidr c;
+
+          if (!json_is_string (e) || cidr_port_parse (json_string (e), &c) < 0)
+            return moat_fail (err, 0, "profile: allow[%zu]: not a CIDR", i);
+          p->allow = xrealloc (p->allow, (p->n_allow + 1) * sizeof (c));
+          p->allow[p->n_allow++] = c;
+        }
+    }
+  if ((v = json_get (o, "audit_read_verbs")) != NULL && json_is_bool (v))
+    p->audit_read_verbs = json_bool (v);
   if ((s = get_str (o, "audit_log", false)) == NULL)
     return moat_fail (err, 0, "profile: audit_log expected");
   free (p->audit_log);

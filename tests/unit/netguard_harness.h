@@ -104,9 +104,9 @@ need_root_and_cgroup2 (void)
 
 /* What the tests deny: 169.254.0.0/16, fd00:ec2::254, 10.0.0.0/8. */
 static const struct cidr deny_list[] = {
-  { AF_INET, { 169, 254 }, 16 },
-  { AF_INET6, { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02 }, 128 },
-  { AF_INET, { 10 }, 8 },
+  { AF_INET, { 169, 254 }, 16, 0 },
+  { AF_INET6, { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02 }, 128, 0 },
+  { AF_INET, { 10 }, 8, 0 },
 };
 
 /* ---- helpers for processes in guarded cgroups and namespaces ---- */

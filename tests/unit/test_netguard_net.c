@@ -504,6 +504,77 @@ test_fallback_reports_errors (void **state)
   child_finish (fallback_target, ctl);
 }
 
+/* egress in the fallback: prohibit rules for G2 and the private ranges
+ * (and their IPv6 forms), "lookup main" rules before them for the
+ * allowed entries and the nameservers' port 53. Asked of the kernel's
+ * routing decision in a namespace with a default route (over a veth):
+ * "Permission denied" is a prohibit rule. */
+static void
+test_fallback_egress_lists (void **state)
+{
+  static const struct
+  {
+    const char *query;
+    bool prohibited;
+  } cases[] = {
+    { "169.254.169.254", true },
+    { "10.2.0.1", true },
+    { "10.96.0.10 ipproto udp dport 53", false },
+    { "10.96.0.10 ipproto tcp dport 53", false },
+    { "10.96.0.10 ipproto tcp dport 80", true },
+    { "10.1.2.3 ipproto tcp dport 443", false },
+    { "10.1.2.3 ipproto tcp dport 22", true },
+    { "198.51.100.7", false },
+    { "64:ff9b::a9fe:a9fe", true },
+    { "2002:a9fe:a9fe::1", true },
+    { "64:ff9b::a02:1", true },
+    { "2001:db8::1", false },
+  };
+  struct cidr deny = { AF_INET, { 169, 254 }, 16, 0 };
+  struct cidr priv = { AF_INET, { 10 }, 8, 0 };
+  struct cidr dns = { AF_INET, { 10, 96, 0, 10 }, 32, 0 };
+  struct cidr allow = { AF_INET, { 10, 1 }, 16, 443 };
+  struct netguard_rules r = { .egress = true,
+                              .deny = &deny,
+                              .n_deny = 1,
+                              .allow = &allow,
+                              .n_allow = 1,
+                              .dns = &dns,
+                              .n_dns = 1,
+                              .private_nets = &priv,
+                              .n_private = 1 };
+  struct moat_error *err = NULL;
+  int ctl;
+  pid_t pid;
+
+  if (geteuid () != 0)
+    skip ();
+  pid = start_child (idle_netns_child, &ctl);
+  ctl_expect (ctl, 'R');
+  assert_int_equal (
+      sh ("nsenter -t %d -n sh -c 'ip link add d0 type veth peer name d1 && ip "
+          "link set d1 up && "
+          "ip addr add 192.0.2.2/24 dev d0 && "
+          "ip addr add 2001:db8:1::2/64 dev d0 nodad && ip link set d0 up && "
+          "ip route add default via 192.0.2.1 && "
+          "ip -6 route add default via 2001:db8:1::1'",
+          (int)pid),
+      0);
+  if (netguard_fallback (pid, &r, &err) < 0)
+    fail_msg ("netguard_fallback: %s", err->msg);
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      int denied = sh ("nsenter -t %d -n ip route get %s 2>&1 | grep -q "
+                       "'Permission denied'",
+                       (int)pid, cases[i].query);
+      if ((denied == 0) != cases[i].prohibited)
+        fail_msg ("ip route get %s: %s", cases[i].query,
+                  cases[i].prohibited ? "not prohibited" : "prohibited");
+    }
+  ctl_send (ctl, 'Q');
+  child_finish (pid, ctl);
+}
+
 static void
 test_fallback_strict (void **state)
 {
@@ -525,6 +596,7 @@ main (void)
     cmocka_unit_test_teardown (test_fallback_strict, teardown),
     cmocka_unit_test_teardown (test_fallback_egress, teardown),
     cmocka_unit_test_teardown (test_fallback_reports_errors, teardown),
+    cmocka_unit_test_teardown (test_fallback_egress_lists, teardown),
   };
   return cmocka_run_group_tests (tests, setup_names, NULL);
 }

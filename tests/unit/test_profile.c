@@ -551,7 +551,7 @@ test_annotation_profile_strict_only (void **state)
                     0);
   assert_false (e->egress);
   assert_string_equal (e->name, "strict");
-  profile_netguard_rules (e, &rules);
+  profile_netguard_rules (e, NULL, 0, &rules);
   assert_false (rules.egress);
   profile_free (e);
   assert_int_equal (profile_effective (strict, &to_egress, 1, &e, &ov, &err),

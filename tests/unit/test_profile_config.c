@@ -118,15 +118,16 @@ test_defaults (void **state)
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
   assert_true (has_deny (p, AF_INET6, "fd00:ec2::254", 128));
   assert_true (strv_has (p->credential_env, "AWS_*"));
-  profile_netguard_rules (p, &rules);
+  profile_netguard_rules (p, NULL, 0, &rules);
   assert_false (rules.egress);
-  assert_int_equal (rules.n_deny, 2);
+  assert_int_equal (rules.n_deny,
+                    4); /* G2: 169.254/16, Alibaba, Azure, fd00:ec2::254 */
   profile_free (p);
 
   p = load_text ("{}", "egress", &msg);
   assert_true (p->egress);
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
-  profile_netguard_rules (p, &rules);
+  profile_netguard_rules (p, NULL, 0, &rules);
   assert_true (rules.egress);
   profile_free (p);
 }
@@ -188,8 +189,10 @@ test_example_config (void **state)
   assert_int_equal (p->cpu_quota, 200000);
   assert_true (strv_has (p->credential_env, "VAULT_*"));
   assert_true (strv_has (p->credential_env, "GITHUB_TOKEN"));
-  assert_true (has_deny (p, AF_INET, "10.0.0.0", 8));
+  /* The example's egress_deny: the private ranges are built in now. */
+  assert_true (has_deny (p, AF_INET, "203.0.113.0", 24));
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
+  assert_true (p->n_private >= 10);
   profile_free (p);
   if (profile_load ("contrib/moat-config.example.json", NULL, &p, &err) < 0)
     fail_msg ("example config: %s", err->msg);
@@ -259,7 +262,7 @@ test_to_json (void **state)
   struct profile *p
       = load_text ("{\"egress_deny\":[\"10.0.0.0/8\"]}", "egress", &msg);
   struct moat_error *err = NULL;
-  json_node *root = NULL, *deny, *limits;
+  json_node *root = NULL, *deny, *limits, *network;
   int64_t v;
 
   assert_int_equal (profile_to_json (p, &text, &err), 0);
@@ -272,12 +275,21 @@ test_to_json (void **state)
   assert_int_equal (v, 64);
   assert_string_equal (json_string (json_get (limits, "cpus")), "1.000");
   deny = json_get (root, "deny");
-  assert_int_equal (json_array_len (deny), 3);
+  /* G2 grew (SPEC.md): Alibaba's and Azure's addresses. */
+  assert_int_equal (json_array_len (deny), 5);
   assert_string_equal (json_string (json_array_get (deny, 0)),
                        "169.254.0.0/16");
   assert_string_equal (json_string (json_array_get (deny, 1)),
+                       "100.100.100.200/32");
+  assert_string_equal (json_string (json_array_get (deny, 2)),
+                       "168.63.129.16/32");
+  assert_string_equal (json_string (json_array_get (deny, 3)),
                        "fd00:ec2::254/128");
-  assert_string_equal (json_string (json_array_get (deny, 2)), "10.0.0.0/8");
+  assert_string_equal (json_string (json_array_get (deny, 4)), "10.0.0.0/8");
+  network = json_get (root, "network");
+  assert_string_equal (json_string (json_get (network, "mode")), "public");
+  assert_int_equal (json_array_len (json_get (network, "deny")), 5);
+  assert_true (json_array_len (json_get (network, "private_refused")) >= 10);
   assert_true (json_array_len (json_get (root, "masked_paths")) >= 10);
   assert_true (json_array_len (json_get (root, "credential_env")) >= 10);
   assert_non_null (strchr (text, '\n')); /* pretty */

@@ -136,24 +136,27 @@ task_status() { ctr_cli tasks ls | awk -v n="$1" '$1 == n { print $3 }'; }
 }
 
 # The kubelet's calls for a pod with runtimeClassName: moat.
-run_pod() { # run_pod NAME HANDLER NETWORK(0 pod, 2 node) PRIVILEGED
+run_pod() { # run_pod NAME HANDLER NETWORK(0 pod, 2 node) PRIVILEGED [NAMESERVER [KEY VALUE]]
 	logdir="$BATS_TEST_TMPDIR/pod-$1"
 	mkdir -p "$logdir"
-	pod_cfg=$(pod_config "$1-$BATS_TEST_NUMBER" "$logdir" "$3" "$4")
+	pod_cfg=$(pod_config "$1-$BATS_TEST_NUMBER" "$logdir" "$3" "$4" "${5:-}" "${6:-}" "${7:-}")
 	cri_run_pod "$2" "$pod_cfg"
 	PODS="${PODS:-} $pod_id"
 }
 
 @test "RuntimeClass handlers moat and moat-egress: a pod on the CNI network" {
-	# The control: the same pod with the egress profile reaches the gateway
-	# (runc cannot run a pod sandbox here: its oom_score_adj of -998 needs
-	# CAP_SYS_RESOURCE, which root lacks on this machine).
-	run_pod control moat-egress 0 0
-	cc=$(container_config app "$IMAGE" 0 sh -c "$(connect_probe "$POD_GW" 9); $(connect_probe 169.254.169.254 80); echo done; sleep 1000")
+	# The control: the same pod with the egress profile and the gateway as
+	# its cluster DNS (a private service IP in Kubernetes) reaches the
+	# gateway's port 53 and nothing else of it (runc cannot run a pod
+	# sandbox here: its oom_score_adj of -998 needs CAP_SYS_RESOURCE, which
+	# root lacks on this machine).
+	run_pod control moat-egress 0 0 "$POD_GW"
+	cc=$(container_config app "$IMAGE" 0 sh -c "echo \"port53: \$($(connect_probe "$POD_GW" 53))\"; echo \"port9: \$($(connect_probe "$POD_GW" 9))\"; $(connect_probe 169.254.169.254 80); echo done; sleep 1000")
 	cri_start_container "$pod_cfg" "$cc"
 	wait_for 20 grep -q 'stdout F done' "$logdir/app.log"
 	cat "$logdir/app.log" >&2
-	grep -q "($POD_GW): Connection refused" "$logdir/app.log"
+	grep -q "port53: nc: can't connect to remote host ($POD_GW): Connection refused" "$logdir/app.log"
+	grep -q "port9: nc: can't connect to remote host ($POD_GW): Operation not permitted" "$logdir/app.log"
 	grep -q "(169.254.169.254): Operation not permitted" "$logdir/app.log"
 
 	run_pod moat moat 0 0
@@ -164,6 +167,18 @@ run_pod() { # run_pod NAME HANDLER NETWORK(0 pod, 2 node) PRIVILEGED
 	grep -q 'ifaces: eth0 lo' "$logdir/app.log"
 	grep -q "($POD_GW): Operation not permitted" "$logdir/app.log"
 	assert_profile "$logdir/app.log"
+}
+
+@test "RuntimeClass moat-egress: the pod annotation run.moat.egress-allow reaches moat (pod_annotations) and narrows it to an allowlist" {
+	run_pod narrow moat-egress 0 0 "$POD_GW" run.moat.egress-allow "198.51.100.0/24:443"
+	cc=$(container_config app "$IMAGE" 0 sh -c "echo \"public: \$($(connect_probe 203.0.113.1 443))\"; echo \"dns: \$($(connect_probe "$POD_GW" 53))\"; echo done; sleep 1000")
+	cri_start_container "$pod_cfg" "$cc"
+	wait_for 20 grep -q 'stdout F done' "$logdir/app.log"
+	cat "$logdir/app.log" >&2
+	# A public address outside the allowlist: refused at connect.
+	grep -q "public: nc: can't connect to remote host (203.0.113.1): Operation not permitted" "$logdir/app.log"
+	# The pod's nameserver still answers on port 53.
+	grep -q "dns: nc: can't connect to remote host ($POD_GW): Connection refused" "$logdir/app.log"
 }
 
 @test "RuntimeClass handler moat: a sidecar on localhost works; exec goes through the profile" {

@@ -81,7 +81,8 @@ cri_call() {
 }
 
 # --- the messages the tests send ---
-# pod_config NAME LOGDIR NETWORK(0 pod, 2 node) PRIVILEGED(0/1)
+# pod_config NAME LOGDIR NETWORK(0 pod, 2 node) PRIVILEGED(0/1) [NAMESERVER]
+#   [ANNOTATION_KEY ANNOTATION_VALUE]
 pod_config() {
 	local meta nsopt sec
 	meta=$(pb_str 1 "$1"; pb_str 2 "uid-$1"; pb_str 3 default)
@@ -90,6 +91,10 @@ pod_config() {
 	pb_bytes 1 "$meta"
 	[ "$3" = 2 ] || pb_str 2 "$1"
 	pb_str 3 "$2"
+	# $5: a nameserver for the pod's resolv.conf (DNSConfig.servers).
+	[ -z "${5:-}" ] || pb_bytes 4 "$(pb_str 1 "$5")"
+	# $6=$7: a pod annotation (map entry of PodSandboxConfig.annotations).
+	[ -z "${6:-}" ] || pb_bytes 7 "$(pb_str 1 "$6"; pb_str 2 "$7")"
 	pb_bytes 8 "$(pb_str 1 "/$CGROUP_PODS"; pb_bytes 2 "$sec")"
 }
 

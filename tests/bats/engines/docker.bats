@@ -15,6 +15,8 @@ teardown() {
 	ids=$(docker_cli ps -aq)
 	# shellcheck disable=SC2086
 	[ -z "$ids" ] || docker_cli rm -f $ids >/dev/null 2>&1 || true
+	# A network a test made (moat-egNUMBER-PID), by its name.
+	docker_cli network rm "moat-eg$BATS_TEST_NUMBER-$$" >/dev/null 2>&1 || true
 }
 
 # A detached moat container running a shell script; its name in $name.
@@ -224,9 +226,45 @@ start_detached() {
 	fi
 }
 
-@test "moat-egress: the bridge works, the metadata address does not" {
-	dk run --rm --runtime=moat-egress "$IMAGE" sh -c "$(connect_probe "$BRIDGE_GW" 9); $(connect_probe 169.254.169.254 80)"
+@test "moat-egress on the bridge: the private gateway is refused, the nameserver of resolv.conf answers on port 53 only, metadata refused" {
+	# --dns: Docker writes the gateway (a private address) into the
+	# container's resolv.conf, the file moat reads at create.
+	dk run --rm --runtime=moat-egress --dns "$BRIDGE_GW" "$IMAGE" sh -c "grep nameserver /etc/resolv.conf
+		$(connect_probe "$BRIDGE_GW" 9); $(connect_probe "$BRIDGE_GW" 53); $(udp_probe "$BRIDGE_GW")
+		$(connect_probe 169.254.169.254 80); $(connect_probe 100.100.100.200 80); $(connect_probe 168.63.129.16 80)"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "nc: can't connect to remote host ($BRIDGE_GW): Connection refused" ]
-	[ "${lines[1]}" = "nc: can't connect to remote host (169.254.169.254): Operation not permitted" ]
+	[ "${lines[0]}" = "nameserver $BRIDGE_GW" ]
+	[ "${lines[1]}" = "nc: can't connect to remote host ($BRIDGE_GW): Operation not permitted" ]
+	# Port 53 goes through (refused by the host: nothing listens there).
+	[ "${lines[2]}" = "nc: can't connect to remote host ($BRIDGE_GW): Connection refused" ]
+	[ "${lines[3]}" = "nslookup: write to '$BRIDGE_GW': Connection refused" ]
+	[ "${lines[4]}" = "nc: can't connect to remote host (169.254.169.254): Operation not permitted" ]
+	[ "${lines[5]}" = "nc: can't connect to remote host (100.100.100.200): Operation not permitted" ]
+	[ "${lines[6]}" = "nc: can't connect to remote host (168.63.129.16): Operation not permitted" ]
+	# Without --dns the gateway's port 53 is refused like the rest of it.
+	dk run --rm --runtime=moat-egress "$IMAGE" sh -c "$(connect_probe "$BRIDGE_GW" 53)"
+	[ "$output" = "nc: can't connect to remote host ($BRIDGE_GW): Operation not permitted" ]
+}
+
+@test "moat-egress on a Docker network with a public-looking subnet: the gateway answers, the embedded DNS (127.0.0.11) resolves, the host's private address does not; strict moat reaches nothing" {
+	net="moat-eg$BATS_TEST_NUMBER-$$"
+	dk network create --driver bridge --subnet 198.51.100.0/24 --gateway 198.51.100.1 \
+		-o "com.docker.network.bridge.name=mbr$BATS_TEST_NUMBER-$$" "$net"
+	[ "$status" -eq 0 ]
+	dk run -d --name moat-egpeer --network "$net" --runtime=runc "$IMAGE" sleep 100
+	[ "$status" -eq 0 ]
+	# The host's address on the default bridge is private: through this
+	# network's gateway it answers runc, and is refused under egress.
+	dk run --rm --runtime=runc --network "$net" "$IMAGE" sh -c "$(connect_probe "$BRIDGE_GW" 9)"
+	[ "$output" = "nc: can't connect to remote host ($BRIDGE_GW): Connection refused" ]
+	dk run --rm --runtime=moat-egress --network "$net" "$IMAGE" sh -c "grep nameserver /etc/resolv.conf
+		$(connect_probe 198.51.100.1 9); nslookup moat-egpeer 2>&1 | grep -c '^Address.*198\.51\.100\.'
+		$(connect_probe "$BRIDGE_GW" 9)"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "nameserver 127.0.0.11" ]
+	[ "${lines[1]}" = "nc: can't connect to remote host (198.51.100.1): Connection refused" ]
+	[ "${lines[2]}" -ge 1 ]
+	[ "${lines[3]}" = "nc: can't connect to remote host ($BRIDGE_GW): Operation not permitted" ]
+	dk run --rm --runtime=moat --network "$net" "$IMAGE" sh -c "$(connect_probe 198.51.100.1 9)"
+	[ "$output" = "nc: can't connect to remote host (198.51.100.1): Operation not permitted" ]
 }

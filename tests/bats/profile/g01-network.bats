@@ -3,13 +3,14 @@
 # gets a fresh namespace with only lo; whatever namespace it is in, traffic
 # other than loopback is refused (connect/sendto fail EPERM at once), even on
 # a veth an engine moves in between create and start, and in a pod's
-# namespace joined by path. `--profile egress` opens everything but the
-# metadata range (G2).
+# namespace joined by path. `--profile egress` opens public addresses
+# only (G2 refused too); g01-egress.bats tests it in depth.
 #
 # Every address used here lives in network namespaces these tests create:
 # nothing leaves the machine.
 
 load profile_helpers
+load netns_helpers
 
 GUARANTEE=g1
 
@@ -17,52 +18,11 @@ setup() {
 	requires_root
 	command -v ip >/dev/null || skip "needs ip (iproute2)"
 	NET="10.250.$(($$ % 250))"
-	LISTENERS="$BATS_TEST_TMPDIR/listeners"
-	: >"$LISTENERS"
+	setup_netns
 }
 
 teardown() {
-	local pid ns
-	# Our listeners only, by pid.
-	while read -r pid; do
-		kill "$pid" 2>/dev/null || true
-	done <"$LISTENERS"
-	teardown_profile
-	for ns in "${NETNS_CREATED[@]}"; do
-		ip netns del "$ns" 2>/dev/null || true
-	done
-	[ -z "${VETH_HOST:-}" ] || ip link del "$VETH_HOST" 2>/dev/null || true
-}
-
-# A network namespace of our own, named in $NS (and kept for teardown).
-make_netns() {
-	NS="moat-g1-$$-$BATS_TEST_NUMBER-$1"
-	ip netns add "$NS"
-	NETNS_CREATED+=("$NS")
-	ip -n "$NS" link set lo up
-}
-
-# Wait (bounded) until something listens on TCP port $2 in the network
-# namespace of netns name $1, or of pid $1.
-wait_listen() {
-	local where=(ip netns exec "$1") hex
-	[[ "$1" =~ ^[0-9]+$ ]] && where=(nsenter -t "$1" -n)
-	hex=$(printf '%04X' "$2")
-	for _ in $(seq 1 100); do
-		"${where[@]}" cat /proc/net/tcp /proc/net/tcp6 |
-			awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' && return 0
-		sleep 0.05
-	done
-	echo "nothing listens on port $2 in the network namespace of $1" >&2
-	return 1
-}
-
-# A TCP listener in netns $1 on port $2 (every address), accepting any
-# number of connections.
-listen_in() {
-	ip netns exec "$1" "$BUSYBOX" nc -ll -p "$2" -e /bin/true </dev/null >/dev/null 2>&1 &
-	echo $! >>"$LISTENERS"
-	wait_listen "$1" "$2"
+	teardown_netns
 }
 
 # A veth pair between the container of pid $1 (end $NET.2/24, default
@@ -174,23 +134,28 @@ check_loopback_only() {
 	[ "$status" -ne 0 ]
 }
 
-@test "G1 egress: the veth reaches its peer, never 169.254.169.254" {
+@test "G1 egress: the veth reaches a public peer, never its private address or 169.254.169.254" {
 	prepare_bundle spec
 	add_testbin sysprobe
 	make_netns peer
 	ns="$NS"
 	listen_in "$ns" 8080
-	create_with_output --profile egress "sysprobe connect $NET.1 8080
-		sysprobe sendto $NET.1 8081
+	# The peer's private $NET.1 is refused under egress since issue 11
+	# (public addresses only); 198.51.100.7 on the same link is public.
+	create_with_output --profile egress "sysprobe connect 198.51.100.7 8080
+		sysprobe sendto 198.51.100.7 8081
 		sysprobe connect 169.254.169.254 8080
-		sysprobe sendto 169.254.169.254 53"
+		sysprobe sendto 169.254.169.254 53
+		sysprobe connect $NET.1 8080"
 	pid=$(cat "$BUNDLE/$CID.pid")
 	attach_veth "$pid" "$ns"
+	ip -n "$ns" addr add 198.51.100.7/32 dev "m1h$BATS_TEST_NUMBER-$$"
 	start_until_stopped
 	[ "${lines[0]}" = ok ]
 	[ "${lines[1]}" = ok ]
 	[ "${lines[2]}" = "connect(169.254.169.254:8080): Operation not permitted (errno 1)" ]
 	[ "${lines[3]}" = "sendto(169.254.169.254:53): Operation not permitted (errno 1)" ]
+	[ "${lines[4]}" = "connect($NET.1:8080): Operation not permitted (errno 1)" ]
 }
 
 @test "G1 strict in a pod's namespace (joined by path): the sidecar on localhost works, the pod's veth does not" {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # G2: the cloud metadata addresses are unreachable in every profile, egress
-# included: 169.254.0.0/16, fd00:ec2::254, and their IPv4-mapped IPv6
-# forms. Under egress another address gets past the guard (no route here:
-# "Network is unreachable"), which shows the refusals are G2's own.
+# included: 169.254.0.0/16, 100.100.100.200 (Alibaba), 168.63.129.16
+# (Azure), fd00:ec2::254, and every IPv6 form embedding them (IPv4-mapped,
+# IPv4-compatible, NAT64, 6to4). Under egress a public address gets past
+# the guard (no route here: "Network is unreachable"), which shows the
+# refusals are G2's own. g01-egress.bats has listeners behind them.
 
 load profile_helpers
 
@@ -24,6 +26,13 @@ PROBES=(
 	"sendto6 fd00:ec2::254 53|sendto([fd00:ec2::254]:53): Operation not permitted (errno 1)"
 	"connect6 ::ffff:169.254.169.254 80|connect([::ffff:169.254.169.254]:80): Operation not permitted (errno 1)"
 	"sendto6 ::ffff:169.254.169.254 53|sendto([::ffff:169.254.169.254]:53): Operation not permitted (errno 1)"
+	"connect 100.100.100.200 80|connect(100.100.100.200:80): Operation not permitted (errno 1)"
+	"sendto 168.63.129.16 53|sendto(168.63.129.16:53): Operation not permitted (errno 1)"
+	"connect6 64:ff9b::a9fe:a9fe 80|connect([64:ff9b::a9fe:a9fe]:80): Operation not permitted (errno 1)"
+	"connect6 2002:a9fe:a9fe::1 80|connect([2002:a9fe:a9fe::1]:80): Operation not permitted (errno 1)"
+	"connect6 ::a9fe:a9fe 80|connect([::a9fe:a9fe]:80): Operation not permitted (errno 1)"
+	"sendto6 64:ff9b::6464:64c8 53|sendto([64:ff9b::6464:64c8]:53): Operation not permitted (errno 1)"
+	"connect6 2002:a83f:8110::1 80|connect([2002:a83f:8110::1]:80): Operation not permitted (errno 1)"
 )
 
 # $1: the profile; $2: what a non-metadata address gets under it.
@@ -33,14 +42,14 @@ check_metadata() {
 	for p in "${PROBES[@]}"; do
 		script="$script sysprobe ${p%%|*};"
 	done
-	in_container --profile "$profile" "$script sysprobe connect 10.1.2.3 80"
+	in_container --profile "$profile" "$script sysprobe connect 198.51.100.7 80"
 	for i in "${!PROBES[@]}"; do
 		[ "${lines[$i]}" = "${PROBES[$i]#*|}" ] || {
 			echo "$profile: sysprobe ${PROBES[$i]%%|*}: got '${lines[$i]}'" >&2
 			return 1
 		}
 	done
-	[ "${lines[${#PROBES[@]}]}" = "connect(10.1.2.3:80): $other" ]
+	[ "${lines[${#PROBES[@]}]}" = "connect(198.51.100.7:80): $other" ]
 }
 
 EPERM="Operation not permitted (errno 1)"
@@ -70,6 +79,12 @@ UNREACHABLE="Network is unreachable (errno 101)"
 	check_metadata egress "$UNREACHABLE"
 }
 
+@test "G2 an allowlist of everything cannot open the metadata addresses or their IPv6 forms" {
+	prepare_bundle spec
+	printf '{"audit_log": "%s", "egress_allow": ["0.0.0.0/0", "::/0"]}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	check_metadata egress "$UNREACHABLE"
+}
+
 @test "G2 exec under egress: metadata refused" {
 	prepare_bundle permissive
 	add_testbin sysprobe
@@ -79,6 +94,6 @@ UNREACHABLE="Network is unreachable (errno 101)"
 		moat exec "$CID" sysprobe ${p%%|*}
 		[ "$output" = "${p#*|}" ]
 	done
-	moat exec "$CID" sysprobe connect 10.1.2.3 80
-	[ "$output" = "connect(10.1.2.3:80): $UNREACHABLE" ]
+	moat exec "$CID" sysprobe connect 198.51.100.7 80
+	[ "$output" = "connect(198.51.100.7:80): $UNREACHABLE" ]
 }

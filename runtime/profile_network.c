@@ -1,0 +1,406 @@
+/* The profile's network lists (G1 in egress, G2 everywhere): the built-in
+ * metadata and private ranges, the operator's egress_deny, egress_allow
+ * (an allowlist) and egress_allow_private, the run.moat.egress-allow
+ * annotation that narrows them, and the netguard rules they make.
+ * Pure: no I/O (the nameservers are read by the runtime and passed in). */
+#include "profile.h"
+#include "profile_internal.h"
+#include "util.h"
+#include "../oci/json.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* G2: cloud metadata, refused in every profile, with every IPv6 form
+ * embedding the IPv4 ones (the netguard adds those). */
+static const char *const metadata_ranges[] = {
+  "169.254.0.0/16",     /* AWS, GCP, ECS, OpenStack, Oracle, DigitalOcean */
+  "100.100.100.200/32", /* Alibaba Cloud */
+  "168.63.129.16/32",   /* Azure WireServer */
+  "fd00:ec2::254/128",  /* AWS IMDS over IPv6 */
+  NULL,
+};
+
+/* Egress: what is not public. 127.0.0.0/8 is here for its IPv6 forms
+ * (64:ff9b::127.0.0.1 is the NAT64 gateway's own loopback); the
+ * container's own loopback passes before this list is looked at. */
+static const char *const private_ranges[] = {
+  "0.0.0.0/8",
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "172.16.0.0/12",
+  "192.0.0.0/24",
+  "192.168.0.0/16",
+  "198.18.0.0/15",
+  "224.0.0.0/4",
+  "240.0.0.0/4",
+  "fc00::/7",
+  "fe80::/10",
+  "fec0::/10",
+  "ff00::/8",
+  "64:ff9b:1::/48",
+  "::/96",
+  NULL,
+};
+
+#define ALLOW_KEY "egress_allow"
+#define ALLOW_PRIVATE_KEY "egress_allow_private"
+#define ANNOTATION "run.moat.egress-allow"
+
+static void
+cidr_list_add (struct cidr **list, size_t *n, const struct cidr *c)
+{
+  *list = xrealloc (*list, (*n + 1) * sizeof (**list));
+  (*list)[(*n)++] = *c;
+}
+
+static int
+add_builtin (struct cidr **list, size_t *n, const char *const *texts,
+             struct moat_error **err)
+{
+  for (size_t i = 0; texts[i]; i++)
+    {
+      struct cidr c;
+      if (cidr_parse (texts[i], &c) < 0)
+        return moat_fail (err, EINVAL, "built-in CIDR %s", texts[i]);
+      cidr_list_add (list, n, &c);
+    }
+  return 0;
+}
+
+int
+profile_network_init (struct profile *p, struct moat_error **err)
+{
+  if (add_builtin (&p->deny, &p->n_deny, metadata_ranges, err) < 0)
+    return -1;
+  if (p->egress
+      && add_builtin (&p->private_nets, &p->n_private, private_ranges, err) < 0)
+    return -1;
+  return 0;
+}
+
+static struct cidr *
+cidrs_dup (const struct cidr *list, size_t n)
+{
+  struct cidr *d = xcalloc (n ? n : 1, sizeof (*d));
+  if (n)
+    memcpy (d, list, n * sizeof (*d));
+  return d;
+}
+
+void
+profile_network_dup (struct profile *d, const struct profile *p)
+{
+  d->deny = cidrs_dup (p->deny, p->n_deny);
+  d->allow = cidrs_dup (p->allow, p->n_allow);
+  d->private_nets = cidrs_dup (p->private_nets, p->n_private);
+}
+
+void
+profile_network_free (struct profile *p)
+{
+  free (p->deny);
+  free (p->allow);
+  free (p->private_nets);
+}
+
+/* Is the IPv4 or IPv6 network C (or one of its IPv6 forms) in the list? */
+static bool
+list_overlaps (const struct cidr *list, size_t n, const struct cidr *c)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      struct cidr e[NETGUARD_EMBEDDINGS];
+      if (cidr_overlaps (&list[i], c))
+        return true;
+      if (list[i].family != AF_INET || c->family != AF_INET6)
+        continue;
+      cidr_v6_embeddings (&list[i], e);
+      for (int k = 0; k < NETGUARD_EMBEDDINGS; k++)
+        if (cidr_overlaps (&e[k], c))
+          return true;
+    }
+  return false;
+}
+
+static bool
+list_contains (const struct cidr *list, size_t n, const struct cidr *c)
+{
+  for (size_t i = 0; i < n; i++)
+    if (cidr_contains (&list[i], c))
+      return true;
+  return false;
+}
+
+/* An allow entry wholly inside the metadata ranges (or one of their IPv6
+ * forms) can never pass, G2 being checked first: an operator who lists
+ * one gets an error rather than a surprise. */
+static bool
+is_metadata (const struct cidr *c)
+{
+  for (size_t i = 0; metadata_ranges[i]; i++)
+    {
+      struct cidr m[1 + NETGUARD_EMBEDDINGS];
+      int n = 1;
+      if (cidr_parse (metadata_ranges[i], &m[0]) < 0)
+        continue;
+      if (m[0].family == AF_INET)
+        {
+          cidr_v6_embeddings (&m[0], m + 1);
+          n += NETGUARD_EMBEDDINGS;
+        }
+      for (int k = 0; k < n; k++)
+        if (m[k].family == c->family && m[k].prefix <= c->prefix
+            && cidr_overlaps (&m[k], c))
+          return true;
+    }
+  return false;
+}
+
+static int
+parse_allow_list (const json_node *v, const char *path, struct cidr **ret,
+                  size_t *ret_n, struct moat_error **err)
+{
+  cleanup_free struct cidr *list = NULL;
+  size_t n = 0;
+
+  if (!json_is_array (v))
+    return moat_fail (err, 0, "%s: expected an array of CIDR[:port] strings",
+                      path);
+  if (json_array_len (v) > NETGUARD_MAX_ALLOW)
+    return moat_fail (err, 0, "%s: %zu entries, at most %d", path,
+                      json_array_len (v), NETGUARD_MAX_ALLOW);
+  for (size_t i = 0; i < json_array_len (v); i++)
+    {
+      const json_node *s = json_array_get (v, i);
+      struct cidr c;
+      if (!json_is_string (s) || cidr_port_parse (json_string (s), &c) < 0)
+        return moat_fail (err, 0,
+                          "%s[%zu]: expected \"CIDR\" or \"CIDR:port\" "
+                          "(\"[IPv6/len]:port\")",
+                          path, i);
+      if (is_metadata (&c))
+        return moat_fail (err, 0,
+                          "%s[%zu]: %s is a cloud metadata address, refused "
+                          "in every profile (G2)",
+                          path, i, json_string (s));
+      cidr_list_add (&list, &n, &c);
+    }
+  free (*ret);
+  *ret = steal_pointer (&list);
+  *ret_n = n;
+  return 0;
+}
+
+int
+profile_network_settings (const json_node *obj, const char *prefix,
+                          struct profile *p, struct moat_error **err)
+{
+  const char *dot = *prefix ? "." : "";
+  const json_node *allow = json_get (obj, ALLOW_KEY);
+  const json_node *allow_private = json_get (obj, ALLOW_PRIVATE_KEY);
+  const json_node *v;
+
+  if ((v = json_get (obj, "egress_deny")))
+    {
+      cleanup_free char *path = xasprintf ("%s%segress_deny", prefix, dot);
+      if (!json_is_array (v))
+        return moat_fail (err, 0, "%s: expected an array of CIDR strings",
+                          path);
+      for (size_t i = 0; i < json_array_len (v); i++)
+        {
+          const json_node *s = json_array_get (v, i);
+          struct cidr c;
+          if (!json_is_string (s) || json_string (s)[0] == '\0')
+            return moat_fail (err, 0, "%s[%zu]: expected a non-empty string",
+                              path, i);
+          if (cidr_parse (json_string (s), &c) < 0)
+            return moat_fail (err, 0, "%s[%zu]: not a CIDR: \"%s\"", path, i,
+                              json_string (s));
+          cidr_list_add (&p->deny, &p->n_deny, &c);
+        }
+      if (p->n_deny > NETGUARD_MAX_DENY)
+        return moat_fail (err, 0,
+                          "%s: too many denied CIDRs (%zu with the built-in "
+                          "ones, at most %d)",
+                          path, p->n_deny, NETGUARD_MAX_DENY);
+    }
+  if (allow && allow_private)
+    return moat_fail (err, 0,
+                      "%s%s" ALLOW_KEY " and " ALLOW_PRIVATE_KEY
+                      ": give one (an allowlist, or private CIDRs open "
+                      "besides the public internet)",
+                      prefix, dot);
+  if (allow || allow_private)
+    {
+      cleanup_free char *path = xasprintf (
+          "%s%s%s", prefix, dot, allow ? ALLOW_KEY : ALLOW_PRIVATE_KEY);
+      if (parse_allow_list (allow ? allow : allow_private, path, &p->allow,
+                            &p->n_allow, err)
+          < 0)
+        return -1;
+      p->allowlist = allow != NULL;
+    }
+  return 0;
+}
+
+/* Could the operator's profile P reach every address (and port) of C?
+ * An allowlist: C is inside one of its entries. Otherwise: inside an
+ * egress_allow_private entry, or clear of every private range. */
+static bool
+operator_allows (const struct profile *p, const struct cidr *c)
+{
+  if (list_contains (p->allow, p->n_allow, c))
+    return true;
+  return !p->allowlist && !list_overlaps (p->private_nets, p->n_private, c);
+}
+
+int
+profile_network_annotation (struct profile *e, const char *value,
+                            struct override_list *ov, struct moat_error **err)
+{
+  const char *path = "annotations." ANNOTATION;
+  cleanup_free char *copy = xstrdup (value);
+  cleanup_free struct cidr *list = NULL;
+  size_t n = 0;
+  char *save = NULL;
+
+  if (!e->egress)
+    {
+      /* strict passes loopback only: nothing to narrow. */
+      override_list_add (ov, OVERRIDE_IGNORED, path, value, "loopback only");
+      return 0;
+    }
+  for (char *tok = strtok_r (copy, ", \t\n", &save); tok;
+       tok = strtok_r (NULL, ", \t\n", &save))
+    {
+      struct cidr c;
+      if (cidr_port_parse (tok, &c) < 0)
+        {
+          override_list_add (ov, OVERRIDE_IGNORED, path, tok,
+                             "not a CIDR[:port]");
+          continue;
+        }
+      if (is_metadata (&c))
+        {
+          override_list_add (ov, OVERRIDE_IGNORED, path, tok,
+                             "a cloud metadata address, G2");
+          continue;
+        }
+      if (!operator_allows (e, &c))
+        {
+          override_list_add (ov, OVERRIDE_IGNORED, path, tok,
+                             "outside what the operator allows");
+          continue;
+        }
+      if (n == NETGUARD_MAX_ALLOW)
+        return moat_fail (err, 0, "%s: more than %d entries", path,
+                          NETGUARD_MAX_ALLOW);
+      cidr_list_add (&list, &n, &c);
+    }
+  /* An allowlist of what was taken, even if nothing was: the pod author
+   * asked for one, and less is always tighter. */
+  free (e->allow);
+  e->allow = steal_pointer (&list);
+  e->n_allow = n;
+  e->allowlist = true;
+  {
+    cleanup_free char *taken = profile_network_allow_text (e);
+    override_list_add (ov, OVERRIDE_CHANGED, path, value, taken);
+  }
+  return 0;
+}
+
+char *
+profile_network_allow_text (const struct profile *p)
+{
+  cleanup_free char *text = xstrdup ("");
+  for (size_t i = 0; i < p->n_allow; i++)
+    {
+      cleanup_free char *c = cidr_to_string (&p->allow[i]);
+      char *next = xasprintf ("%s%s%s", text, i ? "," : "", c);
+      free (text);
+      text = next;
+    }
+  return steal_pointer (&text);
+}
+
+static void
+jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
+          size_t n, uint16_t port)
+{
+  jw_key (w, key);
+  jw_array_begin (w);
+  for (size_t i = 0; i < n; i++)
+    {
+      struct cidr c = list[i];
+      cleanup_free char *text = NULL;
+      if (port)
+        c.port = port;
+      text = cidr_to_string (&c);
+      jw_string (w, text);
+    }
+  jw_array_end (w);
+}
+
+const char *
+profile_network_mode (const struct profile *p)
+{
+  if (!p->egress)
+    return "loopback only";
+  return p->allowlist ? "allowlist" : "public";
+}
+
+void
+profile_network_json (struct json_writer *w, const struct profile *p,
+                      const struct cidr *dns, size_t n_dns, bool with_dns)
+{
+  jw_object_begin (w);
+  jw_key (w, "mode");
+  jw_string (w, profile_network_mode (p));
+  jw_cidrs (w, "deny", p->deny, p->n_deny, 0);
+  if (p->egress)
+    {
+      jw_cidrs (w, p->allowlist ? "allow" : "allow_private", p->allow,
+                p->n_allow, 0);
+      if (!p->allowlist)
+        jw_cidrs (w, "private_refused", p->private_nets, p->n_private, 0);
+      if (with_dns)
+        jw_cidrs (w, "dns", dns, n_dns, 53);
+      else
+        {
+          jw_key (w, "dns");
+          jw_string (w, "the nameservers of the container's resolv.conf, "
+                        "port 53");
+        }
+      jw_key (w, "ipv6_embeddings_refused");
+      jw_string (w, "::ffff:0:0/96, ::/96, 64:ff9b::/96, 2002::/16 forms of "
+                    "every refused IPv4 range");
+    }
+  jw_object_end (w);
+}
+
+void
+profile_netguard_rules (const struct profile *p, const struct cidr *dns,
+                        size_t n_dns, struct netguard_rules *ret)
+{
+  *ret = (struct netguard_rules){
+    .egress = p->egress,
+    .deny = p->deny,
+    .n_deny = p->n_deny,
+  };
+  if (!p->egress)
+    return;
+  ret->allow = p->allow;
+  ret->n_allow = p->n_allow;
+  ret->dns = dns;
+  ret->n_dns = n_dns;
+  ret->allowlist = p->allowlist;
+  if (!p->allowlist)
+    {
+      ret->private_nets = p->private_nets;
+      ret->n_private = p->n_private;
+    }
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env bats
+# G1 under `egress` (SPEC.md, the paragraph on profiles) and G2: an agent's
+# SSRF defense. A test host in a network namespace of the test's own holds
+# a public-looking address (198.51.100.7, 2001:db8:ffff::7), a private one
+# ($NET.1), a nameserver on a private address ($NET.53, named in the
+# container's resolv.conf), the metadata addresses and IPv6 forms that
+# embed denied IPv4 addresses, with listeners: under egress the public ones
+# and the nameserver's port 53 answer and every other one is refused with
+# EPERM at once; under an allowlist only the listed address:port connects;
+# under strict nothing does. Nothing leaves the machine.
+
+load profile_helpers
+load netns_helpers
+
+GUARANTEE=g1e
+
+setup() {
+	requires_root
+	command -v ip >/dev/null || skip "needs ip (iproute2)"
+	NET="10.251.$(($$ % 250))"
+	setup_netns
+}
+
+teardown() {
+	teardown_netns
+}
+
+# The test host: netns $NS with listeners on TCP 8080 and 53 (every
+# address) and its addresses; the container's resolv.conf (an engine-style
+# bind) names $NET.53.
+make_test_host() {
+	make_netns host
+	HOST_NS="$NS"
+	ip netns exec "$HOST_NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 2>/dev/null || true
+	listen_in "$HOST_NS" 8080
+	listen_in "$HOST_NS" 53
+	echo "nameserver $NET.53" >"$BUNDLE/resolv.conf"
+	update_config --arg s "$BUNDLE/resolv.conf" \
+		'.mounts += [{"destination": "/etc/resolv.conf", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]'
+}
+
+# A veth between the created container of pid $1 and the test host, as an
+# engine's bridge network is set up between create and start.
+wire_container() {
+	local pid="$1" cont="m1ec$BATS_TEST_NUMBER-$$" host="m1eh$BATS_TEST_NUMBER-$$" a
+	VETH_HOST="$host"
+	ip link add "$host" type veth peer name "$cont"
+	ip link set "$cont" netns "$pid"
+	ip link set "$host" netns "$HOST_NS"
+	VETH_HOST=""
+	nsenter -t "$pid" -n ip addr add "$NET.2/24" dev "$cont"
+	nsenter -t "$pid" -n ip addr add 2001:db8:1::2/64 dev "$cont" nodad
+	nsenter -t "$pid" -n ip link set "$cont" up
+	nsenter -t "$pid" -n ip route add default via "$NET.1"
+	nsenter -t "$pid" -n ip -6 route add default via 2001:db8:1::1 dev "$cont"
+	ip -n "$HOST_NS" addr add "$NET.1/24" dev "$host"
+	for a in "$NET.53" 198.51.100.7 169.254.169.254 100.100.100.200 168.63.129.16 10.10.10.10; do
+		ip -n "$HOST_NS" addr add "$a/32" dev "$host"
+	done
+	ip -n "$HOST_NS" addr add 2001:db8:1::1/64 dev "$host" nodad
+	for a in 2001:db8:ffff::7 fd00:ec2::254 64:ff9b::a9fe:a9fe 2002:a9fe:a9fe::1 \
+		64:ff9b::a0a:a0a 2002:a0a:a0a::1 ::a9fe:a9fe fd12::7; do
+		ip -n "$HOST_NS" addr add "$a/128" dev "$host" nodad
+	done
+	ip -n "$HOST_NS" link set "$host" up
+}
+
+EPERM="Operation not permitted (errno 1)"
+
+# probe|expected under egress. "ok" or "E" (EPERM at connect/sendto).
+PROBES=(
+	"connect 198.51.100.7 8080|ok"
+	"connect6 2001:db8:ffff::7 8080|ok"
+	"connect NS 53|ok"
+	"sendto NS 53|ok"
+	"connect NS 8080|E"
+	"sendto NS 5353|E"
+	"connect PRIV 8080|E"
+	"connect 10.10.10.10 8080|E"
+	"connect 169.254.169.254 8080|E"
+	"connect 100.100.100.200 8080|E"
+	"connect 168.63.129.16 8080|E"
+	"sendto 224.0.0.251 5353|E"
+	"connect6 fd00:ec2::254 8080|E"
+	"connect6 ::ffff:169.254.169.254 8080|E"
+	"connect6 ::ffff:PRIV 8080|E"
+	"connect6 64:ff9b::a9fe:a9fe 8080|E"
+	"connect6 2002:a9fe:a9fe::1 8080|E"
+	"connect6 ::a9fe:a9fe 8080|E"
+	"connect6 64:ff9b::a0a:a0a 8080|E"
+	"connect6 2002:a0a:a0a::1 8080|E"
+	"connect6 fd12::7 8080|E"
+)
+
+probe_cmd() {
+	local p="${1%%|*}"
+	p="${p//NS/$NET.53}"
+	echo "${p//PRIV/$NET.1}"
+}
+
+# What sysprobe prints for probe $1 with outcome $2 (ok / E).
+probe_want() {
+	local cmd op host port
+	cmd=$(probe_cmd "$1")
+	read -r op host port <<<"$cmd"
+	[ "$2" = ok ] && {
+		echo ok
+		return
+	}
+	case "$op" in
+	connect6) echo "connect([$host]:$port): $EPERM" ;;
+	sendto6) echo "sendto([$host]:$port): $EPERM" ;;
+	*) echo "$op($host:$port): $EPERM" ;;
+	esac
+}
+
+# Run every probe (plus loopback inside) in a container wired to the test
+# host; $1.. : global flags. Checks each line against the outcomes given
+# as "INDEX=OUTCOME" overrides in $WANT_OVERRIDE (else the egress column).
+run_probes() {
+	local script="" i want got p
+	add_testbin sysprobe
+	script='nc -ll -p 9090 -e true </dev/null >/dev/null 2>&1 &
+		for i in $(seq 1 100); do
+			grep -q ":2382 .* 0A " /proc/net/tcp && break
+			sleep 0.05
+		done
+		sysprobe connect 127.0.0.1 9090;'
+	for p in "${PROBES[@]}"; do
+		script="$script sysprobe $(probe_cmd "$p");"
+	done
+	create_with_output "$@" "$script kill %1" || {
+		cat "$BUNDLE/$CID.out" >&2
+		return 1
+	}
+	wire_container "$(cat "$BUNDLE/$CID.pid")"
+	start_until_stopped
+	# create's warnings come first in the file; the probes after them.
+	mapfile -t lines < <(grep -v '^moat: warning: ' <<<"$output")
+	[ "${lines[0]}" = ok ] || {
+		echo "loopback: got '${lines[0]}'" >&2
+		return 1
+	}
+	for i in "${!PROBES[@]}"; do
+		want="${PROBES[$i]#*|}"
+		[ -z "${OUTCOME[$i]:-}" ] || want="${OUTCOME[$i]}"
+		got="${lines[$((i + 1))]}"
+		[ "$got" = "$(probe_want "${PROBES[$i]}" "$want")" ] || {
+			echo "sysprobe $(probe_cmd "${PROBES[$i]}"): got '$got', want $want" >&2
+			return 1
+		}
+	done
+}
+
+# OUTCOME[i] for every probe: E except those given as indexes.
+only_ok() {
+	local i
+	OUTCOME=()
+	for i in "${!PROBES[@]}"; do
+		OUTCOME[i]=E
+	done
+	for i in "$@"; do
+		OUTCOME[i]=ok
+	done
+}
+
+@test "G1 egress: public addresses and the nameserver's port 53 answer; private, metadata, multicast and their IPv6 embeddings get EPERM" {
+	prepare_bundle spec
+	make_test_host
+	OUTCOME=()
+	run_probes --profile egress
+}
+
+@test "G1 egress through an engine's resolv.conf-less rootfs: the rootfs's /etc/resolv.conf names the nameserver" {
+	prepare_bundle spec
+	make_test_host
+	update_config 'del(.mounts[] | select(.destination == "/etc/resolv.conf"))'
+	echo "nameserver $NET.53" >"$BUNDLE/rootfs/etc/resolv.conf"
+	OUTCOME=()
+	run_probes --profile egress
+}
+
+@test "G1 egress: without a nameserver in resolv.conf its port 53 is refused too" {
+	prepare_bundle spec
+	make_test_host
+	echo "# no nameserver" >"$BUNDLE/resolv.conf"
+	OUTCOME=()
+	OUTCOME[2]=E
+	OUTCOME[3]=E
+	run_probes --profile egress
+}
+
+@test "G1 strict: nothing but loopback, not the public host, not the nameserver" {
+	prepare_bundle spec
+	make_test_host
+	only_ok
+	run_probes
+}
+
+@test "G1 egress allowlist (egress_allow): only the listed address:port and DNS connect" {
+	prepare_bundle spec
+	make_test_host
+	printf '{"audit_log": "%s", "egress_allow": ["198.51.100.7/32:8080"]}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	PROBES+=("connect 198.51.100.7 53|E")
+	only_ok 0 2 3
+	run_probes --profile egress
+}
+
+@test "G1 egress_allow_private: the operator opens one private address:port, the rest stays public-only" {
+	prepare_bundle spec
+	make_test_host
+	printf '{"audit_log": "%s", "egress_allow_private": ["%s/32:8080"]}\n' "$AUDIT_LOG" "$NET.1" >"$MOAT_CONFIG"
+	PROBES+=("connect PRIV 53|E")
+	OUTCOME=()
+	OUTCOME[6]=ok
+	OUTCOME[14]=ok # ::ffff:$NET.1, a dual-stack socket's form of it
+	run_probes --profile egress
+}
+
+@test "G1 egress: run.moat.egress-allow narrows to entries the operator allows; a loosening one is ignored with a warning" {
+	prepare_bundle spec
+	make_test_host
+	update_config --arg a "198.51.100.7/32:8080,$NET.1/32,169.254.169.254" \
+		'.annotations["run.moat.egress-allow"] = $a'
+	only_ok 0 2 3
+	run_probes --profile egress
+	grep -q "warning: annotations.run.moat.egress-allow: $NET.1/32 ignored (outside what the operator allows)" "$BUNDLE/$CID.out"
+	grep -q "warning: annotations.run.moat.egress-allow: 169.254.169.254 ignored (a cloud metadata address, G2)" "$BUNDLE/$CID.out"
+}
+
+@test "G1 egress: the audit line of create names the effective lists, the nameserver included" {
+	prepare_bundle spec
+	make_test_host
+	printf '{"audit_log": "%s", "egress_allow": ["198.51.100.7/32:443"]}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	next_id
+	moat --profile egress create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	line=$(jq -c --arg id "$CID" 'select(.verb == "create" and .id == $id) | .network' "$AUDIT_LOG")
+	[ "$(jq -r .mode <<<"$line")" = allowlist ]
+	[ "$(jq -c .allow <<<"$line")" = '["198.51.100.7/32:443"]' ]
+	[ "$(jq -c .dns <<<"$line")" = "[\"$NET.53/32:53\"]" ]
+	[ "$(jq -r '.deny | index("168.63.129.16/32")' <<<"$line")" != null ]
+	moat profile show --profile egress
+	[ "$(jq -c .network.allow <<<"$output")" = '["198.51.100.7/32:443"]' ]
+}
+
+@test "G1 egress: more allow entries than the bound is a clear error at create, nothing left behind" {
+	prepare_bundle spec
+	list=$(for i in $(seq 1 65); do printf '"198.51.100.%d/32",' "$i"; done)
+	printf '{"audit_log": "%s", "egress_allow": [%s]}\n' "$AUDIT_LOG" "${list%,}" >"$MOAT_CONFIG"
+	next_id
+	moat --profile egress create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: create $CID: profile: $MOAT_CONFIG: egress_allow: 65 entries, at most 64" ] ||
+		[[ "$output" == *"egress_allow: 65 entries, at most 64"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$ROOT/$CID" ]
+}

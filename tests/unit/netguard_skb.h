@@ -1,0 +1,97 @@
+/* The skb programs on crafted packets (BPF_PROG_TEST_RUN): shared by
+ * test_netguard.c and test_netguard_lists.c. Include after
+ * netguard_harness.h. */
+#ifndef MOAT_TEST_NETGUARD_SKB_H
+#define MOAT_TEST_NETGUARD_SKB_H
+
+/* The IPv6 next header of the packets run_skb makes (UDP unless a test
+ * sets another). */
+static uint8_t skb_ip6_next = 17;
+
+/* Run the program on an Ethernet frame holding an IP header with these
+ * addresses (family from the text), arriving on ifindex. */
+static int
+run_skb (int prog_fd, const char *src, const char *dst, int ifindex)
+{
+  uint8_t pkt[ETH_HLEN + 40 + 8] = { 0 };
+  struct __sk_buff ctx = { .ifindex = (uint32_t)ifindex };
+  union bpf_attr attr;
+  bool v6 = strchr (src, ':') != NULL;
+  uint8_t *ip = pkt + ETH_HLEN;
+  size_t len;
+
+  pkt[12] = v6 ? 0x86 : 0x08;
+  pkt[13] = v6 ? 0xdd : 0x00;
+  if (v6)
+    {
+      ip[0] = 0x60;
+      ip[6] = skb_ip6_next;
+      ip[7] = 64;
+      assert_int_equal (inet_pton (AF_INET6, src, ip + 8), 1);
+      assert_int_equal (inet_pton (AF_INET6, dst, ip + 24), 1);
+      len = ETH_HLEN + 40 + 8;
+    }
+  else
+    {
+      ip[0] = 0x45;
+      ip[3] = 28;
+      ip[8] = 64;
+      ip[9] = 17;
+      assert_int_equal (inet_pton (AF_INET, src, ip + 12), 1);
+      assert_int_equal (inet_pton (AF_INET, dst, ip + 16), 1);
+      len = ETH_HLEN + 28;
+    }
+  memset (&attr, 0, sizeof (attr));
+  attr.test.prog_fd = (uint32_t)prog_fd;
+  attr.test.data_in = (uint64_t)(uintptr_t)pkt;
+  attr.test.data_size_in = (uint32_t)len;
+  attr.test.ctx_in = (uint64_t)(uintptr_t)&ctx;
+  attr.test.ctx_size_in = sizeof (ctx);
+  if (netguard_bpf_sys (BPF_PROG_TEST_RUN, &attr) < 0)
+    fail_msg ("BPF_PROG_TEST_RUN: %m");
+  return (int)attr.test.retval;
+}
+
+/* Some device other than lo in this namespace, for "not on lo". */
+static int
+other_ifindex (void)
+{
+  struct if_nameindex *ifs = if_nameindex ();
+  int found = 0;
+  for (size_t i = 0; ifs && ifs[i].if_index; i++)
+    if (ifs[i].if_index != 1)
+      found = (int)ifs[i].if_index;
+  if_freenameindex (ifs);
+  return found;
+}
+
+/* One packet through a program: addresses, the device (ON_OTHER: some
+ * device that is not lo), and the verdict wanted. */
+#define ON_OTHER (-1)
+struct packet_case
+{
+  const char *src, *dst;
+  int ifindex;
+  int want;
+};
+
+static void
+check_packets (int fd, const struct packet_case *cases, size_t n)
+{
+  int other = other_ifindex ();
+  for (size_t i = 0; i < n; i++)
+    {
+      int ifindex = cases[i].ifindex == ON_OTHER ? other : cases[i].ifindex;
+      if (ifindex <= 0)
+        continue;
+      if (run_skb (fd, cases[i].src, cases[i].dst, ifindex) != cases[i].want)
+        fail_msg ("%s -> %s on %d: not %s", cases[i].src, cases[i].dst, ifindex,
+                  cases[i].want ? "passed" : "dropped");
+    }
+  close (fd);
+}
+
+#define CHECK_PACKETS(fd, cases)                                               \
+  check_packets (fd, cases, sizeof (cases) / sizeof (cases[0]))
+
+#endif
