@@ -41,6 +41,12 @@ int container_effective_profile (const struct moat_globals *g,
                                  const struct spec *s, struct profile **ret,
                                  struct moat_error **err);
 
+/* Open and judge every bind source of s (G5, G13), hardening their
+ * options; *ret_fds holds, per mount, a detached tree or -1. */
+int container_open_bind_sources (const struct moat_globals *g, struct spec *s,
+                                 const char *bundle, int **ret_fds,
+                                 struct moat_error **err);
+
 /* Record the bundle for the audit line (G11). */
 void container_audit_bundle (const struct moat_globals *g, const char *bundle);
 

@@ -26,6 +26,8 @@ struct profile
   struct cidr *deny;      /* G2 metadata ranges + operator's egress CIDRs */
   size_t n_deny;
   char *audit_log;        /* G11, default /var/log/moat/audit.jsonl */
+  char **writable_bind_trees; /* G5: operator's trees binds may write to */
+  bool noexec_volumes;        /* G13: the engines' volume trees noexec too */
 };
 
 enum override_kind
@@ -88,12 +90,19 @@ int profile_apply_resources (struct spec_resources *r, const struct profile *p,
 int profile_check_bind_source (const char *resolved_path,
                                const struct profile *p,
                                struct moat_error **err);
-/* True for an allowed source that may only be mounted read-only (host
- * files such as /etc/resolv.conf, the host's /usr): profile_apply already
- * adds "ro" when config.json names them directly; the runtime should mount
- * read-only too when the realpath leads there through a symlink. */
-bool profile_bind_needs_readonly (const char *resolved_path,
-                                  const struct profile *p);
+/* G5/G13 for the runtime, once the bind source of mounts[index] is open:
+ * resolved_path is its realpath, bundle the bundle's, pseudo_fs whether
+ * the source lies on (or, for rbind, holds) a pseudo filesystem, is_socket
+ * whether it is a unix socket. Refuses (-1 with err), or hardens
+ * m->options: read-only outside the writable trees, noexec outside the
+ * volume trees and the host's program trees. Each change lands in ov; a
+ * write asked for and refused also in *ret_warning (for stderr, naming
+ * the operator key to set; NULL if none, caller frees). */
+int profile_harden_bind (struct spec_mount *m, size_t index,
+                         const char *resolved_path, const char *bundle,
+                         bool pseudo_fs, bool is_socket,
+                         const struct profile *p, struct override_list *ov,
+                         char **ret_warning, struct moat_error **err);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */

@@ -55,10 +55,13 @@ static const char *const top_keys[] = { "profile",
                                         "credential_env",
                                         "credential_env_extra",
                                         "egress_deny",
+                                        "writable_bind_trees",
+                                        "noexec_volumes",
                                         "profiles",
                                         NULL };
 static const char *const per_profile_keys[]
-    = { "limits", "credential_env", "credential_env_extra", "egress_deny",
+    = { "limits",      "credential_env",      "credential_env_extra",
+        "egress_deny", "writable_bind_trees", "noexec_volumes",
         NULL };
 static const char *const limit_keys[]
     = { "pids", "memory", "cpus", "cpu_period", "tmpfs_size", "nofile", NULL };
@@ -148,6 +151,7 @@ profile_free (struct profile *p)
   strv_free (p->credential_env);
   free (p->deny);
   free (p->audit_log);
+  strv_free (p->writable_bind_trees);
   free (p);
 }
 
@@ -163,6 +167,7 @@ profile_dup (const struct profile *p)
   if (p->n_deny)
     memcpy (d->deny, p->deny, p->n_deny * sizeof (*d->deny));
   d->audit_log = xstrdup (p->audit_log);
+  d->writable_bind_trees = strv_dup (p->writable_bind_trees);
   return d;
 }
 
@@ -420,6 +425,32 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
             return -1;
         }
     }
+  if ((v = json_get (obj, "writable_bind_trees")))
+    {
+      cleanup_free char *path
+          = xasprintf ("%s%swritable_bind_trees", prefix, dot);
+      cleanup_strv char **list = NULL;
+      if (get_string_list (v, path, &list, err) < 0)
+        return -1;
+      /* "/" would make every host path writable: list the trees. */
+      for (size_t i = 0; list[i]; i++)
+        {
+          cleanup_free char *norm = profile_path_normalize (list[i]);
+          if (list[i][0] != '/' || strcmp (norm, "/") == 0)
+            return moat_fail (err, 0,
+                              "%s[%zu]: expected an absolute path other "
+                              "than /",
+                              path, i);
+          strv_append (&p->writable_bind_trees, norm);
+        }
+    }
+  if ((v = json_get (obj, "noexec_volumes")))
+    {
+      if (!json_is_bool (v))
+        return moat_fail (err, 0, "%s%snoexec_volumes: expected true or false",
+                          prefix, dot);
+      p->noexec_volumes = json_bool (v);
+    }
   return 0;
 }
 
@@ -595,6 +626,10 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
     if (profile_safe_devices[i].node)
       jw_string (w, profile_safe_devices[i].name);
   jw_array_end (w);
+  jw_string_list (w, "writable_bind_trees",
+                  (const char *const *)p->writable_bind_trees);
+  jw_key (w, "noexec_volumes");
+  jw_bool (w, p->noexec_volumes);
   jw_key (w, "audit_log");
   jw_string (w, p->audit_log);
   jw_object_end (w);

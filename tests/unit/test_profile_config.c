@@ -286,12 +286,17 @@ test_to_json (void **state)
   profile_free (p);
 }
 
+/* What the runtime makes of a bind of path (its realpath), from the bundle
+ * /srv/bundle: allowed, and then read-only and noexec or not. */
 static void
 expect_bind (const struct profile *p, const char *path, bool allowed,
              bool readonly)
 {
   struct moat_error *err = NULL;
   int r = profile_check_bind_source (path, p, &err);
+  char *opts[] = { "rbind", "rw", NULL };
+  struct spec_mount m = { .options = strv_dup (opts) };
+  char *warning = NULL;
 
   if (allowed && r < 0)
     fail_msg ("%s refused: %s", path, err->msg);
@@ -306,8 +311,21 @@ expect_bind (const struct profile *p, const char *path, bool allowed,
       assert_string_equal (err->msg, want);
       moat_error_free (&err);
     }
-  if (profile_bind_needs_readonly (path, p) != readonly)
-    fail_msg ("%s: read-only should be %d", path, readonly);
+  r = profile_harden_bind (&m, 0, path, "/srv/bundle", false, false, p, NULL,
+                           &warning, &err);
+  if ((r == 0) != allowed)
+    fail_msg ("%s: profile_harden_bind says %d", path, r);
+  moat_error_free (&err);
+  if (allowed)
+    {
+      bool ro = false;
+      for (size_t i = 0; m.options[i]; i++)
+        ro |= strcmp (m.options[i], "ro") == 0;
+      if (ro != readonly)
+        fail_msg ("%s: read-only should be %d", path, readonly);
+    }
+  free (warning);
+  strv_free (m.options);
 }
 
 static void
@@ -321,7 +339,18 @@ test_bind_sources (void **state)
   expect_bind (p, "/etc/shadow", false, false);
   expect_bind (p, "/run/docker.sock", false, false);
   expect_bind (p, "/var/lib/docker/x", false, false);
-  expect_bind (p, "/home/user/data", true, false);
+  /* G5: any other host path is read-only, the bundle writable */
+  expect_bind (p, "/home/user/data", true, true);
+  expect_bind (p, "/srv/bundle/data", true, false);
+  expect_bind (p, "/srv", true, true);
+  expect_bind (p, "/var/lib/dpkg", true, true);
+  expect_bind (p, "/var/spool/cron", true, true);
+  expect_bind (p, "/run/dbus", false, false);
+  expect_bind (p, "/run/systemd/private", false, false);
+  expect_bind (p, "/run/user/1000", false, false);
+  expect_bind (p, "/run/lock", false, false);
+  expect_bind (p, "/var/run/dbus/system_bus_socket", false, false);
+  expect_bind (p, "/run/systemd/resolve/stub-resolv.conf", true, true);
   expect_bind (p, "/", false, false);
   expect_bind (p, "/var", false, false);
   expect_bind (p, "/var/run", false, false);
@@ -354,7 +383,7 @@ test_bind_sources (void **state)
   expect_bind (p, "/etc/resolv.conf", true, true);
   expect_bind (p, "/usr/bin/docker-init", true, true);
   expect_bind (p, "/usr", true, true);
-  expect_bind (p, "/usrlocal", true, false);
+  expect_bind (p, "/usrlocal", true, true);
   assert_true (profile_check_bind_source ("etc", p, &err) < 0);
   moat_error_free (&err);
   profile_free (p);
