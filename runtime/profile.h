@@ -12,6 +12,16 @@
 #include "netguard.h"
 #include "../oci/spec.h"
 
+/* The engines whose state dirs moat knows (G5). */
+enum engine_kind
+{
+  ENGINE_DOCKER,
+  ENGINE_PODMAN,
+  ENGINE_CONTAINERD,
+  ENGINE_KUBELET,
+  ENGINE__N,
+};
+
 struct profile
 {
   char *name;             /* "strict" or "egress" */
@@ -28,6 +38,7 @@ struct profile
   char *audit_log;        /* G11, default /var/log/moat/audit.jsonl */
   char **writable_bind_trees; /* G5: operator's trees binds may write to */
   bool noexec_volumes;        /* G13: the engines' volume trees noexec too */
+  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
 };
 
 enum override_kind

@@ -34,56 +34,65 @@ static const char *const engine_sockets[] = {
  * bind of /var/lib holds /var/lib/docker). "/" is a parent of them all.
  * /run and /var/run hold the host's service sockets (D-Bus, systemd, user
  * sessions, every engine's API): a unix socket can be connected to even
- * through a read-only mount, so read-only would not help. */
+ * through a read-only mount, so read-only would not help. The engines'
+ * state dirs (their roots below) are refused the same way. */
 static const char *const refused_trees[] = {
-  "/proc",
-  "/sys",
-  "/dev",
-  "/boot",
-  "/etc",
-  "/root",
-  "/run",
-  "/var/run",
-  "/var/lib/docker",
-  "/var/lib/containerd",
-  "/var/lib/containers",
-  "/var/lib/kubelet", /* the node's credentials, every pod's secrets */
-  "/var/lib/etcd",
-  NULL,
+  "/proc", "/sys", "/dev",     "/boot",         "/etc",
+  "/root", "/run", "/var/run", "/var/lib/etcd", NULL,
 };
 
-/* Inside the refused engine trees, the files an engine binds into its own
- * containers (hosts, resolv.conf, shm, a pod's termination log) and its
- * volumes. Without these no Docker, Podman, containerd or kubelet container
- * could start. `*` never crosses a "/"; tree entries also allow what is
- * below. ../shared/ENGINES.md lists where each engine keeps them. */
+/* Where each engine keeps its state: the default roots, to which the
+ * operator adds its own (engine_roots, for a Docker data-root elsewhere).
+ * ../shared/ENGINES.md lists them. */
+const char *const profile_engine_names[ENGINE__N + 1]
+    = { "docker", "podman", "containerd", "kubelet", NULL };
+
+static const char *const docker_roots[] = { "/var/lib/docker", NULL };
+static const char *const podman_roots[]
+    = { "/var/lib/containers/storage", "/run/containers/storage",
+        "/var/run/containers/storage", NULL };
+static const char *const containerd_roots[]
+    = { "/var/lib/containerd", "/run/containerd", "/var/run/containerd", NULL };
+/* the node's credentials, every pod's secrets */
+static const char *const kubelet_roots[] = { "/var/lib/kubelet", NULL };
+static const char *const *const default_engine_roots[ENGINE__N] = {
+  [ENGINE_DOCKER] = docker_roots,
+  [ENGINE_PODMAN] = podman_roots,
+  [ENGINE_CONTAINERD] = containerd_roots,
+  [ENGINE_KUBELET] = kubelet_roots,
+};
+/* Podman's state is refused from one level up (its other dirs). */
+static const char *const podman_state_dirs[]
+    = { "/var/lib/containers", "/run/containers", "/var/run/containers", NULL };
+
+/* Inside a root of an engine, the files it binds into its own containers
+ * (hosts, resolv.conf, shm, a pod's termination log) and its volumes.
+ * Without these no Docker, Podman, containerd or kubelet container could
+ * start. `*` never crosses a "/"; tree entries also allow what is below. */
 struct engine_tree
 {
-  const char *pattern;
+  enum engine_kind kind;
+  const char *pattern; /* relative to a root of the engine */
   bool tree;
+  bool volume;
 };
 
-static const struct engine_tree engine_files[] = {
-  { "/var/lib/docker/containers/*/hostname", false },
-  { "/var/lib/docker/containers/*/hosts", false },
-  { "/var/lib/docker/containers/*/resolv.conf", false },
-  { "/var/lib/docker/containers/*/mounts/*", true },
-  { "/var/lib/containers/storage/overlay-containers/*/userdata/*", true },
-  { "/run/containers/storage/overlay-containers/*/userdata/*", true },
-  { "/var/run/containers/storage/overlay-containers/*/userdata/*", true },
-  { "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/*/*", false },
-  { "/run/containerd/io.containerd.grpc.v1.cri/sandboxes/*/shm", false },
-  { "/var/lib/kubelet/pods/*/etc-hosts", false },
-  { "/var/lib/kubelet/pods/*/containers/*/*", false },
-};
-
-static const struct engine_tree engine_volumes[] = {
-  { "/var/lib/docker/volumes/*/_data", true },
-  { "/var/lib/containers/storage/volumes/*/_data", true },
-  { "/var/lib/containerd/io.containerd.grpc.v1.cri/containers/*/volumes/*",
+static const struct engine_tree engine_trees[] = {
+  { ENGINE_DOCKER, "containers/*/hostname", false, false },
+  { ENGINE_DOCKER, "containers/*/hosts", false, false },
+  { ENGINE_DOCKER, "containers/*/resolv.conf", false, false },
+  { ENGINE_DOCKER, "containers/*/mounts/*", true, false },
+  { ENGINE_DOCKER, "volumes/*/_data", true, true },
+  { ENGINE_PODMAN, "overlay-containers/*/userdata/*", true, false },
+  { ENGINE_PODMAN, "volumes/*/_data", true, true },
+  { ENGINE_CONTAINERD, "io.containerd.grpc.v1.cri/sandboxes/*/*", false,
+    false },
+  { ENGINE_CONTAINERD, "io.containerd.grpc.v1.cri/containers/*/volumes/*", true,
     true },
-  { "/var/lib/kubelet/pods/*/volumes/*/*", true },
-  { "/var/lib/kubelet/pods/*/volume-subpaths/*/*/*", true },
+  { ENGINE_KUBELET, "pods/*/etc-hosts", false, false },
+  { ENGINE_KUBELET, "pods/*/containers/*/*", false, false },
+  { ENGINE_KUBELET, "pods/*/volumes/*/*", true, true },
+  { ENGINE_KUBELET, "pods/*/volume-subpaths/*/*/*", true, true },
 };
 
 /* Host files engines bind for name resolution and time (`ctr run
@@ -153,16 +162,45 @@ path_in_or_above_tree (const char *path, const char *tree)
          || strcmp (path, "/") == 0;
 }
 
+/* Does path lie in (or, with or_above, above) a root of an engine, a
+ * default one or the operator's? With ret_rel, where below it. */
 static bool
-in_engine_trees (const struct engine_tree *t, size_t n, const char *path)
+in_engine_root (const char *path, enum engine_kind kind,
+                const struct profile *p, bool or_above, const char **ret_rel)
 {
-  for (size_t i = 0; i < n; i++)
-    {
-      int flags = FNM_PATHNAME | (t[i].tree ? FNM_LEADING_DIR : 0);
-      if (fnmatch (t[i].pattern, path, flags) == 0)
-        return true;
-    }
+  const char *const *roots[2] = { default_engine_roots[kind],
+                                  (const char *const *)p->engine_roots[kind] };
+
+  for (size_t r = 0; r < 2; r++)
+    for (size_t i = 0; roots[r] && roots[r][i]; i++)
+      {
+        const char *root = roots[r][i];
+        size_t n = strlen (root);
+        if (or_above ? path_in_or_above_tree (path, root)
+                     : path_in_tree (path, root))
+          {
+            if (ret_rel)
+              *ret_rel = path[n] == '/' ? path + n + 1 : path + n;
+            return true;
+          }
+      }
   return false;
+}
+
+/* BIND_VOLUME, BIND_ENGINE_FILE, or BIND_OTHER for anything else. */
+static enum bind_class
+engine_tree_class (const char *path, const struct profile *p)
+{
+  for (size_t i = 0; i < sizeof (engine_trees) / sizeof (engine_trees[0]); i++)
+    {
+      const struct engine_tree *t = &engine_trees[i];
+      int flags = FNM_PATHNAME | (t->tree ? FNM_LEADING_DIR : 0);
+      const char *rel;
+      if (in_engine_root (path, t->kind, p, false, &rel)
+          && fnmatch (t->pattern, rel, flags) == 0)
+        return t->volume ? BIND_VOLUME : BIND_ENGINE_FILE;
+    }
+  return BIND_OTHER;
 }
 
 #define N_OF(a) (sizeof (a) / sizeof ((a)[0]))
@@ -174,17 +212,23 @@ classify_bind_source (const char *path, const char *bundle,
                       const struct profile *p)
 {
   const char *base = strrchr (path, '/') + 1;
+  enum bind_class c;
 
   if (strv_has (engine_sockets, base))
     return BIND_REFUSED;
-  if (in_engine_trees (engine_volumes, N_OF (engine_volumes), path))
-    return BIND_VOLUME;
-  if (in_engine_trees (engine_files, N_OF (engine_files), path))
-    return BIND_ENGINE_FILE;
+  c = engine_tree_class (path, p);
+  if (c != BIND_OTHER)
+    return c;
   if (strv_has (readonly_host_files, path))
     return BIND_HOST_FILE;
   for (size_t i = 0; refused_trees[i]; i++)
     if (path_in_or_above_tree (path, refused_trees[i]))
+      return BIND_REFUSED;
+  for (int k = 0; k < ENGINE__N; k++)
+    if (in_engine_root (path, k, p, true, NULL))
+      return BIND_REFUSED;
+  for (size_t i = 0; podman_state_dirs[i]; i++)
+    if (path_in_or_above_tree (path, podman_state_dirs[i]))
       return BIND_REFUSED;
   /* The audit log records what hostile code did: it must not edit it. */
   if (p->audit_log && p->audit_log[0] == '/')

@@ -387,6 +387,31 @@ test_bind_sources (void **state)
   assert_true (profile_check_bind_source ("etc", p, &err) < 0);
   moat_error_free (&err);
   profile_free (p);
+
+  /* engine_roots: an engine's data-root elsewhere; writable_bind_trees */
+  p = load_text ("{\"engine_roots\": {\"docker\": [\"/data/docker\"], "
+                 "\"podman\": [\"/run/eng/podman\"]}, "
+                 "\"writable_bind_trees\": [\"/srv/shared/\"]}",
+                 NULL, &msg);
+  assert_non_null (p);
+  expect_bind (p, "/data/docker/containers/abc/hosts", true, false);
+  expect_bind (p, "/data/docker/volumes/v/_data/x", true, false);
+  expect_bind (p, "/data/docker/containers/abc/config.v2.json", false, false);
+  expect_bind (p, "/data/docker", false, false);
+  expect_bind (p, "/data", false, false);
+  expect_bind (p, "/run/eng/podman/overlay-containers/abc/userdata/hosts", true,
+               false);
+  expect_bind (p, "/run/eng/podman/overlay-containers/abc", false, false);
+  expect_bind (p, "/srv/shared/x", true, false);
+  expect_bind (p, "/srv", true, true);
+  profile_free (p);
+  assert_null (
+      load_text ("{\"engine_roots\": {\"dockr\": [\"/x\"]}}", NULL, &msg));
+  assert_non_null (strstr (msg, "engine_roots.dockr: unknown key"));
+  free (msg);
+  msg = NULL;
+  assert_null (load_text ("{\"writable_bind_trees\": [\"/\"]}", NULL, &msg));
+  free (msg);
 }
 
 static void
