@@ -176,7 +176,7 @@ start_detached() {
 	dk run --rm --runtime=moat -v "$dir:/data:ro" "$IMAGE" sh -c 'echo x >/data/out'
 	[ "$status" -ne 0 ]
 	[[ "$stderr" == *"Read-only file system"* ]]
-	dk run --rm --runtime=moat -v "$vol:/vol" "$IMAGE" sh -c 'cp /bin/busybox /vol/bb && /vol/bb echo ran-from-volume'
+	dk run --rm --runtime=moat -v "$vol:/vol" "$IMAGE" sh -c 'cp /bin/busybox /vol/busybox && /vol/busybox echo ran-from-volume'
 	local rc=$status out=$output
 	docker_cli volume rm -f "$vol" >/dev/null 2>&1 || true
 	[ "$rc" -eq 0 ]

@@ -14,6 +14,10 @@ setup() {
 
 teardown() {
 	teardown_profile
+	if [ -n "${PSEUDO_DIR:-}" ]; then
+		umount "$PSEUDO_DIR/proc" 2>/dev/null || true
+		rm -rf "$PSEUDO_DIR"
+	fi
 }
 
 # What a root container sees: / read-only, cannot be remounted, and a
@@ -213,17 +217,10 @@ check_second_procfs() {
 	PSEUDO_DIR="$(mktemp -d /tmp/moat-pseudo.XXXXXX)"
 	mkdir "$PSEUDO_DIR/proc"
 	mount -t proc proc "$PSEUDO_DIR/proc"
-	local rc=0
-	(
-		set -e
-		check_refused "$PSEUDO_DIR" "$PSEUDO_DIR"
-		[[ "$output" == *": it is on or holds a pseudo filesystem" ]]
-		check_refused "$PSEUDO_DIR/proc/sys" "$PSEUDO_DIR/proc/sys"
-		check_refused /sys/fs/cgroup /sys/fs/cgroup
-	) || rc=$?
-	umount "$PSEUDO_DIR/proc"
-	rm -rf "$PSEUDO_DIR"
-	return $rc
+	check_refused "$PSEUDO_DIR" "$PSEUDO_DIR"
+	[[ "$output" == *": it is on or holds a pseudo filesystem" ]]
+	check_refused "$PSEUDO_DIR/proc/sys" "$PSEUDO_DIR/proc/sys"
+	[[ "$output" == *": it is on or holds a pseudo filesystem" ]]
 }
 
 # ---- binds writable only where the engines keep per-container files
