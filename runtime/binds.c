@@ -146,12 +146,14 @@ is_rbind (const struct spec_mount *m)
 
 static int
 open_one (const struct moat_globals *g, struct spec_mount *m, size_t i,
-          const char *bundle, int *fd, struct moat_error **err)
+          const char *bundle, const char *rootfs, int *fd,
+          struct moat_error **err)
 {
   cleanup_free char *src = NULL, *warning = NULL;
   char real[PATH_MAX], link[64];
   struct stat st;
   struct statfs sfs;
+  struct bind_facts facts;
   bool pseudo, rbind = is_rbind (m);
   ssize_t n;
   int r;
@@ -177,9 +179,14 @@ open_one (const struct moat_globals *g, struct spec_mount *m, size_t i,
       if (r < 0)
         return moat_fail (err, -r, "mounts[%zu]: reading the mount table", i);
     }
-  r = profile_harden_bind (m, i, real, bundle, pseudo, S_ISSOCK (st.st_mode),
-                           g->profile, g->audit ? g->audit->overrides : NULL,
-                           &warning, err);
+  facts = (struct bind_facts){ .path = real,
+                               .bundle = bundle,
+                               .rootfs = rootfs,
+                               .pseudo_fs = pseudo,
+                               .is_socket = S_ISSOCK (st.st_mode) };
+  r = profile_harden_bind (m, i, &facts, g->profile,
+                           g->audit ? g->audit->overrides : NULL, &warning,
+                           err);
   if (r < 0)
     return moat_error_wrap (err, "mounts[%zu]", i);
   if (warning)
@@ -189,8 +196,8 @@ open_one (const struct moat_globals *g, struct spec_mount *m, size_t i,
 
 int
 container_open_bind_sources (const struct moat_globals *g, struct spec *s,
-                             const char *bundle, int **ret_fds,
-                             struct moat_error **err)
+                             const char *bundle, const char *rootfs,
+                             int **ret_fds, struct moat_error **err)
 {
   int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
   int r = 0;
@@ -199,7 +206,7 @@ container_open_bind_sources (const struct moat_globals *g, struct spec *s,
     fds[i] = -1;
   for (size_t i = 0; i < s->n_mounts && r == 0; i++)
     if (mount_is_bind (&s->mounts[i]))
-      r = open_one (g, &s->mounts[i], i, bundle, &fds[i], err);
+      r = open_one (g, &s->mounts[i], i, bundle, rootfs, &fds[i], err);
   if (r < 0)
     {
       for (size_t i = 0; i < s->n_mounts; i++)

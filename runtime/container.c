@@ -517,7 +517,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (r < 0)
     return r;
   c->n_src = s->n_mounts;
-  r = container_open_bind_sources (g, s, bundle, &c->src_fds, err);
+  r = container_open_bind_sources (g, s, bundle, rootfs, &c->src_fds, err);
   if (r < 0)
     return r;
   cache = seccomp_cache_dir (g);

@@ -44,8 +44,8 @@ int container_effective_profile (const struct moat_globals *g,
 /* Open and judge every bind source of s (G5, G13), hardening their
  * options; *ret_fds holds, per mount, a detached tree or -1. */
 int container_open_bind_sources (const struct moat_globals *g, struct spec *s,
-                                 const char *bundle, int **ret_fds,
-                                 struct moat_error **err);
+                                 const char *bundle, const char *rootfs,
+                                 int **ret_fds, struct moat_error **err);
 
 /* Record the bundle for the audit line (G11). */
 void container_audit_bundle (const struct moat_globals *g, const char *bundle);

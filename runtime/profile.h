@@ -101,19 +101,26 @@ int profile_apply_resources (struct spec_resources *r, const struct profile *p,
 int profile_check_bind_source (const char *resolved_path,
                                const struct profile *p,
                                struct moat_error **err);
-/* G5/G13 for the runtime, once the bind source of mounts[index] is open:
- * resolved_path is its realpath, bundle the bundle's, pseudo_fs whether
- * the source lies on (or, for rbind, holds) a pseudo filesystem, is_socket
- * whether it is a unix socket. Refuses (-1 with err), or hardens
- * m->options: read-only outside the writable trees, noexec outside the
- * volume trees and the host's program trees. Each change lands in ov; a
- * write asked for and refused also in *ret_warning (for stderr, naming
- * the operator key to set; NULL if none, caller frees). */
+/* What the runtime found out about an open bind source. */
+struct bind_facts
+{
+  const char *path;   /* its realpath, after every symlink */
+  const char *bundle; /* the bundle's realpath */
+  const char *rootfs; /* the rootfs' realpath */
+  bool pseudo_fs;     /* on, or (rbind) holding, a pseudo filesystem */
+  bool is_socket;     /* a unix socket */
+};
+/* G5/G13 for the runtime, once the bind source of mounts[index] is open.
+ * Refuses (-1 with err), or hardens m->options: read-only outside the
+ * writable trees (the engines' per-container and volume trees, the bundle
+ * but for its rootfs, the operator's), noexec outside the volume trees and
+ * the host's program trees. Each change lands in ov; a write or exec asked
+ * for and refused also in *ret_warning (a line for stderr naming the
+ * operator key to set; NULL if none, caller frees). */
 int profile_harden_bind (struct spec_mount *m, size_t index,
-                         const char *resolved_path, const char *bundle,
-                         bool pseudo_fs, bool is_socket,
-                         const struct profile *p, struct override_list *ov,
-                         char **ret_warning, struct moat_error **err);
+                         const struct bind_facts *f, const struct profile *p,
+                         struct override_list *ov, char **ret_warning,
+                         struct moat_error **err);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */

@@ -205,10 +205,10 @@ engine_tree_class (const char *path, const struct profile *p)
 
 #define N_OF(a) (sizeof (a) / sizeof ((a)[0]))
 
-/* path is absolute and normalized; bundle is the bundle's realpath (NULL
+/* path is absolute and normalized; bundle and rootfs are realpaths (NULL
  * when not known: profile_apply's lexical pass). */
 static enum bind_class
-classify_bind_source (const char *path, const char *bundle,
+classify_bind_source (const char *path, const char *bundle, const char *rootfs,
                       const struct profile *p)
 {
   const char *base = strrchr (path, '/') + 1;
@@ -241,6 +241,9 @@ classify_bind_source (const char *path, const char *bundle,
   for (size_t i = 0; readonly_trees[i]; i++)
     if (path_in_tree (path, readonly_trees[i]))
       return BIND_HOST_PROGRAMS;
+  /* A writable view of the rootfs would undo the read-only root. */
+  if (rootfs && path_in_tree (path, rootfs))
+    return BIND_OTHER;
   if (bundle && path_in_tree (path, bundle))
     return BIND_WRITABLE;
   for (size_t i = 0; p->writable_bind_trees && p->writable_bind_trees[i]; i++)
@@ -259,7 +262,7 @@ profile_check_bind_source (const char *resolved_path, const struct profile *p,
     return moat_fail (err, EINVAL, "bind source %s: not an absolute path",
                       resolved_path ? resolved_path : "(none)");
   norm = profile_path_normalize (resolved_path);
-  if (classify_bind_source (norm, NULL, p) != BIND_REFUSED)
+  if (classify_bind_source (norm, NULL, NULL, p) != BIND_REFUSED)
     return 0;
   return moat_fail (err, 0,
                     "refusing to bind %s into the container (profile %s)",
@@ -294,13 +297,13 @@ force_option (char ***opts, const char *want, const char *drop)
 
 int
 profile_harden_bind (struct spec_mount *m, size_t index,
-                     const char *resolved_path, const char *bundle,
-                     bool pseudo_fs, bool is_socket, const struct profile *p,
+                     const struct bind_facts *f, const struct profile *p,
                      struct override_list *ov, char **ret_warning,
                      struct moat_error **err)
 {
+  const char *resolved_path = f->path;
   cleanup_free char *norm = NULL, *asked = NULL, *path = NULL;
-  cleanup_free char *bundle_norm = NULL;
+  cleanup_free char *bundle = NULL, *rootfs = NULL;
   const char *why = NULL;
   enum bind_class c;
   bool asked_rw, asked_exec, ro, noexec, changed = false;
@@ -310,12 +313,13 @@ profile_harden_bind (struct spec_mount *m, size_t index,
     return moat_fail (err, EINVAL, "bind source %s: not an absolute path",
                       resolved_path ? resolved_path : "(none)");
   norm = profile_path_normalize (resolved_path);
-  bundle_norm = bundle ? profile_path_normalize (bundle) : NULL;
-  c = classify_bind_source (norm, bundle_norm, p);
-  if (c != BIND_REFUSED && pseudo_fs)
+  bundle = f->bundle ? profile_path_normalize (f->bundle) : NULL;
+  rootfs = f->rootfs ? profile_path_normalize (f->rootfs) : NULL;
+  c = classify_bind_source (norm, bundle, rootfs, p);
+  if (c != BIND_REFUSED && f->pseudo_fs)
     c = BIND_REFUSED, why = "it is on or holds a pseudo filesystem";
   /* A socket is reached with connect(), which no mount option stops. */
-  if (c != BIND_REFUSED && is_socket && c != BIND_ENGINE_FILE
+  if (c != BIND_REFUSED && f->is_socket && c != BIND_ENGINE_FILE
       && c != BIND_VOLUME)
     c = BIND_REFUSED,
     why = "a unix socket outside the engines' per-container trees";
@@ -593,6 +597,13 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
   bool bind = is_bind_mount (m);
   const char *why;
 
+  /* The mount lands where the decision was made: "//dev/" is /dev (and
+   * goes read-only as /dev does). Symlinks are the runtime's to judge. */
+  if (m->destination == NULL || strcmp (m->destination, dest) != 0)
+    {
+      free (m->destination);
+      m->destination = xstrdup (dest);
+    }
   if (strv_has (scratch_dirs, dest)
       || (strcmp (dest, "/dev/shm") == 0 && !bind))
     {
@@ -637,7 +648,7 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
       if (m->source && m->source[0] == '/')
         {
           cleanup_free char *src = profile_path_normalize (m->source);
-          enum bind_class c = classify_bind_source (src, NULL, p);
+          enum bind_class c = classify_bind_source (src, NULL, NULL, p);
           if (c == BIND_REFUSED)
             {
               cleanup_free char *asked = xasprintf ("bind %s", m->source);

@@ -311,8 +311,10 @@ expect_bind (const struct profile *p, const char *path, bool allowed,
       assert_string_equal (err->msg, want);
       moat_error_free (&err);
     }
-  r = profile_harden_bind (&m, 0, path, "/srv/bundle", false, false, p, NULL,
-                           &warning, &err);
+  struct bind_facts f = { .path = path,
+                          .bundle = "/srv/bundle",
+                          .rootfs = "/srv/bundle/rootfs" };
+  r = profile_harden_bind (&m, 0, &f, p, NULL, &warning, &err);
   if ((r == 0) != allowed)
     fail_msg ("%s: profile_harden_bind says %d", path, r);
   moat_error_free (&err);
@@ -342,6 +344,8 @@ test_bind_sources (void **state)
   /* G5: any other host path is read-only, the bundle writable */
   expect_bind (p, "/home/user/data", true, true);
   expect_bind (p, "/srv/bundle/data", true, false);
+  expect_bind (p, "/srv/bundle/rootfs", true, true);
+  expect_bind (p, "/srv/bundle/rootfs/etc", true, true);
   expect_bind (p, "/srv", true, true);
   expect_bind (p, "/var/lib/dpkg", true, true);
   expect_bind (p, "/var/spool/cron", true, true);

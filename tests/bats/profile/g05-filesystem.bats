@@ -312,3 +312,12 @@ check_host_paths_readonly() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"writable_bind_trees[0]: expected an absolute path other than /" ]]
 }
+
+@test "G5 a bind of the bundle's own rootfs is read-only (it would undo the read-only root)" {
+	prepare_bundle spec
+	update_config '.mounts += [{"destination": "/mnt/root", "type": "bind", "source": "rootfs", "options": ["rbind", "rw"]}]'
+	in_container 'touch /mnt/root/planted 2>&1; echo done'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"touch: /mnt/root/planted: Read-only file system"* ]]
+	[ ! -e "$BUNDLE/rootfs/planted" ]
+}

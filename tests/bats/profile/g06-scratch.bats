@@ -170,3 +170,12 @@ check_shm_and_dev() {
 	[[ ",${lines[0]}," == *,nodev,* ]]
 	[[ "${lines[1]}" == *"/dev/planted: Read-only file system" ]]
 }
+
+@test "G6 /dev named \"//dev/\" in config.json is read-only all the same" {
+	prepare_bundle spec
+	update_config '(.mounts[] | select(.destination == "/dev") | .destination) = "//dev/"'
+	in_container '(echo x >/dev/planted) 2>&1; ls /dev/null'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"/dev/planted: Read-only file system" ]]
+	[ "${lines[1]}" = /dev/null ]
+}
