@@ -330,6 +330,51 @@ expect_bind (const struct profile *p, const char *path, bool allowed,
   strv_free (m.options);
 }
 
+/* Does a bind of path (asked rw) end up with option opt? */
+static bool
+bind_gets (const struct profile *p, const char *path, const char *opt)
+{
+  char *opts[] = { "rbind", "rw", NULL };
+  struct spec_mount m = { .options = strv_dup (opts) };
+  struct bind_facts f = { .path = path, .bundle = "/srv/bundle" };
+  struct moat_error *err = NULL;
+  char *warning = NULL;
+  bool found = false;
+
+  assert_int_equal (profile_harden_bind (&m, 0, &f, p, NULL, &warning, &err),
+                    0);
+  for (size_t i = 0; m.options[i]; i++)
+    found |= strcmp (m.options[i], opt) == 0;
+  free (warning);
+  strv_free (m.options);
+  return found;
+}
+
+/* G13: noexec everywhere but volumes and the host's programs; the
+ * operator's noexec_volumes covers volumes too. */
+static void
+test_bind_noexec (void **state)
+{
+  char *msg = NULL;
+  struct profile *p = load_text ("{}", NULL, &msg);
+
+  assert_false (bind_gets (p, "/var/lib/docker/volumes/v/_data", "noexec"));
+  assert_false (
+      bind_gets (p, "/var/lib/kubelet/pods/u/volumes/kubernetes.io~configmap/c",
+                 "noexec"));
+  assert_false (bind_gets (p, "/usr/bin/docker-init", "noexec"));
+  assert_true (bind_gets (p, "/var/lib/docker/containers/c/hosts", "noexec"));
+  assert_true (bind_gets (p, "/srv/bundle/data", "noexec"));
+  assert_true (bind_gets (p, "/home/user", "noexec"));
+  assert_true (bind_gets (p, "/home/user", "ro"));
+  profile_free (p);
+  p = load_text ("{\"noexec_volumes\": true}", NULL, &msg);
+  assert_true (bind_gets (p, "/var/lib/docker/volumes/v/_data", "noexec"));
+  assert_false (bind_gets (p, "/var/lib/docker/volumes/v/_data", "ro"));
+  profile_free (p);
+  (void)state;
+}
+
 static void
 test_bind_sources (void **state)
 {
@@ -453,6 +498,7 @@ main (void)
     cmocka_unit_test (test_load_failures),
     cmocka_unit_test (test_to_json),
     cmocka_unit_test (test_bind_sources),
+    cmocka_unit_test (test_bind_noexec),
     cmocka_unit_test (test_parse_size),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
