@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "../oci/json.h"
 #include "../oci/spec.h"
@@ -145,6 +146,11 @@ VERB (features)
                       ? "fallback"
                       : "cgroup-bpf");
   }
+  /* G13: executable memfds refused where the kernel has the sysctl. */
+  jw_key (w, "run.moat.memfd-noexec");
+  jw_string (w, access ("/proc/sys/vm/memfd_noexec", F_OK) == 0
+                    ? "2"
+                    : "unavailable (kernel before 6.3)");
   jw_object_end (w);
   jw_object_end (w);
   text = json_writer_finish (w);

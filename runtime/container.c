@@ -201,89 +201,6 @@ write_id_map (pid_t pid, const char *file, const struct spec_idmap *m,
   return 0;
 }
 
-/* The child attaches bind sources in its own mount namespace, and the
- * kernel clones a tree only from the caller's namespace: clone it here, as
- * a detached tree the child can move_mount. */
-static int
-detach_bind_source (const struct spec_mount *m, int *fd,
-                    struct moat_error **err)
-{
-  unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
-  int tree;
-
-  for (char **o = m->options; o && *o; o++)
-    if (strcmp (*o, "rbind") == 0)
-      flags |= AT_RECURSIVE;
-  tree = open_tree (*fd, "", flags);
-  if (tree < 0)
-    return moat_fail (err, errno, "bind mount %s: open_tree", m->destination);
-  close (*fd);
-  *fd = tree;
-  return 0;
-}
-
-/* Open every bind source (ret_fds NULL: only judge them, as `profile
- * explain` does) and hand the real path to the policy's second step. */
-int
-open_bind_sources (struct spec *s, const char *bundle, const struct profile *p,
-                   struct override_list *ov, int **ret_fds,
-                   struct moat_error **err)
-{
-  int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
-  int r = 0;
-
-  for (size_t i = 0; i < s->n_mounts; i++)
-    fds[i] = -1;
-  for (size_t i = 0; i < s->n_mounts && r == 0; i++)
-    {
-      struct spec_mount *m = &s->mounts[i];
-      cleanup_free char *src = NULL;
-      char real[PATH_MAX], link[64];
-      ssize_t n;
-
-      if (!mount_is_bind (m))
-        continue;
-      if (m->source == NULL)
-        {
-          r = moat_fail (err, 0, "mounts[%zu]: bind mount without source", i);
-          break;
-        }
-      src = m->source[0] == '/' ? xstrdup (m->source)
-                                : xasprintf ("%s/%s", bundle, m->source);
-      fds[i] = open (src, O_PATH | O_CLOEXEC);
-      if (fds[i] < 0)
-        {
-          r = moat_fail (err, errno, "mounts[%zu]: bind source %s", i, src);
-          break;
-        }
-      /* What the fd really is, after every symlink: that is what the
-       * profile judges (a link to /etc is /etc). */
-      snprintf (link, sizeof (link), "/proc/self/fd/%d", fds[i]);
-      n = readlink (link, real, sizeof (real) - 1);
-      if (n < 0)
-        {
-          r = moat_fail (err, errno, "mounts[%zu]: resolving %s", i, src);
-          break;
-        }
-      real[n] = '\0';
-      r = profile_apply_bind_source (m, real, p, ov, err);
-      if (r < 0)
-        moat_error_wrap (err, "mounts[%zu]", i);
-      if (r == 0 && ret_fds)
-        r = detach_bind_source (m, &fds[i], err);
-    }
-  if (r < 0 || ret_fds == NULL)
-    {
-      for (size_t i = 0; i < s->n_mounts; i++)
-        if (fds[i] >= 0)
-          close (fds[i]);
-      free (fds);
-      return r;
-    }
-  *ret_fds = fds;
-  return 0;
-}
-
 static void
 close_fds (int *fds, size_t n)
 {
@@ -615,7 +532,8 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (r < 0)
     return r;
   c->n_src = s->n_mounts;
-  r = open_bind_sources (s, bundle, eff, ov, &c->src_fds, err);
+  r = container_open_bind_sources (s, bundle, rootfs, eff, ov, &c->src_fds,
+                                   err);
   if (r < 0)
     return r;
   /* The policy is complete: later verbs obey this, not their own flags. */
@@ -828,6 +746,10 @@ container_create_internal (const struct moat_globals *g,
     r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)
     return r;
+  /* G13's vm.memfd_noexec (Linux 6.3): say so where the kernel lacks it. */
+  if (ov && access ("/proc/sys/vm/memfd_noexec", F_OK) < 0)
+    override_list_add (ov, OVERRIDE_IGNORED, "sysctl.vm.memfd_noexec", "2",
+                       "not in this kernel: executable memfds not refused");
   r = create_in_ctx (g, eff, ov, o, &c, s, config_text, config_len, bundle,
                      rootfs, for_run, ret_master, err);
   if (r < 0)

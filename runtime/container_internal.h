@@ -58,11 +58,8 @@ int container_save_policy (int dirfd, const struct profile *eff,
 int container_load_spec (int dirfd, const struct profile *eff,
                          struct spec **ret, struct moat_error **err);
 
-/* The policy's second step on the host (container.c): open and judge
- * every bind source (ret_fds NULL: judge only) and namespace to join. */
-int open_bind_sources (struct spec *s, const char *bundle,
-                       const struct profile *p, struct override_list *ov,
-                       int **ret_fds, struct moat_error **err);
+/* The policy's second step on the host: open and judge every namespace
+ * to join (container.c) and bind source (binds.c). */
 int open_namespaces (const struct spec *s, const struct profile *p,
                      struct override_list *ov, int *ns_fds,
                      struct moat_error **err);
@@ -71,6 +68,14 @@ int read_config (const char *bundle, struct spec **ret, char **ret_text,
                  size_t *ret_len, struct moat_error **err);
 int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
                     struct moat_error **err);
+
+/* Open and judge every bind source of s (G5, G13) under p, hardening
+ * their options, every verdict in ov; *ret_fds holds, per mount, a detached
+ * tree or -1 (ret_fds NULL: judge only, as `profile explain` does). */
+int container_open_bind_sources (struct spec *s, const char *bundle,
+                                 const char *rootfs, const struct profile *p,
+                                 struct override_list *ov, int **ret_fds,
+                                 struct moat_error **err);
 
 /* Record the bundle for the audit line (G11). */
 void container_audit_bundle (const struct moat_globals *g, const char *bundle);

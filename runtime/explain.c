@@ -31,8 +31,9 @@ print_overrides (FILE *out, const struct override_list *ov)
 
 /* Open and judge every namespace to join and bind source, then let go. */
 static int
-host_checks (struct spec *s, const char *bundle, const struct profile *eff,
-             struct override_list *ov, struct moat_error **err)
+host_checks (struct spec *s, const char *bundle, const char *rootfs,
+             const struct profile *eff, struct override_list *ov,
+             struct moat_error **err)
 {
   int ns_fds[NS__MAX];
   int r;
@@ -45,7 +46,7 @@ host_checks (struct spec *s, const char *bundle, const struct profile *eff,
       close (ns_fds[t]);
   if (r < 0)
     return r;
-  return open_bind_sources (s, bundle, eff, ov, NULL, err);
+  return container_open_bind_sources (s, bundle, rootfs, eff, ov, NULL, err);
 }
 
 int
@@ -77,7 +78,7 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r == 0)
-    r = host_checks (s, bundle, eff, &ov, err);
+    r = host_checks (s, bundle, rootfs, eff, &ov, err);
   print_overrides (out, &ov);
   if (r < 0)
     return moat_error_wrap (err, "create would fail");

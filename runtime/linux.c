@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -90,6 +92,30 @@ join_namespaces (struct init_args *a, struct moat_error **err)
   return 0;
 }
 
+static int
+write_sysctl (int procfd, const char *name, const char *value,
+              struct moat_error **err)
+{
+  cleanup_free char *path = xasprintf ("sys/%s", name);
+  struct open_how how
+      = { .flags = O_WRONLY | O_CLOEXEC,
+          .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS
+                     | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd = -1;
+  int r;
+
+  for (char *c = path + 4; *c; c++)
+    if (*c == '.')
+      *c = '/';
+  fd = (int)syscall (SYS_openat2, procfd, path, &how, sizeof (how));
+  if (fd < 0)
+    return moat_fail (err, errno, "sysctl %s", name);
+  r = write_all (fd, value, strlen (value));
+  if (r < 0)
+    return moat_fail (err, -r, "sysctl %s=%s", name, value);
+  return 0;
+}
+
 /* sysctl writes go through a procfs instance of our own that is never
  * attached anywhere: nothing the image or a mount put on /proc/sys can
  * redirect them (CVE-2025-52881). */
@@ -110,26 +136,40 @@ apply_sysctl (const struct spec *s, struct moat_error **err)
     return moat_fail (err, errno, "sysctl: fsmount");
   for (size_t i = 0; i < s->linux_.n_sysctl; i++)
     {
-      const struct spec_kv *kv = &s->linux_.sysctl[i];
-      cleanup_free char *path = xasprintf ("sys/%s", kv->key);
-      struct open_how how
-          = { .flags = O_WRONLY | O_CLOEXEC,
-              .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV
-                         | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-      cleanup_close int fd = -1;
-      int r;
-
-      for (char *c = path + 4; *c; c++)
-        if (*c == '.')
-          *c = '/';
-      fd = (int) syscall (SYS_openat2, mnt, path, &how, sizeof (how));
-      if (fd < 0)
-        return moat_fail (err, errno, "sysctl %s", kv->key);
-      r = write_all (fd, kv->value, strlen (kv->value));
+      int r = write_sysctl (mnt, s->linux_.sysctl[i].key,
+                            s->linux_.sysctl[i].value, err);
       if (r < 0)
-        return moat_fail (err, -r, "sysctl %s=%s", kv->key, kv->value);
+        return r;
     }
   return 0;
+}
+
+/* G13: no executable memfd (memfd_create + execveat runs a payload written
+ * at run time). The sysctl is per pid namespace and acts on the writer's
+ * own: the init's, which is the container's. Done first thing, while the
+ * init is still the host's root (a root of a new user namespace could not
+ * write it) and still sees only the host's mounts: the host's /proc, no
+ * mount of the container's yet. In a pid namespace joined by path it only
+ * ever gets stricter (the kernel refuses lowering it). Since Linux 6.3;
+ * where it is missing, create's audit line and `moat features` say so. */
+static int
+refuse_exec_memfd (struct moat_error **err)
+{
+  cleanup_close int proc = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct statfs sfs;
+  int r;
+
+  if (proc < 0 || fstatfs (proc, &sfs) < 0)
+    return moat_fail (err, errno, "vm.memfd_noexec: opening /proc");
+  if (sfs.f_type != PROC_SUPER_MAGIC)
+    return moat_fail (err, 0, "vm.memfd_noexec: /proc is not a procfs");
+  r = write_sysctl (proc, "vm.memfd_noexec", "2", err);
+  if (r < 0 && (*err)->errnum == ENOENT)
+    {
+      moat_error_free (err);
+      r = 0;
+    }
+  return r;
 }
 
 static int
@@ -174,6 +214,9 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
       if (r < 0)
         return r;
     }
+  r = refuse_exec_memfd (err);
+  if (r < 0)
+    return r;
   if (a->new_userns)
     {
       /* Become the namespace's root where 0 is mapped; otherwise stay as we

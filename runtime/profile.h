@@ -12,6 +12,16 @@
 #include "netguard.h"
 #include "../oci/spec.h"
 
+/* The engines whose state dirs moat knows (G5). */
+enum engine_kind
+{
+  ENGINE_DOCKER,
+  ENGINE_PODMAN,
+  ENGINE_CONTAINERD,
+  ENGINE_KUBELET,
+  ENGINE__N,
+};
+
 struct profile
 {
   char *name;             /* "strict" or "egress" */
@@ -33,6 +43,9 @@ struct profile
   size_t n_private;
   char *audit_log;        /* G11, default /var/log/moat/audit.jsonl */
   bool audit_read_verbs;  /* audit state, list, ps, events too (default no) */
+  char **writable_bind_trees; /* G5: operator's trees binds may write to */
+  bool noexec_volumes;        /* G13: the engines' volume trees noexec too */
+  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
 };
 
 enum override_kind
@@ -106,28 +119,34 @@ int profile_apply_resources (struct spec_resources *r, const struct profile *p,
 int profile_check_bind_source (const char *resolved_path,
                                const struct profile *p,
                                struct moat_error **err);
-/* True for an allowed source that may only be mounted read-only (host
- * files such as /etc/resolv.conf, the host's /usr): profile_apply already
- * adds "ro" when config.json names them directly; the runtime should mount
- * read-only too when the realpath leads there through a symlink. */
-bool profile_bind_needs_readonly (const char *resolved_path,
-                                  const struct profile *p);
+/* What the runtime found out about an open bind source. */
+struct bind_facts
+{
+  const char *path;   /* its realpath, after every symlink */
+  const char *bundle; /* the bundle's realpath */
+  const char *rootfs; /* the rootfs' realpath */
+  bool pseudo_fs;     /* on, or (rbind) holding, a pseudo filesystem */
+  bool is_socket;     /* a unix socket */
+};
+/* G5/G13 for the runtime, once the bind source of mounts[index] is open.
+ * Refuses (-1 with err), or hardens m->options: read-only outside the
+ * writable trees (the engines' per-container and volume trees, the bundle
+ * but for its rootfs, the operator's), noexec outside the volume trees and
+ * the host's program trees. Each change lands in ov; a write or exec asked
+ * for and refused also in *ret_warning (a line for stderr naming the
+ * operator key to set; NULL if none, caller frees). */
+int profile_harden_bind (struct spec_mount *m, size_t index,
+                         const struct bind_facts *f, const struct profile *p,
+                         struct override_list *ov, char **ret_warning,
+                         struct moat_error **err);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */
 int profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino,
                            dev_t host_dev, ino_t host_ino,
                            const struct profile *p, struct moat_error **err);
-/* The policy's second step, for what needs the filesystem (profile_host.c):
- * the runtime resolves a bind source (every symlink followed) and calls
- * this; a refusal is recorded (OVERRIDE_REFUSED, -1 with err), a source the
- * profile lets in read-only gets "ro" (OVERRIDE_CHANGED at
- * mounts[DEST].options), in the same list as profile_apply's. */
-int profile_apply_bind_source (struct spec_mount *m, const char *resolved,
-                               const struct profile *p,
-                               struct override_list *ov,
-                               struct moat_error **err);
-/* The same for joining the namespace at ns_path (profile_check_ns_join). */
+/* The policy's second step (profile_host.c): joining the namespace at
+ * ns_path (profile_check_ns_join), a refusal recorded in ov. */
 int profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
                            ino_t ino, dev_t host_dev, ino_t host_ino,
                            const struct profile *p, struct override_list *ov,

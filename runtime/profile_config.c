@@ -46,10 +46,12 @@ static const char *const top_keys[]
     = { "profile",     "audit_log",      "audit_read_verbs",
         "limits",      "credential_env", "credential_env_extra",
         "egress_deny", "egress_allow",   "egress_allow_private",
+        "writable_bind_trees", "noexec_volumes", "engine_roots",
         "profiles",    NULL };
 static const char *const per_profile_keys[]
     = { "limits",      "credential_env", "credential_env_extra",
         "egress_deny", "egress_allow",   "egress_allow_private",
+        "writable_bind_trees", "noexec_volumes", "engine_roots",
         NULL };
 static const char *const limit_keys[]
     = { "pids", "memory", "cpus", "cpu_period", "tmpfs_size", "nofile", NULL };
@@ -131,6 +133,9 @@ profile_free (struct profile *p)
   strv_free (p->credential_env);
   profile_network_free (p);
   free (p->audit_log);
+  strv_free (p->writable_bind_trees);
+  for (int k = 0; k < ENGINE__N; k++)
+    strv_free (p->engine_roots[k]);
   free (p);
 }
 
@@ -144,6 +149,9 @@ profile_dup (const struct profile *p)
   d->credential_env = strv_dup (p->credential_env);
   profile_network_dup (d, p);
   d->audit_log = xstrdup (p->audit_log);
+  d->writable_bind_trees = strv_dup (p->writable_bind_trees);
+  for (int k = 0; k < ENGINE__N; k++)
+    d->engine_roots[k] = strv_dup (p->engine_roots[k]);
   return d;
 }
 
@@ -342,6 +350,27 @@ get_string_list (const json_node *v, const char *path, char ***ret,
   return 0;
 }
 
+/* Absolute paths of host trees, normalized; "/" would name every host
+ * path: list the trees. */
+static int
+add_trees (const json_node *v, const char *path, char ***trees,
+           struct moat_error **err)
+{
+  cleanup_strv char **list = NULL;
+
+  if (get_string_list (v, path, &list, err) < 0)
+    return -1;
+  for (size_t i = 0; list[i]; i++)
+    {
+      cleanup_free char *norm = profile_path_normalize (list[i]);
+      if (list[i][0] != '/' || strcmp (norm, "/") == 0)
+        return moat_fail (
+            err, 0, "%s[%zu]: expected an absolute path other than /", path, i);
+      strv_append (trees, norm);
+    }
+  return 0;
+}
+
 /* The settings a profile can take, at the top level (for every profile)
  * or under profiles.NAME. */
 static int
@@ -371,6 +400,34 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
         return -1;
       for (size_t i = 0; list[i]; i++)
         strv_append (&p->credential_env, list[i]);
+    }
+  if ((v = json_get (obj, "writable_bind_trees")))
+    {
+      cleanup_free char *path
+          = xasprintf ("%s%swritable_bind_trees", prefix, dot);
+      if (add_trees (v, path, &p->writable_bind_trees, err) < 0)
+        return -1;
+    }
+  if ((v = json_get (obj, "engine_roots")))
+    {
+      cleanup_free char *path = xasprintf ("%s%sengine_roots", prefix, dot);
+      if (check_keys (v, profile_engine_names, path, err) < 0)
+        return -1;
+      for (int k = 0; k < ENGINE__N; k++)
+        {
+          cleanup_free char *kpath
+              = xasprintf ("%s.%s", path, profile_engine_names[k]);
+          const json_node *list = json_get (v, profile_engine_names[k]);
+          if (list && add_trees (list, kpath, &p->engine_roots[k], err) < 0)
+            return -1;
+        }
+    }
+  if ((v = json_get (obj, "noexec_volumes")))
+    {
+      if (!json_is_bool (v))
+        return moat_fail (err, 0, "%s%snoexec_volumes: expected true or false",
+                          prefix, dot);
+      p->noexec_volumes = json_bool (v);
     }
   return profile_network_settings (obj, prefix, p, err);
 }
@@ -571,6 +628,16 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
     if (profile_safe_devices[i].node)
       jw_string (w, profile_safe_devices[i].name);
   jw_array_end (w);
+  jw_string_list (w, "writable_bind_trees",
+                  (const char *const *)p->writable_bind_trees);
+  jw_key (w, "noexec_volumes");
+  jw_bool (w, p->noexec_volumes);
+  jw_key (w, "engine_roots");
+  jw_object_begin (w);
+  for (int k = 0; k < ENGINE__N; k++)
+    jw_string_list (w, profile_engine_names[k],
+                    (const char *const *)p->engine_roots[k]);
+  jw_object_end (w);
   jw_key (w, "audit_log");
   jw_string (w, p->audit_log);
   jw_key (w, "audit_read_verbs");

@@ -8,6 +8,9 @@
 /* G9 paths the profile always masks / makes read-only, NULL-terminated. */
 extern const char *const profile_masked_paths[];
 extern const char *const profile_readonly_paths[];
+/* The operator config's names of enum engine_kind ("docker" ...),
+ * NULL-terminated. */
+extern const char *const profile_engine_names[ENGINE__N + 1];
 /* G10 default credential patterns, NULL-terminated. */
 extern const char *const profile_default_credential_env[];
 /* sysctl names a container may set (fnmatch patterns on the dotted name). */

@@ -11,11 +11,16 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum bind_verdict
+/* What a bind source may be, by where it really is. */
+enum bind_class
 {
-  BIND_OK,
-  BIND_READONLY,
   BIND_REFUSED,
+  BIND_HOST_FILE,     /* resolv.conf and friends: read-only */
+  BIND_HOST_PROGRAMS, /* /usr and friends: read-only, executable */
+  BIND_ENGINE_FILE,   /* an engine's per-container files: writable */
+  BIND_VOLUME,        /* an engine's volumes: writable, executable */
+  BIND_WRITABLE,      /* the bundle, the operator's trees: writable */
+  BIND_OTHER,         /* any other host path: read-only */
 };
 
 /* Anything whose last component is one of these is an engine's API. */
@@ -26,70 +31,84 @@ static const char *const engine_sockets[] = {
 };
 
 /* Refused: the tree itself, anything under it, and any parent of it (a
- * bind of /var/lib holds /var/lib/docker). "/" is a parent of them all. */
+ * bind of /var/lib holds /var/lib/docker). "/" is a parent of them all.
+ * /run and /var/run hold the host's service sockets (D-Bus, systemd, user
+ * sessions, every engine's API): a unix socket can be connected to even
+ * through a read-only mount, so read-only would not help. The engines'
+ * state dirs (their roots below) are refused the same way. */
 static const char *const refused_trees[] = {
-  "/proc",
-  "/sys",
-  "/dev",
-  "/boot",
-  "/etc",
-  "/root",
-  "/run/containerd",
-  "/var/run/containerd",
-  "/run/docker",
-  "/var/run/docker",
-  "/run/crio",
-  "/var/run/crio",
-  "/run/podman",
-  "/var/run/podman",
-  "/run/containers",
-  "/var/run/containers",
-  "/run/runc",
-  "/var/run/runc",
-  "/run/moat",
-  "/var/run/moat",
-  "/var/lib/docker",
-  "/var/lib/containerd",
-  "/var/lib/containers",
-  "/var/lib/kubelet", /* the node's credentials, every pod's secrets */
-  "/var/lib/etcd",
-  NULL,
+  "/proc", "/sys", "/dev",     "/boot",         "/etc",
+  "/root", "/run", "/var/run", "/var/lib/etcd", NULL,
 };
 
-/* Inside the refused engine trees, the files an engine binds into its own
- * containers (hosts, resolv.conf, shm, named volumes, a pod's volumes).
+/* Where each engine keeps its state: the default roots, to which the
+ * operator adds its own (engine_roots, for a Docker data-root elsewhere).
+ * ../shared/ENGINES.md lists them. */
+const char *const profile_engine_names[ENGINE__N + 1]
+    = { "docker", "podman", "containerd", "kubelet", NULL };
+
+static const char *const docker_roots[] = { "/var/lib/docker", NULL };
+static const char *const podman_roots[]
+    = { "/var/lib/containers/storage", "/run/containers/storage",
+        "/var/run/containers/storage", NULL };
+static const char *const containerd_roots[]
+    = { "/var/lib/containerd", "/run/containerd", "/var/run/containerd", NULL };
+/* the node's credentials, every pod's secrets */
+static const char *const kubelet_roots[] = { "/var/lib/kubelet", NULL };
+static const char *const *const default_engine_roots[ENGINE__N] = {
+  [ENGINE_DOCKER] = docker_roots,
+  [ENGINE_PODMAN] = podman_roots,
+  [ENGINE_CONTAINERD] = containerd_roots,
+  [ENGINE_KUBELET] = kubelet_roots,
+};
+/* Podman's state is refused from one level up (its other dirs). */
+static const char *const podman_state_dirs[]
+    = { "/var/lib/containers", "/run/containers", "/var/run/containers", NULL };
+
+/* Inside a root of an engine, the files it binds into its own containers
+ * (hosts, resolv.conf, shm, a pod's termination log) and its volumes.
  * Without these no Docker, Podman, containerd or kubelet container could
  * start. `*` never crosses a "/"; tree entries also allow what is below. */
-static const struct
+struct engine_tree
 {
-  const char *pattern;
+  enum engine_kind kind;
+  const char *pattern; /* relative to a root of the engine */
   bool tree;
-} engine_files[] = {
-  { "/var/lib/docker/containers/*/hostname", false },
-  { "/var/lib/docker/containers/*/hosts", false },
-  { "/var/lib/docker/containers/*/resolv.conf", false },
-  { "/var/lib/docker/containers/*/mounts/*", true },
-  { "/var/lib/docker/volumes/*/_data", true },
-  { "/var/lib/containers/storage/overlay-containers/*/userdata/*", true },
-  { "/run/containers/storage/overlay-containers/*/userdata/*", true },
-  { "/var/run/containers/storage/overlay-containers/*/userdata/*", true },
-  { "/var/lib/containers/storage/volumes/*/_data", true },
-  { "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/*/*", false },
-  { "/run/containerd/io.containerd.grpc.v1.cri/sandboxes/*/shm", false },
-  { "/var/lib/containerd/io.containerd.grpc.v1.cri/containers/*/volumes/*",
+  bool volume;
+};
+
+static const struct engine_tree engine_trees[] = {
+  { ENGINE_DOCKER, "containers/*/hostname", false, false },
+  { ENGINE_DOCKER, "containers/*/hosts", false, false },
+  { ENGINE_DOCKER, "containers/*/resolv.conf", false, false },
+  { ENGINE_DOCKER, "containers/*/mounts/*", true, false },
+  { ENGINE_DOCKER, "volumes/*/_data", true, true },
+  { ENGINE_PODMAN, "overlay-containers/*/userdata/*", true, false },
+  { ENGINE_PODMAN, "volumes/*/_data", true, true },
+  { ENGINE_CONTAINERD, "io.containerd.grpc.v1.cri/sandboxes/*/*", false,
+    false },
+  { ENGINE_CONTAINERD, "io.containerd.grpc.v1.cri/containers/*/volumes/*", true,
     true },
-  { "/var/lib/kubelet/pods/*/volumes/*/*", true },
-  { "/var/lib/kubelet/pods/*/volume-subpaths/*/*/*", true },
-  { "/var/lib/kubelet/pods/*/etc-hosts", false },
-  { "/var/lib/kubelet/pods/*/containers/*/*", false },
+  { ENGINE_KUBELET, "pods/*/etc-hosts", false, false },
+  { ENGINE_KUBELET, "pods/*/containers/*/*", false, false },
+  { ENGINE_KUBELET, "pods/*/volumes/*/*", true, true },
+  { ENGINE_KUBELET, "pods/*/volume-subpaths/*/*/*", true, true },
 };
 
 /* Host files engines bind for name resolution and time (`ctr run
  * --net-host`): allowed read-only, as the container may otherwise rewrite
- * the host's copy. */
+ * the host's copy. The /run ones are where /etc/resolv.conf leads on hosts
+ * with systemd-resolved or resolvconf: plain files, no sockets. */
 static const char *const readonly_host_files[] = {
-  "/etc/hosts",     "/etc/resolv.conf", "/etc/hostname",
-  "/etc/localtime", "/etc/timezone",    NULL,
+  "/etc/hosts",
+  "/etc/resolv.conf",
+  "/etc/hostname",
+  "/etc/localtime",
+  "/etc/timezone",
+  "/run/systemd/resolve/stub-resolv.conf",
+  "/run/systemd/resolve/resolv.conf",
+  "/run/resolvconf/resolv.conf",
+  NULL,
 };
 
 /* The host's programs: a container's uid 0 owns them, so a writable bind
@@ -100,6 +119,20 @@ static const char *const readonly_trees[] = {
 
 static const char *const plain_mount_types[] = {
   "proc", "sysfs", "cgroup", "cgroup2", "mqueue", "devpts", "tmpfs", NULL,
+};
+
+/* G5: each pseudo filesystem at its own place only. A second procfs
+ * elsewhere would be one the masks and read-only paths do not cover. */
+static const struct
+{
+  const char *type, *place;
+} pseudo_places[] = {
+  { "proc", "/proc" },
+  { "sysfs", "/sys" },
+  { "cgroup", "/sys/fs/cgroup" },
+  { "cgroup2", "/sys/fs/cgroup" },
+  { "mqueue", "/dev/mqueue" },
+  { "devpts", "/dev/pts" },
 };
 
 static const char *const scratch_dirs[] = { "/tmp", "/var/tmp", NULL };
@@ -117,6 +150,8 @@ static bool
 path_in_tree (const char *path, const char *tree)
 {
   size_t n = strlen (tree);
+  if (n == 1 && tree[0] == '/')
+    return true;
   return strncmp (path, tree, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
@@ -127,32 +162,73 @@ path_in_or_above_tree (const char *path, const char *tree)
          || strcmp (path, "/") == 0;
 }
 
+/* Does path lie in (or, with or_above, above) a root of an engine, a
+ * default one or the operator's? With ret_rel, where below it. */
 static bool
-is_engine_file (const char *path)
+in_engine_root (const char *path, enum engine_kind kind,
+                const struct profile *p, bool or_above, const char **ret_rel)
 {
-  for (size_t i = 0; i < sizeof (engine_files) / sizeof (engine_files[0]); i++)
-    {
-      int flags = FNM_PATHNAME | (engine_files[i].tree ? FNM_LEADING_DIR : 0);
-      if (fnmatch (engine_files[i].pattern, path, flags) == 0)
-        return true;
-    }
+  const char *const *roots[2] = { default_engine_roots[kind],
+                                  (const char *const *)p->engine_roots[kind] };
+
+  for (size_t r = 0; r < 2; r++)
+    for (size_t i = 0; roots[r] && roots[r][i]; i++)
+      {
+        const char *root = roots[r][i];
+        size_t n = strlen (root);
+        if (or_above ? path_in_or_above_tree (path, root)
+                     : path_in_tree (path, root))
+          {
+            if (ret_rel)
+              *ret_rel = path[n] == '/' ? path + n + 1 : path + n;
+            return true;
+          }
+      }
   return false;
 }
 
-/* path is absolute and normalized. */
-static enum bind_verdict
-classify_bind_source (const char *path, const struct profile *p)
+/* BIND_VOLUME, BIND_ENGINE_FILE, or BIND_OTHER for anything else. */
+static enum bind_class
+engine_tree_class (const char *path, const struct profile *p)
+{
+  for (size_t i = 0; i < sizeof (engine_trees) / sizeof (engine_trees[0]); i++)
+    {
+      const struct engine_tree *t = &engine_trees[i];
+      int flags = FNM_PATHNAME | (t->tree ? FNM_LEADING_DIR : 0);
+      const char *rel;
+      if (in_engine_root (path, t->kind, p, false, &rel)
+          && fnmatch (t->pattern, rel, flags) == 0)
+        return t->volume ? BIND_VOLUME : BIND_ENGINE_FILE;
+    }
+  return BIND_OTHER;
+}
+
+#define N_OF(a) (sizeof (a) / sizeof ((a)[0]))
+
+/* path is absolute and normalized; bundle and rootfs are realpaths (NULL
+ * when not known: profile_apply's lexical pass). */
+static enum bind_class
+classify_bind_source (const char *path, const char *bundle, const char *rootfs,
+                      const struct profile *p)
 {
   const char *base = strrchr (path, '/') + 1;
+  enum bind_class c;
 
   if (strv_has (engine_sockets, base))
     return BIND_REFUSED;
-  if (is_engine_file (path))
-    return BIND_OK;
+  c = engine_tree_class (path, p);
+  if (c != BIND_OTHER)
+    return c;
   if (strv_has (readonly_host_files, path))
-    return BIND_READONLY;
+    return BIND_HOST_FILE;
   for (size_t i = 0; refused_trees[i]; i++)
     if (path_in_or_above_tree (path, refused_trees[i]))
+      return BIND_REFUSED;
+  for (int k = 0; k < ENGINE__N; k++)
+    if (in_engine_root (path, k, p, true, NULL))
+      return BIND_REFUSED;
+  for (size_t i = 0; podman_state_dirs[i]; i++)
+    if (path_in_or_above_tree (path, podman_state_dirs[i]))
       return BIND_REFUSED;
   /* The audit log records what hostile code did: it must not edit it. */
   if (p->audit_log && p->audit_log[0] == '/')
@@ -164,8 +240,16 @@ classify_bind_source (const char *path, const struct profile *p)
     }
   for (size_t i = 0; readonly_trees[i]; i++)
     if (path_in_tree (path, readonly_trees[i]))
-      return BIND_READONLY;
-  return BIND_OK;
+      return BIND_HOST_PROGRAMS;
+  /* A writable view of the rootfs would undo the read-only root. */
+  if (rootfs && path_in_tree (path, rootfs))
+    return BIND_OTHER;
+  if (bundle && path_in_tree (path, bundle))
+    return BIND_WRITABLE;
+  for (size_t i = 0; p->writable_bind_trees && p->writable_bind_trees[i]; i++)
+    if (path_in_tree (path, p->writable_bind_trees[i]))
+      return BIND_WRITABLE;
+  return BIND_OTHER;
 }
 
 int
@@ -178,22 +262,109 @@ profile_check_bind_source (const char *resolved_path, const struct profile *p,
     return moat_fail (err, EINVAL, "bind source %s: not an absolute path",
                       resolved_path ? resolved_path : "(none)");
   norm = profile_path_normalize (resolved_path);
-  if (classify_bind_source (norm, p) != BIND_REFUSED)
+  if (classify_bind_source (norm, NULL, NULL, p) != BIND_REFUSED)
     return 0;
   return moat_fail (err, 0,
                     "refusing to bind %s into the container (profile %s)",
                     resolved_path, p->name);
 }
 
-bool
-profile_bind_needs_readonly (const char *resolved_path, const struct profile *p)
+/* Drop every `drop` from *opts and make sure `want` is there; true if that
+ * changed anything. */
+static bool
+force_option (char ***opts, const char *want, const char *drop)
 {
-  cleanup_free char *norm = NULL;
+  size_t kept = 0;
+  bool changed = false, found = false;
 
+  for (size_t i = 0; *opts && (*opts)[i]; i++)
+    {
+      if (strcmp ((*opts)[i], drop) == 0)
+        {
+          free ((*opts)[i]);
+          changed = true;
+          continue;
+        }
+      found |= strcmp ((*opts)[i], want) == 0;
+      (*opts)[kept++] = (*opts)[i];
+    }
+  if (*opts)
+    (*opts)[kept] = NULL;
+  if (!found)
+    strv_append (opts, want);
+  return changed || !found;
+}
+
+int
+profile_harden_bind (struct spec_mount *m, size_t index,
+                     const struct bind_facts *f, const struct profile *p,
+                     struct override_list *ov, char **ret_warning,
+                     struct moat_error **err)
+{
+  const char *resolved_path = f->path;
+  cleanup_free char *norm = NULL, *asked = NULL, *path = NULL;
+  cleanup_free char *bundle = NULL, *rootfs = NULL;
+  const char *why = NULL;
+  enum bind_class c;
+  bool asked_rw, asked_exec, ro, noexec, changed = false;
+
+  *ret_warning = NULL;
   if (resolved_path == NULL || resolved_path[0] != '/')
-    return false;
+    return moat_fail (err, EINVAL, "bind source %s: not an absolute path",
+                      resolved_path ? resolved_path : "(none)");
   norm = profile_path_normalize (resolved_path);
-  return classify_bind_source (norm, p) == BIND_READONLY;
+  bundle = f->bundle ? profile_path_normalize (f->bundle) : NULL;
+  rootfs = f->rootfs ? profile_path_normalize (f->rootfs) : NULL;
+  c = classify_bind_source (norm, bundle, rootfs, p);
+  if (c != BIND_REFUSED && f->pseudo_fs)
+    c = BIND_REFUSED, why = "it is on or holds a pseudo filesystem";
+  /* A socket is reached with connect(), which no mount option stops. */
+  if (c != BIND_REFUSED && f->is_socket && c != BIND_ENGINE_FILE
+      && c != BIND_VOLUME)
+    c = BIND_REFUSED,
+    why = "a unix socket outside the engines' per-container trees";
+  /* Keyed by destination: the profile's own mounts shift the indices. */
+  path = xasprintf ("mounts[%s]", m->destination ? m->destination : "");
+  if (c == BIND_REFUSED)
+    {
+      cleanup_free char *what = xasprintf ("bind %s", resolved_path);
+      override_list_add (ov, OVERRIDE_REFUSED, path, what, "refused");
+      if (why)
+        return moat_fail (err, 0,
+                          "refusing to bind %s into the container (profile "
+                          "%s): %s",
+                          resolved_path, p->name, why);
+      return moat_fail (err, 0,
+                        "refusing to bind %s into the container (profile %s)",
+                        resolved_path, p->name);
+    }
+  ro = c == BIND_HOST_FILE || c == BIND_HOST_PROGRAMS || c == BIND_OTHER;
+  /* G13: what a container can write, it cannot run; read-only binds too,
+   * as another container (or the host) may write the same tree. */
+  noexec = c != BIND_HOST_PROGRAMS && !(c == BIND_VOLUME && !p->noexec_volumes);
+  asked = profile_strv_join (m->options, ",");
+  asked_rw = !strv_has ((const char *const *)m->options, "ro");
+  asked_exec = strv_has ((const char *const *)m->options, "exec");
+  if (ro)
+    changed |= force_option (&m->options, "ro", "rw");
+  if (noexec)
+    changed |= force_option (&m->options, "noexec", "exec");
+  if (changed)
+    {
+      cleanup_free char *opath = xasprintf ("%s.options", path);
+      cleanup_free char *enforced = profile_strv_join (m->options, ",");
+      override_list_add (ov, OVERRIDE_CHANGED, opath, asked, enforced);
+    }
+  if (c == BIND_OTHER && asked_rw)
+    *ret_warning = xasprintf (
+        "mounts[%zu]: binding %s read-only: writable binds are only the "
+        "engines' per-container and volume trees, the bundle and the trees "
+        "listed in writable_bind_trees of the operator config",
+        index, resolved_path);
+  else if (noexec && asked_exec)
+    *ret_warning = xasprintf ("mounts[%zu]: binding %s noexec (G13)", index,
+                              resolved_path);
+  return 0;
 }
 
 /* ---- options ---- */
@@ -360,18 +531,61 @@ insert_scratch (struct spec *spec, const char *dest, const struct profile *p,
 
 /* ---- one mount ---- */
 
-/* asked names the mount in the audit log, what completes the error. */
+/* asked names the mount in the audit log; what and why (may be NULL)
+ * complete the error. */
 static void
-refuse (size_t index, const char *asked, const char *what,
+refuse (size_t index, const char *asked, const char *what, const char *why,
         const struct profile *p, struct override_list *ov, int *refused,
         struct moat_error **err)
 {
   cleanup_free char *path = xasprintf ("mounts[%zu]", index);
   override_list_add (ov, OVERRIDE_REFUSED, path, asked, "refused");
   if (*refused == 0)
-    moat_fail (err, 0, "mounts[%zu]: refusing %s (profile %s)", index, what,
-               p->name);
+    moat_fail (err, 0, "mounts[%zu]: refusing %s (profile %s)%s%s", index, what,
+               p->name, why ? ": " : "", why ? why : "");
   *refused = -1;
+}
+
+static const char *
+pseudo_place (const char *type)
+{
+  for (size_t i = 0; type && i < N_OF (pseudo_places); i++)
+    if (strcmp (pseudo_places[i].type, type) == 0)
+      return pseudo_places[i].place;
+  return NULL;
+}
+
+/* G5: where a mount may land. NULL if it may, else why not. */
+static const char *
+destination_refusal (const struct spec_mount *m, const char *dest, bool bind)
+{
+  const char *place = bind ? NULL : pseudo_place (m->type);
+
+  if (strcmp (dest, "/") == 0)
+    return "a mount on / would replace the root filesystem";
+  if (place)
+    return strcmp (dest, place) == 0
+               ? NULL
+               : "pseudo filesystems only at their own place (proc at /proc, "
+                 "sysfs at /sys, cgroup at /sys/fs/cgroup, mqueue at "
+                 "/dev/mqueue, devpts at /dev/pts)";
+  /* Over or inside /proc and /sys: it would hide what the masks and
+   * read-only paths hold, or put something else in their place. */
+  if (path_in_tree (dest, "/proc") || path_in_tree (dest, "/sys"))
+    return "nothing but proc at /proc, sysfs at /sys and cgroup at "
+           "/sys/fs/cgroup may be mounted in /proc or /sys";
+  return NULL;
+}
+
+/* Options the kernel would act on beyond a plain mount. */
+static const char *
+bad_option (char *const *opts)
+{
+  static const char *const bad[] = { "remount", "move", NULL };
+  for (size_t i = 0; opts && opts[i]; i++)
+    if (strv_has (bad, opts[i]))
+      return opts[i];
+  return NULL;
 }
 
 static void
@@ -380,10 +594,19 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
 {
   cleanup_free char *dest
       = profile_path_normalize (m->destination ? m->destination : "");
-  struct option_policy pol = { 0 };
+  struct option_policy pol = { .force_noexec = true };
   bool bind = is_bind_mount (m);
+  const char *why;
 
-  if (strv_has (scratch_dirs, dest))
+  /* The mount lands where the decision was made: "//dev/" is /dev (and
+   * goes read-only as /dev does). Symlinks are the runtime's to judge. */
+  if (m->destination == NULL || strcmp (m->destination, dest) != 0)
+    {
+      free (m->destination);
+      m->destination = xstrdup (dest);
+    }
+  if (strv_has (scratch_dirs, dest)
+      || (strcmp (dest, "/dev/shm") == 0 && !bind))
     {
       cleanup_free char *asked = mount_text (m);
       cleanup_free char *enforced = NULL;
@@ -394,29 +617,49 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
         override_list_add (ov, OVERRIDE_CHANGED, path, asked, enforced);
       return;
     }
+  if (!bind && (m->type == NULL || !strv_has (plain_mount_types, m->type)))
+    {
+      cleanup_free char *what = xasprintf ("mount type %s at %s",
+                                           m->type ? m->type : "(none)", dest);
+      refuse (index, what, what, NULL, p, ov, refused, err);
+      return;
+    }
+  if ((why = destination_refusal (m, dest, bind)))
+    {
+      cleanup_free char *asked = mount_text (m);
+      cleanup_free char *what = xasprintf ("a %s mount at %s",
+                                           bind      ? "bind"
+                                           : m->type ? m->type
+                                                     : "(none)",
+                                           dest);
+      refuse (index, asked, what, why, p, ov, refused, err);
+      return;
+    }
+  if ((why = bad_option (m->options)))
+    {
+      cleanup_free char *what = xasprintf ("mount option %s at %s", why, dest);
+      refuse (index, what, what, NULL, p, ov, refused, err);
+      return;
+    }
   if (bind)
     {
+      /* noexec and read-only outside the writable trees are decided by
+       * profile_harden_bind on the realpath. */
+      pol.force_noexec = false;
       if (m->source && m->source[0] == '/')
         {
           cleanup_free char *src = profile_path_normalize (m->source);
-          enum bind_verdict v = classify_bind_source (src, p);
-          if (v == BIND_REFUSED)
+          enum bind_class c = classify_bind_source (src, NULL, NULL, p);
+          if (c == BIND_REFUSED)
             {
               cleanup_free char *asked = xasprintf ("bind %s", m->source);
               cleanup_free char *what
                   = xasprintf ("to bind %s into the container", m->source);
-              refuse (index, asked, what, p, ov, refused, err);
+              refuse (index, asked, what, NULL, p, ov, refused, err);
               return;
             }
-          pol.force_ro = v == BIND_READONLY;
+          pol.force_ro = c == BIND_HOST_FILE || c == BIND_HOST_PROGRAMS;
         }
-    }
-  else if (m->type == NULL || !strv_has (plain_mount_types, m->type))
-    {
-      cleanup_free char *what = xasprintf ("mount type %s at %s",
-                                           m->type ? m->type : "(none)", dest);
-      refuse (index, what, what, p, ov, refused, err);
-      return;
     }
   else
     {
@@ -431,6 +674,19 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
   replace_options (m, index, &pol, ov);
 }
 
+static bool
+has_mount_at (const struct spec *spec, const char *dest)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      cleanup_free char *d = profile_path_normalize (
+          spec->mounts[i].destination ? spec->mounts[i].destination : "");
+      if (strcmp (d, dest) == 0)
+        return true;
+    }
+  return false;
+}
+
 int
 profile_harden_mounts (struct spec *spec, const struct profile *p,
                        struct override_list *ov, struct moat_error **err)
@@ -441,16 +697,11 @@ profile_harden_mounts (struct spec *spec, const struct profile *p,
   for (size_t i = 0; i < n; i++)
     harden_mount (&spec->mounts[i], i, p, ov, &refused, err);
   for (size_t s = 0; scratch_dirs[s]; s++)
-    {
-      bool found = false;
-      for (size_t i = 0; i < spec->n_mounts && !found; i++)
-        {
-          cleanup_free char *d = profile_path_normalize (
-              spec->mounts[i].destination ? spec->mounts[i].destination : "");
-          found = strcmp (d, scratch_dirs[s]) == 0;
-        }
-      if (!found)
-        insert_scratch (spec, scratch_dirs[s], p, ov);
-    }
+    if (!has_mount_at (spec, scratch_dirs[s]))
+      insert_scratch (spec, scratch_dirs[s], p, ov);
+  /* /dev is read-only once its nodes are in place: shared memory needs a
+   * place of its own (POSIX semaphores, Python's multiprocessing). */
+  if (has_mount_at (spec, "/dev") && !has_mount_at (spec, "/dev/shm"))
+    insert_scratch (spec, "/dev/shm", p, ov);
   return refused;
 }

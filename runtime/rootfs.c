@@ -263,6 +263,28 @@ mount_on_fd (const char *source, int dstfd, const char *type,
   return 0;
 }
 
+/* G5, after symlinks in the image: the profile let no mount be named
+ * inside /proc or /sys, and none may get there through a link either
+ * (a mask would no longer hold over it). cgroup's own place is a sysfs
+ * directory. */
+static int
+check_landing (int dst, const char *type, const char *what,
+               struct moat_error **err)
+{
+  struct statfs sfs;
+  bool cgroup = type && strncmp (type, "cgroup", 6) == 0;
+
+  if (fstatfs (dst, &sfs) < 0)
+    return moat_fail (err, errno, "mount %s", what);
+  if (sfs.f_type == PROC_SUPER_MAGIC || (sfs.f_type == SYSFS_MAGIC && !cgroup)
+      || sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC)
+    return moat_fail (err, 0,
+                      "mount %s: refusing a mount inside /proc or /sys "
+                      "(reached through a symlink in the rootfs)",
+                      what);
+  return 0;
+}
+
 static int
 mount_one (int rootfd, const struct spec_mount *m, int srcfd,
            enum cgroup_mode cgmode, struct moat_error **err)
@@ -291,6 +313,9 @@ mount_one (int rootfd, const struct spec_mount *m, int srcfd,
   r = rootfs_open_in (rootfd, m->destination, true, as_file, &dst, err);
   if (r < 0)
     return moat_error_wrap (err, "mount %s", m->destination);
+  r = check_landing (dst, type, m->destination, err);
+  if (r < 0)
+    return r;
 
   /* srcfd is a detached tree, cloned by the parent (container.c). */
   if (bind)
@@ -610,6 +635,19 @@ rootfs_finish (const struct spec *s, struct moat_error **err)
                           s->linux_.rootfs_propagation);
       if (mount (NULL, "/", NULL, f, NULL) < 0)
         return moat_fail (err, errno, "setting rootfs propagation");
+    }
+  /* G6/G13: /dev's nodes are in place (and the console): nothing more
+   * may be written or run there. /dev/shm, /dev/pts and /dev/mqueue are
+   * mounts of their own and stay as they are. */
+  if (spec_mounts_dev (s))
+    {
+      cleanup_close int dev
+          = sys_openat2 (rootfd, "dev", O_PATH | O_CLOEXEC, IN_ROOT);
+      struct mount_attr dattr
+          = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC };
+      if (dev < 0
+          || mount_setattr (dev, "", AT_EMPTY_PATH, &dattr, sizeof (dattr)) < 0)
+        return moat_fail (err, errno, "making /dev read-only");
     }
   /* G5: the root is nosuid,nodev like every other mount; an image's setuid
    * files and device nodes mean nothing in the container. */

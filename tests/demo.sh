@@ -195,6 +195,26 @@ else
 	echo "host check: the listener on 127.0.0.1:$port did not answer the host either."
 fi
 
+# ---- a second procfs (config.json): refused at create ----
+# Its core_pattern would be writable by the container's root: a "|/payload"
+# there runs as host root at the next crash. The probe only opens it (for
+# append, writing nothing), so the host's value is never changed.
+echo
+echo "A second container's config.json asks for a second procfs at /mnt/proc2:"
+mkdir -p "$TMP/bundle-proc2"
+jq --arg root "$BUNDLE/rootfs" '.root.path = $root
+	| .mounts += [{"type": "proc", "source": "proc", "destination": "/mnt/proc2"}]
+	| .process.args = ["sh", "-c", ": >>/mnt/proc2/sys/kernel/core_pattern"]' \
+	"$BUNDLE/config.json" >"$TMP/bundle-proc2/config.json"
+proc2_allowed=0
+if "$MOAT" --root "$TMP/state" --config "$TMP/moat.json" run -b "$TMP/bundle-proc2" "$ID-proc2" \
+	>"$TMP/proc2.out" 2>&1 </dev/null; then
+	echo "ALLOWED  mount a second procfs (its core_pattern writable)"
+	proc2_allowed=1
+else
+	echo "REFUSED  mount a second procfs: $(sed 's/^moat: run [^:]*: //' "$TMP/proc2.out" | head -n 1)"
+fi
+
 echo
 echo "Audit log ($TMP/audit/audit.jsonl), the lines for $ID:"
 jq -r --arg id "$ID" 'select(.id == $id)
@@ -211,11 +231,15 @@ if [ "$allowed" -gt 0 ]; then
 	echo "FAILED: $allowed action(s) allowed."
 	exit 1
 fi
+if [ "$proc2_allowed" -ne 0 ]; then
+	echo "FAILED: the second procfs was allowed."
+	exit 1
+fi
 if [ "$refused" -ne 11 ]; then
 	echo "FAILED: expected 11 verdicts, got $refused (moat run exited $status)."
 	exit 1
 fi
-echo "OK: all 11 actions refused."
+echo "OK: all 12 actions refused (11 inside the container, the second procfs at create)."
 
 # ---- moat sandbox: one command, no engine, and its result record ----
 echo

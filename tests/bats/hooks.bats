@@ -15,6 +15,8 @@ setup() {
 	# for the hooks that run there.
 	LOGDIR="$(mktemp -d /tmp/moat-hooks.XXXXXX)"
 	chmod 777 "$LOGDIR"
+	# G5: a bind is writable only in a tree the operator lists.
+	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$LOGDIR" >"$MOAT_CONFIG"
 	# One recorder for both sides: the host's sh runs it for host hooks,
 	# the rootfs's busybox sh for the container's. Argument: the kind.
 	cat >"$LOGDIR/record" <<-'EOF'

@@ -45,8 +45,9 @@ mountinfo_line() {
 	[ ! -e "$HOSTDIR/src/new" ]
 }
 
-@test "read-write bind: writes land on the host; the mount is nosuid,nodev anyway" {
+@test "read-write bind in an operator's writable tree: writes land on the host; nosuid,nodev,noexec anyway" {
 	mkdir "$HOSTDIR/src"
+	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$HOSTDIR" >"$MOAT_CONFIG"
 	update_config --arg s "$HOSTDIR/src" \
 		'.mounts += [{"destination": "/mnt/rw", "type": "bind", "source": $s, "options": ["rbind", "rw", "suid", "dev"]}]'
 	run_in_container 'echo written >/mnt/rw/file && cat /proc/self/mountinfo'
@@ -58,6 +59,19 @@ mountinfo_line() {
 	[[ ",$opts," == *,rw,* ]]
 	[[ ",$opts," == *,nosuid,* ]]
 	[[ ",$opts," == *,nodev,* ]]
+	[[ ",$opts," == *,noexec,* ]]
+}
+
+@test "read-write bind outside the writable trees: read-only, told on stderr and in the audit log" {
+	mkdir "$HOSTDIR/src"
+	update_config --arg s "$HOSTDIR/src" \
+		'.mounts += [{"destination": "/mnt/rw", "type": "bind", "source": $s, "options": ["rbind", "rw"]}]'
+	run_in_container 'echo written >/mnt/rw/file'
+	[ "$status" -ne 0 ]
+	[ "${lines[0]}" = "moat: warning: mounts[7]: binding $HOSTDIR/src read-only: writable binds are only the engines' per-container and volume trees, the bundle and the trees listed in writable_bind_trees of the operator config" ]
+	[[ "${lines[1]}" == *"/mnt/rw/file: Read-only file system" ]]
+	[ ! -e "$HOSTDIR/src/file" ]
+	jq -e --arg s "$HOSTDIR/src" 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/rw].options" and .enforced == "rbind,nosuid,nodev,ro,noexec")' "$AUDIT_LOG"
 }
 
 @test "bind of a single file" {

@@ -192,7 +192,17 @@ strv (const char *a, const char *b, const char *c)
 }
 
 /* A bind whose source reaches /usr through a symlink: the real path makes
- * it read-only, and the list says so, with what config.json asked. */
+ * it read-only, and the list says so, with what config.json asked, keyed
+ * by destination (the profile's own mounts shift the indices). */
+static int
+harden (struct spec_mount *m, const char *real, const struct profile *p,
+        struct override_list *ov, struct moat_error **err)
+{
+  struct bind_facts f = { .path = real, .bundle = "/b", .rootfs = "/b/rootfs" };
+  cleanup_free char *warning = NULL;
+  return profile_harden_bind (m, 9, &f, p, ov, &warning, err);
+}
+
 static void
 test_bind_source_step (void **state)
 {
@@ -202,8 +212,7 @@ test_bind_source_step (void **state)
   struct moat_error *err = NULL;
 
   m.options = strv ("rbind", "nosuid", "nodev");
-  assert_int_equal (profile_apply_bind_source (&m, "/usr/share", p, &ov, &err),
-                    0);
+  assert_int_equal (harden (&m, "/usr/share", p, &ov, &err), 0);
   assert_string_equal (m.options[3], "ro");
   assert_int_equal (ov.n, 1);
   assert_int_equal (ov.v[0].kind, OVERRIDE_CHANGED);
@@ -211,27 +220,25 @@ test_bind_source_step (void **state)
   assert_string_equal (ov.v[0].asked, "rbind,nosuid,nodev");
   assert_string_equal (ov.v[0].enforced, "rbind,nosuid,nodev,ro");
   /* Already read-only: nothing changes, nothing recorded. */
-  assert_int_equal (profile_apply_bind_source (&m, "/usr/share", p, &ov, &err),
-                    0);
+  assert_int_equal (harden (&m, "/usr/share", p, &ov, &err), 0);
   assert_int_equal (ov.n, 1);
   assert_null (m.options[4]);
   strv_free (m.options);
 
-  /* An ordinary directory: as asked. */
+  /* An ordinary host directory: read-only and noexec (G5, G13). */
   m.options = strv ("rbind", NULL, NULL);
-  assert_int_equal (
-      profile_apply_bind_source (&m, "/home/user/data", p, &ov, &err), 0);
-  assert_null (m.options[1]);
-  assert_int_equal (ov.n, 1);
+  assert_int_equal (harden (&m, "/home/user/data", p, &ov, &err), 0);
+  assert_int_equal (ov.n, 2);
+  assert_string_equal (ov.v[1].enforced, "rbind,ro,noexec");
 
   /* A link to /etc: refused, and the refusal is in the list. */
-  assert_true (profile_apply_bind_source (&m, "/etc", p, &ov, &err) < 0);
+  assert_true (harden (&m, "/etc", p, &ov, &err) < 0);
   assert_non_null (strstr (err->msg, "refusing to bind /etc"));
   moat_error_free (&err);
-  assert_int_equal (ov.n, 2);
-  assert_int_equal (ov.v[1].kind, OVERRIDE_REFUSED);
-  assert_string_equal (ov.v[1].path, "mounts[/mnt/share]");
-  assert_string_equal (ov.v[1].asked, "bind /etc");
+  assert_int_equal (ov.n, 3);
+  assert_int_equal (ov.v[2].kind, OVERRIDE_REFUSED);
+  assert_string_equal (ov.v[2].path, "mounts[/mnt/share]");
+  assert_string_equal (ov.v[2].asked, "bind /etc");
   strv_free (m.options);
   override_list_clear (&ov);
   profile_free (p);

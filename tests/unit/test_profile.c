@@ -644,6 +644,47 @@ test_mounts_refused (void **state)
                         "\"source\":\"10.0.0.1:/export\"}",
                         "mounts[0]: refusing mount type nfs at /mnt "
                         "(profile strict)");
+  /* G5: pseudo filesystems only at their own place; nothing over or in
+   * /proc and /sys; no remount or move. */
+  {
+    static const char *const mounts[] = {
+      "{\"destination\":\"/mnt/proc2\",\"type\":\"proc\",\"source\":\"proc\"}",
+      "{\"destination\":\"//proc/../mnt/p\",\"type\":\"proc\"}",
+      "{\"destination\":\"/host-sys\",\"type\":\"sysfs\"}",
+      "{\"destination\":\"/cg\",\"type\":\"cgroup2\"}",
+      "{\"destination\":\"/tmp/mq\",\"type\":\"mqueue\"}",
+      "{\"destination\":\"/pts2\",\"type\":\"devpts\"}",
+      "{\"destination\":\"/proc/sys\",\"type\":\"tmpfs\"}",
+      "{\"destination\":\"/proc\",\"type\":\"tmpfs\"}",
+      "{\"destination\":\"//proc//kcore\",\"type\":\"bind\","
+      "\"source\":\"/srv/x\"}",
+      "{\"destination\":\"/sys/kernel\",\"type\":\"tmpfs\"}",
+      "{\"destination\":\"/\",\"type\":\"tmpfs\"}",
+      "{\"destination\":\"/x\",\"type\":\"tmpfs\",\"options\":[\"remount\"]}",
+      NULL,
+    };
+    for (size_t i = 0; mounts[i]; i++)
+      {
+        struct override_list ov = { 0 };
+        struct moat_error *err = NULL;
+        struct spec *s = spec_with (mounts[i], "", "");
+        if (profile_apply (s, p, &ov, &err) == 0)
+          fail_msg ("allowed: %s", mounts[i]);
+        assert_true (strncmp (err->msg, "mounts[0]: refusing ", 20) == 0);
+        assert_non_null (find_override (&ov, OVERRIDE_REFUSED, "mounts[0]"));
+        moat_error_free (&err);
+        override_list_clear (&ov);
+        spec_free (s);
+      }
+  }
+  expect_mount_refused (p,
+                        "{\"destination\":\"/mnt/proc2\",\"type\":\"proc\","
+                        "\"source\":\"proc\"}",
+                        "mounts[0]: refusing a proc mount at /mnt/proc2 "
+                        "(profile strict): pseudo filesystems only at their "
+                        "own place (proc at /proc, sysfs at /sys, cgroup at "
+                        "/sys/fs/cgroup, mqueue at /dev/mqueue, devpts at "
+                        "/dev/pts)");
   profile_free (p);
 }
 

@@ -298,12 +298,17 @@ test_to_json (void **state)
   profile_free (p);
 }
 
+/* What the runtime makes of a bind of path (its realpath), from the bundle
+ * /srv/bundle: allowed, and then read-only and noexec or not. */
 static void
 expect_bind (const struct profile *p, const char *path, bool allowed,
              bool readonly)
 {
   struct moat_error *err = NULL;
   int r = profile_check_bind_source (path, p, &err);
+  char *opts[] = { "rbind", "rw", NULL };
+  struct spec_mount m = { .options = strv_dup (opts) };
+  char *warning = NULL;
 
   if (allowed && r < 0)
     fail_msg ("%s refused: %s", path, err->msg);
@@ -318,8 +323,68 @@ expect_bind (const struct profile *p, const char *path, bool allowed,
       assert_string_equal (err->msg, want);
       moat_error_free (&err);
     }
-  if (profile_bind_needs_readonly (path, p) != readonly)
-    fail_msg ("%s: read-only should be %d", path, readonly);
+  struct bind_facts f = { .path = path,
+                          .bundle = "/srv/bundle",
+                          .rootfs = "/srv/bundle/rootfs" };
+  r = profile_harden_bind (&m, 0, &f, p, NULL, &warning, &err);
+  if ((r == 0) != allowed)
+    fail_msg ("%s: profile_harden_bind says %d", path, r);
+  moat_error_free (&err);
+  if (allowed)
+    {
+      bool ro = false;
+      for (size_t i = 0; m.options[i]; i++)
+        ro |= strcmp (m.options[i], "ro") == 0;
+      if (ro != readonly)
+        fail_msg ("%s: read-only should be %d", path, readonly);
+    }
+  free (warning);
+  strv_free (m.options);
+}
+
+/* Does a bind of path (asked rw) end up with option opt? */
+static bool
+bind_gets (const struct profile *p, const char *path, const char *opt)
+{
+  char *opts[] = { "rbind", "rw", NULL };
+  struct spec_mount m = { .options = strv_dup (opts) };
+  struct bind_facts f = { .path = path, .bundle = "/srv/bundle" };
+  struct moat_error *err = NULL;
+  char *warning = NULL;
+  bool found = false;
+
+  assert_int_equal (profile_harden_bind (&m, 0, &f, p, NULL, &warning, &err),
+                    0);
+  for (size_t i = 0; m.options[i]; i++)
+    found |= strcmp (m.options[i], opt) == 0;
+  free (warning);
+  strv_free (m.options);
+  return found;
+}
+
+/* G13: noexec everywhere but volumes and the host's programs; the
+ * operator's noexec_volumes covers volumes too. */
+static void
+test_bind_noexec (void **state)
+{
+  char *msg = NULL;
+  struct profile *p = load_text ("{}", NULL, &msg);
+
+  assert_false (bind_gets (p, "/var/lib/docker/volumes/v/_data", "noexec"));
+  assert_false (
+      bind_gets (p, "/var/lib/kubelet/pods/u/volumes/kubernetes.io~configmap/c",
+                 "noexec"));
+  assert_false (bind_gets (p, "/usr/bin/docker-init", "noexec"));
+  assert_true (bind_gets (p, "/var/lib/docker/containers/c/hosts", "noexec"));
+  assert_true (bind_gets (p, "/srv/bundle/data", "noexec"));
+  assert_true (bind_gets (p, "/home/user", "noexec"));
+  assert_true (bind_gets (p, "/home/user", "ro"));
+  profile_free (p);
+  p = load_text ("{\"noexec_volumes\": true}", NULL, &msg);
+  assert_true (bind_gets (p, "/var/lib/docker/volumes/v/_data", "noexec"));
+  assert_false (bind_gets (p, "/var/lib/docker/volumes/v/_data", "ro"));
+  profile_free (p);
+  (void)state;
 }
 
 static void
@@ -333,7 +398,20 @@ test_bind_sources (void **state)
   expect_bind (p, "/etc/shadow", false, false);
   expect_bind (p, "/run/docker.sock", false, false);
   expect_bind (p, "/var/lib/docker/x", false, false);
-  expect_bind (p, "/home/user/data", true, false);
+  /* G5: any other host path is read-only, the bundle writable */
+  expect_bind (p, "/home/user/data", true, true);
+  expect_bind (p, "/srv/bundle/data", true, false);
+  expect_bind (p, "/srv/bundle/rootfs", true, true);
+  expect_bind (p, "/srv/bundle/rootfs/etc", true, true);
+  expect_bind (p, "/srv", true, true);
+  expect_bind (p, "/var/lib/dpkg", true, true);
+  expect_bind (p, "/var/spool/cron", true, true);
+  expect_bind (p, "/run/dbus", false, false);
+  expect_bind (p, "/run/systemd/private", false, false);
+  expect_bind (p, "/run/user/1000", false, false);
+  expect_bind (p, "/run/lock", false, false);
+  expect_bind (p, "/var/run/dbus/system_bus_socket", false, false);
+  expect_bind (p, "/run/systemd/resolve/stub-resolv.conf", true, true);
   expect_bind (p, "/", false, false);
   expect_bind (p, "/var", false, false);
   expect_bind (p, "/var/run", false, false);
@@ -366,10 +444,35 @@ test_bind_sources (void **state)
   expect_bind (p, "/etc/resolv.conf", true, true);
   expect_bind (p, "/usr/bin/docker-init", true, true);
   expect_bind (p, "/usr", true, true);
-  expect_bind (p, "/usrlocal", true, false);
+  expect_bind (p, "/usrlocal", true, true);
   assert_true (profile_check_bind_source ("etc", p, &err) < 0);
   moat_error_free (&err);
   profile_free (p);
+
+  /* engine_roots: an engine's data-root elsewhere; writable_bind_trees */
+  p = load_text ("{\"engine_roots\": {\"docker\": [\"/data/docker\"], "
+                 "\"podman\": [\"/run/eng/podman\"]}, "
+                 "\"writable_bind_trees\": [\"/srv/shared/\"]}",
+                 NULL, &msg);
+  assert_non_null (p);
+  expect_bind (p, "/data/docker/containers/abc/hosts", true, false);
+  expect_bind (p, "/data/docker/volumes/v/_data/x", true, false);
+  expect_bind (p, "/data/docker/containers/abc/config.v2.json", false, false);
+  expect_bind (p, "/data/docker", false, false);
+  expect_bind (p, "/data", false, false);
+  expect_bind (p, "/run/eng/podman/overlay-containers/abc/userdata/hosts", true,
+               false);
+  expect_bind (p, "/run/eng/podman/overlay-containers/abc", false, false);
+  expect_bind (p, "/srv/shared/x", true, false);
+  expect_bind (p, "/srv", true, true);
+  profile_free (p);
+  assert_null (
+      load_text ("{\"engine_roots\": {\"dockr\": [\"/x\"]}}", NULL, &msg));
+  assert_non_null (strstr (msg, "engine_roots.dockr: unknown key"));
+  free (msg);
+  msg = NULL;
+  assert_null (load_text ("{\"writable_bind_trees\": [\"/\"]}", NULL, &msg));
+  free (msg);
 }
 
 static void
@@ -407,6 +510,7 @@ main (void)
     cmocka_unit_test (test_load_failures),
     cmocka_unit_test (test_to_json),
     cmocka_unit_test (test_bind_sources),
+    cmocka_unit_test (test_bind_noexec),
     cmocka_unit_test (test_parse_size),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -163,17 +163,26 @@ start_detached() {
 	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "$id" 2>/dev/null)" ]
 }
 
-@test "docker -v: bind mounts from the host, read-write and read-only" {
-	local dir="$BATS_TEST_TMPDIR/vol"
+# G5/G13: a named volume (the engine's volume tree) is writable, and its
+# files may run; a host path is read-only whatever -v asks, told on stderr.
+@test "docker -v: a named volume is writable; a host path is read-only, told on stderr" {
+	local dir="$BATS_TEST_TMPDIR/vol" vol="moat-vol-$$"
 	mkdir -p "$dir"
 	echo from-host >"$dir/in"
 	dk run --rm --runtime=moat -v "$dir:/data" "$IMAGE" sh -c 'cat /data/in; echo from-container >/data/out'
-	[ "$status" -eq 0 ]
+	[ "$status" -ne 0 ]
 	[ "$output" = from-host ]
-	[ "$(cat "$dir/out")" = from-container ]
+	[[ "$stderr" == *"moat: warning: mounts["*"]: binding $dir read-only: "*"writable_bind_trees of the operator config"* ]]
+	[[ "$stderr" == *"/data/out: Read-only file system"* ]]
+	[ ! -e "$dir/out" ]
 	dk run --rm --runtime=moat -v "$dir:/data:ro" "$IMAGE" sh -c 'echo x >/data/out'
 	[ "$status" -ne 0 ]
 	[[ "$stderr" == *"Read-only file system"* ]]
+	dk run --rm --runtime=moat -v "$vol:/vol" "$IMAGE" sh -c 'cp /bin/busybox /vol/busybox && /vol/busybox echo ran-from-volume'
+	local rc=$status out=$output
+	docker_cli volume rm -f "$vol" >/dev/null 2>&1 || true
+	[ "$rc" -eq 0 ]
+	[ "$out" = ran-from-volume ]
 }
 
 @test "profile from inside: default bridge network carries nothing, no capabilities, read-only root" {

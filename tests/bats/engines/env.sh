@@ -19,6 +19,9 @@ ENG_RUN="${ENG_RUN:-/run/moat-engines}"
 ENG_STATE="${ENG_STATE:-/var/lib/moat-engines}"
 ENG_LOG="$ENG_STATE/log"
 MOAT="$ENG_RUN/bin/moat"
+# $MOAT is a wrapper passing $MOAT_ENGINE_CONFIG to the copy, $MOAT_BIN.
+MOAT_BIN="$ENG_RUN/bin/moat-bin"
+MOAT_ENGINE_CONFIG="$ENG_RUN/moat-config.json"
 [ -x "$MOAT" ] || MOAT="$MOAT_BUILT"
 
 IMAGE="${IMAGE:-localhost/moat-busybox:latest}"

@@ -105,3 +105,77 @@ check_scratch() {
 	[ "$status" -eq 126 ]
 	[[ "$output" == *"/tmp/bb: Permission denied" ]]
 }
+
+# /dev/shm: a tmpfs capped at the profile's size, nosuid,nodev,noexec;
+# /dev read-only once its nodes are in place (issue 9, item 4). Prints
+# "SIZE_KB OPTIONS" of /dev/shm, then what a write to /dev and a 80 MiB
+# write to /dev/shm get.
+check_shm_and_dev() {
+	in_container 'echo "$(df -k /dev/shm | awk "NR == 2 { print \$2 }") $(awk "\$5 == \"/dev/shm\" { print \$6 }" /proc/self/mountinfo)"
+		(echo x >/dev/planted) 2>&1; mkdir /dev/dir 2>&1
+		dd if=/dev/zero of=/dev/shm/big bs=1M count=80 2>&1 | grep -v records; rm -f /dev/shm/big
+		awk "\$5 == \"/dev\" { print \$6 }" /proc/self/mountinfo
+		echo done'
+	[ "$status" -eq 0 ]
+	read -r size opts <<<"${lines[0]}"
+	[ "$size" -gt 0 ]
+	[ "$size" -le 65536 ]
+	[[ ",$opts," == *,rw,* ]]
+	[[ ",$opts," == *,nosuid,* ]]
+	[[ ",$opts," == *,nodev,* ]]
+	[[ ",$opts," == *,noexec,* ]]
+	[[ "${lines[1]}" == *"/dev/planted: Read-only file system" ]]
+	[[ "${lines[2]}" == *"'/dev/dir': Read-only file system" ]]
+	[[ "${lines[3]}" == *"No space left on device" || "${lines[3]}" == Killed ]]
+	[[ ",${lines[4]}," == *,ro,* ]]
+	[[ ",${lines[4]}," == *,noexec,* ]]
+	[ "${lines[5]}" = done ]
+}
+
+@test "G6 spec: /dev/shm a 64 MiB noexec tmpfs, /dev read-only" {
+	prepare_bundle spec
+	check_shm_and_dev
+}
+
+@test "G6 docker.19: /dev/shm a 64 MiB noexec tmpfs, /dev read-only" {
+	prepare_bundle docker.19
+	check_shm_and_dev
+}
+
+@test "G6 permissive (/dev/shm size=1g, no noexec): capped, noexec; /dev read-only" {
+	prepare_bundle permissive
+	jq -e '.mounts[] | select(.destination == "/dev/shm") | .options | index("size=1g")' "$BUNDLE/config.json"
+	check_shm_and_dev
+}
+
+@test "G6 a config without /dev/shm gets one; tmpfs_size caps it" {
+	prepare_bundle spec
+	update_config 'del(.mounts[] | select(.destination == "/dev/shm"))'
+	printf '{"audit_log": "%s", "limits": {"tmpfs_size": "8M"}}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	in_container 'df -k /dev/shm | awk "NR == 2 { print \$2 }"; awk "\$5 == \"/dev/shm\" { print \$6 }" /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" -le 8192 ]
+	[[ ",${lines[1]}," == *,noexec,* ]]
+}
+
+# Podman binds its own shm directory (userdata/shm) at /dev/shm: kept (a
+# pod's containers share it), but noexec like every writable mount.
+@test "G6 podman.01 (the engine's own shm dir bound at /dev/shm): noexec; /dev read-only" {
+	prepare_bundle podman.01
+	jq -e '.mounts[] | select(.destination == "/dev/shm" and .type == "bind")' "$BUNDLE/config.json"
+	in_container 'awk "\$5 == \"/dev/shm\" { print \$6 }" /proc/self/mountinfo; (echo x >/dev/planted) 2>&1; echo done'
+	[ "$status" -eq 0 ]
+	[[ ",${lines[0]}," == *,noexec,* ]]
+	[[ ",${lines[0]}," == *,nosuid,* ]]
+	[[ ",${lines[0]}," == *,nodev,* ]]
+	[[ "${lines[1]}" == *"/dev/planted: Read-only file system" ]]
+}
+
+@test "G6 /dev named \"//dev/\" in config.json is read-only all the same" {
+	prepare_bundle spec
+	update_config '(.mounts[] | select(.destination == "/dev") | .destination) = "//dev/"'
+	in_container '(echo x >/dev/planted) 2>&1; ls /dev/null'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"/dev/planted: Read-only file system" ]]
+	[ "${lines[1]}" = /dev/null ]
+}
