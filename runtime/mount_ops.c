@@ -139,6 +139,9 @@ mount_plan_build (const struct spec *s, const char *rootfs,
   if (s->linux_.rootfs_propagation && *s->linux_.rootfs_propagation)
     add (&p, MOUNT_OP_PROPAGATION, "/", NULL, NULL,
          xstrdup (s->linux_.rootfs_propagation));
+  /* G6/G13: once its nodes are in place, /dev is read-only and noexec. */
+  if (dev)
+    add (&p, MOUNT_OP_ATTRS, "/dev", NULL, NULL, xstrdup ("ro,noexec"));
   add (&p, MOUNT_OP_ROOT_ATTRS, "/", NULL, NULL,
        xstrdup (s->root_readonly ? "ro,nosuid,nodev" : "nosuid,nodev"));
   *ret = p;
@@ -173,6 +176,7 @@ mount_op_kind_name (enum mount_op_kind k)
     [MOUNT_OP_READONLY] = "read-only",
     [MOUNT_OP_MASK] = "mask",
     [MOUNT_OP_PROPAGATION] = "propagation",
+    [MOUNT_OP_ATTRS] = "attrs",
     [MOUNT_OP_ROOT_ATTRS] = "root-attrs",
   };
   return names[k];
@@ -206,6 +210,7 @@ mount_op_text (const struct mount_op *op)
       return xasprintf ("%s %s", k, op->dest);
     case MOUNT_OP_MKDIR:
     case MOUNT_OP_PROPAGATION:
+    case MOUNT_OP_ATTRS:
     case MOUNT_OP_ROOT_ATTRS:
       return op->options ? xasprintf ("%s %s (%s)", k, op->dest, o)
                          : xasprintf ("%s %s", k, op->dest);

@@ -24,6 +24,7 @@ enum mount_op_kind
   MOUNT_OP_READONLY,    /* bind dest on itself read-only */
   MOUNT_OP_MASK,        /* cover dest: empty tmpfs, or /dev/null on a file */
   MOUNT_OP_PROPAGATION, /* linux.rootfsPropagation on / */
+  MOUNT_OP_ATTRS,       /* attributes set on a mount in place (/dev ro) */
   MOUNT_OP_ROOT_ATTRS,  /* / nosuid,nodev (and read-only) */
 };
 

@@ -132,7 +132,7 @@ test_cgroup (void **state)
   mount_plan_build (s, "/r", CGROUP_MODE_V2, false, &p);
   i = find (&p, MOUNT_OP_MOUNT, "/sys/fs/cgroup");
   assert_string_equal (p.v[i].type, "cgroup2");
-  assert_string_equal (p.v[i].options, "ro,nosuid,nodev");
+  assert_string_equal (p.v[i].options, "ro,nosuid,nodev,noexec");
   mount_plan_clear (&p);
   mount_plan_build (s, "/r", CGROUP_MODE_HYBRID, false, &p);
   i = find (&p, MOUNT_OP_MOUNT, "/sys/fs/cgroup");
