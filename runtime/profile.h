@@ -46,6 +46,10 @@ struct profile
   char **writable_bind_trees; /* G5: operator's trees binds may write to */
   bool noexec_volumes;        /* G13: the engines' volume trees noexec too */
   char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
+  /* Not from any config: the host tree `moat sandbox --workdir` names (its
+   * caller is as trusted as the operator), bound as a volume: writable and
+   * executable. NULL elsewhere. */
+  char *caller_volume;
 };
 
 enum override_kind
@@ -81,6 +85,8 @@ int profile_load (const char *config_path, const char *name,
 int profile_load_builtin (const char *name, struct profile **ret,
                           struct moat_error **err);
 void profile_free (struct profile *p);
+/* Deep copy (the effective profile is a tightened copy of the loaded one). */
+struct profile *profile_dup (const struct profile *p);
 
 /* Harden spec in place. Refusals (G5 dangerous binds) return an error and
  * are also in *ret_overrides (OVERRIDE_REFUSED). */

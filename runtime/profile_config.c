@@ -136,6 +136,7 @@ profile_free (struct profile *p)
   strv_free (p->writable_bind_trees);
   for (int k = 0; k < ENGINE__N; k++)
     strv_free (p->engine_roots[k]);
+  free (p->caller_volume);
   free (p);
 }
 
@@ -152,6 +153,7 @@ profile_dup (const struct profile *p)
   d->writable_bind_trees = strv_dup (p->writable_bind_trees);
   for (int k = 0; k < ENGINE__N; k++)
     d->engine_roots[k] = strv_dup (p->engine_roots[k]);
+  d->caller_volume = p->caller_volume ? xstrdup (p->caller_volume) : NULL;
   return d;
 }
 

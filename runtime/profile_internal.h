@@ -33,8 +33,6 @@ extern const size_t profile_n_safe_devices;
  * ".." never climbs above "/". */
 char *profile_path_normalize (const char *path);
 
-/* Deep copy (the effective profile is a tightened copy of the loaded one). */
-struct profile *profile_dup (const struct profile *p);
 /* Built-in defaults of a profile name ("strict" / "egress"). */
 int profile_init_default (struct profile *p, const char *name,
                           struct moat_error **err);

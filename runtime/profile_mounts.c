@@ -238,6 +238,8 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
       if (dir[0] != '\0' && path_in_or_above_tree (path, dir))
         return BIND_REFUSED;
     }
+  if (p->caller_volume && path_in_tree (path, p->caller_volume))
+    return BIND_VOLUME;
   for (size_t i = 0; readonly_trees[i]; i++)
     if (path_in_tree (path, readonly_trees[i]))
       return BIND_HOST_PROGRAMS;

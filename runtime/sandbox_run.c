@@ -306,6 +306,10 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
   struct sandbox_run_state rs;
   struct sandbox_limits lim;
   struct sandbox_opts eff = *o;
+  /* The caller's --workdir is a volume (writable, executable) for this
+   * sandbox's profile only. */
+  cleanup_profile struct profile *sp = NULL;
+  struct moat_globals sg = *g;
   char id[32];
   int r;
 
@@ -321,6 +325,9 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
     return -1;
   eff.workdir = workdir;
   eff.ro_binds = pairs;
+  sp = profile_dup (g->profile);
+  sp->caller_volume = workdir ? xstrdup (workdir) : NULL;
+  sg.profile = sp;
   infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
                O_RDONLY | O_CLOEXEC);
   if (infd < 0)
@@ -341,7 +348,7 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
   if (r == 0)
     r = wd = sandbox_watchdog_start (g, sbfd, id, err);
   if (r >= 0)
-    r = sandbox_execute (g, id, bundle, &eff, infd, &rs, err);
+    r = sandbox_execute (&sg, id, bundle, &eff, infd, &rs, err);
   sandbox_remove (g, sbfd, id);
   if (wd >= 0 && write (wd, "d", 1) != 1)
     r = r < 0 ? r : moat_fail (err, errno, "stopping the watchdog");

@@ -55,8 +55,8 @@ moat() {
 	# The clamps and ignored requests moat tells on stderr ("moat: VERB ID:
 	# warning: ...") go to $warnings: $output and $lines stay what the verb
 	# and the container printed.
-	grep -E "$MOAT_WARNING_RE" "$out" >"$out.warn" || true
-	grep -vE "$MOAT_WARNING_RE" "$out" >"$out.kept" || true
+	grep -aE "$MOAT_WARNING_RE" "$out" >"$out.warn" || true
+	grep -avE "$MOAT_WARNING_RE" "$out" >"$out.kept" || true
 	warnings="$(cat "$out.warn")"
 	output="$(cat "$out.kept")"
 	mapfile -t lines <"$out.kept"

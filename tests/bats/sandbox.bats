@@ -42,7 +42,7 @@ nothing_left() {
 	left="$(ls -d /sys/fs/cgroup/*/moat/sandbox-* /sys/fs/cgroup/moat/sandbox-* 2>/dev/null || true)"
 	[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
 	! grep -q "$BUNDLE" /proc/self/mountinfo || { echo "mount left"; return 1; }
-	! pgrep -f "sleep $MARK" >/dev/null || { echo "process left"; pgrep -af "sleep $MARK"; return 1; }
+	! pgrep -f "^sleep $MARK" >/dev/null || { echo "process left"; pgrep -af "sleep $MARK"; return 1; }
 }
 
 @test "sandbox: output, exit status, record; nothing left" {
@@ -245,8 +245,8 @@ nothing_left() {
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" -- \
 		sh -c "sleep $MARK & sleep $MARK" >/dev/null 2>&1 </dev/null &
 	local pid=$!
-	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
-	pgrep -f "sleep $MARK" >/dev/null
+	for _ in $(seq 100); do pgrep -f "^sleep $MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "^sleep $MARK" >/dev/null
 	SBID="$(ls "$ROOT/.sandbox")"
 	kill -9 "$pid"
 	for _ in $(seq 100); do nothing_left >/dev/null 2>&1 && break; sleep 0.05; done
@@ -257,7 +257,7 @@ nothing_left() {
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" \
 		--result "$BUNDLE/rec.json" -- sleep "$MARK" >/dev/null 2>&1 </dev/null &
 	local pid=$! st=0
-	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	for _ in $(seq 100); do pgrep -f "^sleep $MARK" >/dev/null && break; sleep 0.05; done
 	kill -TERM "$pid"
 	wait "$pid" || st=$?
 	[ "$st" -eq 137 ]
@@ -271,11 +271,12 @@ nothing_left() {
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" -- \
 		sleep "$MARK" >/dev/null 2>&1 </dev/null &
 	local pid=$!
-	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
+	for _ in $(seq 100); do pgrep -f "^sleep $MARK" >/dev/null && break; sleep 0.05; done
 	SBID="$(ls "$ROOT/.sandbox")"
-	# The watchdog is moat's child that leads its own session.
+	# The watchdog is moat's child that leads its own session and is still
+	# moat (the container's init leads one too, but runs sleep).
 	local wd
-	wd="$(ps -o pid=,sid= --ppid "$pid" | awk '$1 == $2 { print $1 }')"
+	wd="$(ps -o pid=,sid=,comm= --ppid "$pid" | awk '$1 == $2 && $3 == "moat" { print $1 }')"
 	[ -n "$wd" ]
 	kill -9 "$wd" "$pid"
 	sleep 0.3
@@ -358,8 +359,8 @@ JSON
 	# In use while a sandbox runs: prune keeps it.
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --image "$BUNDLE/img" -- sleep "$MARK" >/dev/null 2>&1 </dev/null &
 	local pid=$!
-	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null && break; sleep 0.05; done
-	pgrep -f "sleep $MARK" >/dev/null
+	for _ in $(seq 100); do pgrep -f "^sleep $MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "^sleep $MARK" >/dev/null
 	sb --list-cache
 	[[ "$output" == *"in-use"* ]]
 	sb --prune-cache

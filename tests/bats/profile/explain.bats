@@ -104,7 +104,7 @@ symlink_bind() {
 	# bind's tree is cloned on the host first): compare the sets. Every
 	# mount point of the container outside the masks and read-only paths
 	# is one explain listed, and each one listed is there.
-	got=$(echo "$output" | awk '{print $5}' | grep -Ev '^/$|^/proc/.|^/sys/(firmware|devices)|^/dev/(null|zero|full|random|urandom|tty)$' | sort -u)
+	got=$(echo "$output" | awk '{print $5}' | grep -Ev '^/$|^/proc/.|^/sys/(firmware|devices|kernel|module)|^/dev/(null|zero|full|random|urandom|tty)$' | sort -u)
 	want=$(echo "$want" | sort -u)
 	echo "explain: $want" >&2
 	echo "mounted: $got" >&2
