@@ -27,6 +27,7 @@
 #include "cgroup.h"
 #include "container_internal.h"
 #include "debug.h"
+#include "idmap.h"
 #include "linux.h"
 #include "netguard.h"
 #include "profile.h"
@@ -34,6 +35,7 @@
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
+#include "userns.h"
 #include "util.h"
 
 int
@@ -213,28 +215,6 @@ container_load_spec (const struct moat_globals *g, int dirfd,
   return 0;
 }
 
-static int
-write_id_map (pid_t pid, const char *file, const struct spec_idmap *m,
-              size_t n, struct moat_error **err)
-{
-  char path[64];
-  cleanup_free char *buf = xstrdup ("");
-  int r;
-
-  for (size_t i = 0; i < n; i++)
-    {
-      char *nb = xasprintf ("%s%u %u %u\n", buf, m[i].container_id,
-                            m[i].host_id, m[i].size);
-      free (buf);
-      buf = nb;
-    }
-  snprintf (path, sizeof (path), "/proc/%d/%s", pid, file);
-  r = write_file_at (AT_FDCWD, path, buf);
-  if (r < 0)
-    return moat_fail (err, -r, "writing %s", file);
-  return 0;
-}
-
 /* The child attaches bind sources in its own mount namespace, and the
  * kernel clones a tree only from the caller's namespace: clone it here, as
  * a detached tree the child can move_mount. */
@@ -257,9 +237,8 @@ detach_bind_source (const struct spec_mount *m, int *fd,
 }
 
 static int
-open_bind_sources (struct spec *s, const char *bundle,
-                   const struct profile *p, int **ret_fds,
-                   struct moat_error **err)
+open_bind_sources (struct spec *s, const char *bundle, const struct profile *p,
+                   int **ret_fds, bool *idmap, struct moat_error **err)
 {
   int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
   int r = 0;
@@ -305,6 +284,8 @@ open_bind_sources (struct spec *s, const char *bundle,
         /* A host file the profile lets in read-only (resolv.conf, /usr),
          * however the source path reached it. */
         strv_append (&m->options, "ro");
+      /* G12: judged on the same resolved path as the check above. */
+      idmap[i] = r == 0 && profile_bind_idmapped (real);
       if (r == 0)
         r = detach_bind_source (m, &fds[i], err);
     }
@@ -494,6 +475,13 @@ struct create_ctx
   size_t n_src;
   int ns_fds[NS__MAX];
   struct seccomp_prog sc_config, sc_builtin;
+  /* G12: the block held (0: none), where its record names us, the rootfs
+   * tree to idmap and which binds get idmapped. */
+  const struct profile *profile;
+  uint32_t userns_first;
+  char *root_path;
+  int rootfs_tree;
+  bool *idmap;
 };
 
 static void
@@ -508,6 +496,8 @@ create_ctx_undo (struct create_ctx *c, const char *id)
     cgroup_destroy (c->cg, NULL);
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
+  if (c->userns_first)
+    userns_block_release (c->profile, c->userns_first, c->root_path, id);
 }
 
 static void
@@ -516,6 +506,10 @@ create_ctx_release (struct create_ctx *c)
   if (c->cg)
     cgroup_free (c->cg);
   close_fds (c->src_fds, c->n_src);
+  free (c->idmap);
+  free (c->root_path);
+  if (c->rootfs_tree >= 0)
+    close (c->rootfs_tree);
   for (int t = 0; t < NS__MAX; t++)
     if (c->ns_fds[t] >= 0)
       close (c->ns_fds[t]);
@@ -543,6 +537,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   cleanup_free char *cache = NULL;
   cleanup_close int fifo = -1;
   char created[64];
+  int saved_ns[NS__MAX];
   int sv[2];
   int r;
 
@@ -554,6 +549,15 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
     return r;
   c->statedir_made = true;
   debug_pause ("after-statedir");
+  if (userns_moat_maps (s))
+    {
+      r = userns_block_take (g->profile, g->root, o->id,
+                             g->audit ? g->audit->overrides : NULL,
+                             &c->root_path, &c->userns_first, err);
+      if (r < 0)
+        return r;
+      st.userns_host_id = c->userns_first;
+    }
   r = write_file_atomic (c->dirfd, "config.json", config_text, config_len,
                          0600);
   if (r < 0)
@@ -602,7 +606,8 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (r < 0)
     return r;
   c->n_src = s->n_mounts;
-  r = open_bind_sources (s, bundle, g->profile, &c->src_fds, err);
+  c->idmap = xcalloc (s->n_mounts + 1, sizeof (bool));
+  r = open_bind_sources (s, bundle, g->profile, &c->src_fds, c->idmap, err);
   if (r < 0)
     return r;
   cache = seccomp_cache_dir (g);
@@ -645,6 +650,16 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   ia.no_pivot = o->no_pivot;
   ia.new_userns = s->linux_.ns[NS_USER].present
                   && s->linux_.ns[NS_USER].path == NULL;
+  /* G12: what the init cannot do from its own user namespace. */
+  r = userns_before_clone (s, rootfs, ia.new_userns, c->ns_fds, ia.ns_fds,
+                           c->src_fds, &c->rootfs_tree, saved_ns, err);
+  ia.rootfs_tree = c->rootfs_tree;
+  if (r < 0)
+    {
+      close (sv[0]);
+      close (sv[1]);
+      return r;
+    }
   ia.preserve_fds = o->preserve_fds;
   ia.lock_fd = c->dirfd;
   /* The init joins its cgroups itself, which spares it the kernel's global
@@ -653,17 +668,21 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
 
   c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
                         &ia.in_unified_cgroup);
-  if (c->pid < 0)
-    {
-      c->pid = 0;
-      close (sv[0]);
-      close (sv[1]);
-      return moat_fail (err, errno, "clone");
-    }
   if (c->pid == 0)
     {
       close (sv[0]);
       linux_init_main (&ia);
+    }
+  r = c->pid < 0 ? moat_fail (err, errno, "clone") : 0;
+  if (userns_parent_restore (saved_ns, r < 0 ? NULL : err) < 0)
+    r = -1;
+  if (c->pid < 0 || r < 0)
+    {
+      if (c->pid < 0)
+        c->pid = 0;
+      close (sv[0]);
+      close (sv[1]);
+      return r;
     }
   close (sv[1]);
   debug_pause ("after-clone");
@@ -678,11 +697,11 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
       return r;
     if (ia.new_userns)
       {
-        r = write_id_map (c->pid, "uid_map", s->linux_.uid_mappings,
-                          s->linux_.n_uid_mappings, err);
-        if (r == 0)
-          r = write_id_map (c->pid, "gid_map", s->linux_.gid_mappings,
-                            s->linux_.n_gid_mappings, err);
+        r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
+        if (r == 0 && c->userns_first)
+          r = idmap_container_mounts (
+              c->pid, s, c->rootfs_tree, c->src_fds, c->idmap,
+              g->audit ? g->audit->overrides : NULL, err);
         if (r < 0)
           return r;
       }
@@ -769,7 +788,8 @@ container_create_internal (const struct moat_globals *g,
                            pid_t *ret_pid, int *ret_master,
                            struct moat_error **err)
 {
-  struct create_ctx c = { .rootfd = -1, .dirfd = -1 };
+  struct create_ctx c
+      = { .rootfd = -1, .dirfd = -1, .rootfs_tree = -1, .profile = g->profile };
   cleanup_spec struct spec *s = NULL;
   cleanup_profile struct profile *eff = NULL;
   cleanup_free char *config_text = NULL;

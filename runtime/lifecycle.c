@@ -22,6 +22,7 @@
 #include "profile.h"
 #include "statedir.h"
 #include "terminal.h"
+#include "userns.h"
 #include "util.h"
 
 int
@@ -268,7 +269,15 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
         hooks_run (&s->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
       warn_hook ("poststop hook", &hook_err);
     }
-  return statedir_remove (rootfd, st->id, err);
+  r = statedir_remove (rootfd, st->id, err);
+  if (r == 0 && st->userns_host_id)
+    {
+      /* G12: the block is free once nothing of the container is left. */
+      char real[PATH_MAX];
+      if (realpath (g->root, real))
+        userns_block_release (g->profile, st->userns_host_id, real, st->id);
+    }
+  return r;
 }
 
 /* delete --force of a state dir whose state.json is unreadable: the

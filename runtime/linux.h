@@ -24,6 +24,7 @@ struct init_args
   enum cgroup_mode cgroup_mode;
   bool no_pivot;
   bool new_userns;
+  int rootfs_tree; /* G12: the rootfs, detached (and idmapped); -1: none */
   int preserve_fds;
   int lock_fd; /* the state dir's flock fd: the init must not hold it */
   /* The container's cgroup, which the init joins itself (cgroup_add_self)
@@ -44,7 +45,7 @@ void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 /* Rootfs (rootfs.c): everything before pivot_root. */
 int rootfs_prepare (const struct spec *s, const char *rootfs,
                     const int *mount_src_fds, enum cgroup_mode cgmode,
-                    bool in_userns, struct moat_error **err);
+                    int rootfs_tree, struct moat_error **err);
 int rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err);
 /* After pivot: masked and read-only paths, root read-only, propagation. */
 int rootfs_finish (const struct spec *s, struct moat_error **err);

@@ -385,8 +385,8 @@ is_host_ns_path (const char *path, const char *proc_name)
 
 /* The host's namespaces (absent from config.json, or named by a /proc path
  * of the host) are replaced by fresh ones; joining another namespace (a
- * Kubernetes pod's) is allowed: the BPF guard still applies there. A user
- * namespace is left as config.json says. */
+ * Kubernetes pod's) is allowed: the BPF guard still applies there. The user
+ * namespace is G12's (profile_userns.c). */
 static void
 harden_namespaces (struct spec_linux *linux_, struct override_list *ov)
 {
@@ -603,6 +603,8 @@ profile_apply (struct spec *spec, const struct profile *base,
     return -1;
 
   harden_namespaces (linux_, ov);
+  if (profile_harden_userns (linux_, p, ov, err) < 0)
+    return -1;
   if (spec->process)
     harden_process (spec->process, p, ov);
   if (!spec->root_readonly)

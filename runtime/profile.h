@@ -26,6 +26,12 @@ struct profile
   struct cidr *deny;      /* G2 metadata ranges + operator's egress CIDRs */
   size_t n_deny;
   char *audit_log;        /* G11, default /var/log/moat/audit.jsonl */
+  /* G12: a user namespace for every container, its ids 0-65535 on a block
+   * of 65536 host ids from the pool [userns_first, + blocks * 65536). */
+  bool userns;
+  uint32_t userns_first;  /* default 0x40000000 */
+  uint32_t userns_blocks; /* default 16384 (up to 0x7fffffff) */
+  char *userns_pool_dir;  /* machine-wide allocation records */
 };
 
 enum override_kind
@@ -94,12 +100,23 @@ int profile_check_bind_source (const char *resolved_path,
  * read-only too when the realpath leads there through a symlink. */
 bool profile_bind_needs_readonly (const char *resolved_path,
                                   const struct profile *p);
+/* G12 for the runtime: is this bind (by the realpath of its source) one of
+ * the engines' per-container files or volumes, which moat idmaps so that
+ * the container's root owns what host root owns there? Every other bind
+ * shows host files as the overflow id. */
+bool profile_bind_idmapped (const char *resolved_path);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */
 int profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino,
                            dev_t host_dev, ino_t host_ino,
                            const struct profile *p, struct moat_error **err);
+/* G12: the ids a moat-made user namespace maps (0-65535, one block). */
+#define PROFILE_USERNS_BLOCK 65536u
+/* G12 for a config.json that joins a user namespace by path: its uid_map or
+ * gid_map text (as /proc/PID/uid_map reads) must not reach host id 0. */
+int profile_check_joined_idmap (const char *map_text, const char *what,
+                                struct moat_error **err);
 /* Byte sizes as operators and annotations write them: "67108864", "64m",
  * "64MiB", "1G" (binary units). 0 or -EINVAL / -ERANGE. */
 int profile_parse_size (const char *s, uint64_t *ret);

@@ -196,6 +196,17 @@ profile_bind_needs_readonly (const char *resolved_path, const struct profile *p)
   return classify_bind_source (norm, p) == BIND_READONLY;
 }
 
+bool
+profile_bind_idmapped (const char *resolved_path)
+{
+  cleanup_free char *norm = NULL;
+
+  if (resolved_path == NULL || resolved_path[0] != '/')
+    return false;
+  norm = profile_path_normalize (resolved_path);
+  return is_engine_file (norm);
+}
+
 /* ---- options ---- */
 
 static bool
