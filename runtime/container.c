@@ -482,6 +482,7 @@ struct create_ctx
   char *root_path;
   int rootfs_tree;
   bool *idmap;
+  int *cg_self_fds;
 };
 
 static void
@@ -503,6 +504,8 @@ create_ctx_undo (struct create_ctx *c, const char *id)
 static void
 create_ctx_release (struct create_ctx *c)
 {
+  if (c->cg_self_fds)
+    cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
   if (c->cg)
     cgroup_free (c->cg);
   close_fds (c->src_fds, c->n_src);
@@ -538,6 +541,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   cleanup_close int fifo = -1;
   char created[64];
   int saved_ns[NS__MAX];
+  uint32_t owner;
   int sv[2];
   int r;
 
@@ -666,8 +670,21 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
    * lock (cgroup_add_self). */
   ia.cgroup = c->cg;
 
+  owner = ia.new_userns ? userns_owner_for (s, c->userns_first) : 0;
+  if (owner)
+    r = userns_clone_prepare (c->cg, owner, &c->cg_self_fds, err);
+  if (r < 0)
+    {
+      userns_parent_restore (saved_ns, NULL);
+      close (sv[0]);
+      close (sv[1]);
+      return r;
+    }
+  ia.cgroup_self_fds = c->cg_self_fds;
   c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
                         &ia.in_unified_cgroup);
+  if (owner && c->pid != 0 && userns_owner_leave (NULL) < 0)
+    abort (); /* moat must never go on as anything but euid 0 */
   if (c->pid == 0)
     {
       close (sv[0]);

@@ -331,9 +331,14 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
           if (rfd >= 0 && container_id_check (id, NULL) == 0
               && faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             {
+              char real[PATH_MAX];
               moat_error_free (err);
               destroy_orphan_cgroup (g, rfd, id);
-              return statedir_remove (rfd, id, err);
+              r = statedir_remove (rfd, id, err);
+              /* G12: the block its create took, if it got that far. */
+              if (r == 0 && realpath (g->root, real))
+                userns_block_release_owner (g->profile, real, id);
+              return r;
             }
         }
       return r;

@@ -199,7 +199,8 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
    * below is rooted where we are. */
   if (a->cgroup)
     {
-      r = cgroup_add_self (a->cgroup, a->in_unified_cgroup, err);
+      r = cgroup_add_self (a->cgroup, a->in_unified_cgroup, a->cgroup_self_fds,
+                           err);
       if (r < 0)
         return r;
     }
@@ -225,6 +226,10 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
         return moat_fail (err, errno, "setresgid 0 in the user namespace");
       if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
         return moat_fail (err, errno, "setresuid 0 in the user namespace");
+      /* A change of ids cleared it: until READY the init must not outlive
+       * moat. */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        return moat_fail (err, errno, "PR_SET_PDEATHSIG");
     }
   r = join_namespaces (a, err);
   if (r < 0)

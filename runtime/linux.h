@@ -31,6 +31,9 @@ struct init_args
    * right after the first GO; NULL: moat added it. */
   struct cgroup *cgroup;
   bool in_unified_cgroup; /* cloned into its v2 cgroup already */
+  /* G12: cgroup_add_self's files, opened by moat as host root (NULL: the
+   * init opens them). */
+  const int *cgroup_self_fds;
 };
 
 /* clone flags for the namespaces the spec asks to create. */

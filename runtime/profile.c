@@ -422,6 +422,11 @@ profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino, dev_t host_dev,
 
   if (dev != host_dev || ino != host_ino)
     return 0;
+  if (type == NS_USER && p->userns)
+    return moat_fail (err, 0,
+                      "refusing to join the host's user namespace: container "
+                      "root would be host root (G12, profile %s)",
+                      p->name);
   for (size_t i = 0; i < n; i++)
     if (isolating_namespaces[i].type == type)
       return moat_fail (err, 0,

@@ -2,6 +2,7 @@
  * the namespaces joined for the init, idmapped mounts. */
 #include "userns.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -10,13 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "util.h"
 
 bool
@@ -189,6 +193,33 @@ userns_block_release (const struct profile *p, uint32_t first,
     unlinkat (dfd, name, 0);
 }
 
+void
+userns_block_release_owner (const struct profile *p, const char *root_path,
+                            const char *id)
+{
+  cleanup_close int dfd = -1;
+  cleanup_close int lock = -1;
+  cleanup_free char *want = xasprintf ("%s/%s", root_path, id);
+  struct dirent *de;
+  DIR *d;
+
+  if (pool_open_locked (p->userns_pool_dir, &dfd, &lock, NULL) < 0)
+    return;
+  d = fdopendir (fcntl (dfd, F_DUPFD_CLOEXEC, 3));
+  if (d == NULL)
+    return;
+  while ((de = readdir (d)))
+    {
+      cleanup_free char *owner = NULL;
+      if (de->d_name[0] == '.')
+        continue;
+      owner = record_read (dfd, de->d_name);
+      if (owner && strcmp (owner, want) == 0)
+        unlinkat (dfd, de->d_name, 0);
+    }
+  closedir (d);
+}
+
 /* ---- maps ---- */
 
 static int
@@ -346,6 +377,63 @@ userns_before_clone (const struct spec *s, const char *rootfs, bool new_userns,
     r = userns_pseudo_mounts (s, ns_fds, src_fds, err);
   if (r < 0)
     userns_parent_restore (saved, NULL);
+  return r;
+}
+
+/* ---- the namespace's owner ---- */
+
+int
+userns_owner_enter (uint32_t first, struct moat_error **err)
+{
+  struct __user_cap_header_struct hdr
+      = { .version = _LINUX_CAPABILITY_VERSION_3 };
+  struct __user_cap_data_struct data[2];
+
+  if (setresuid (-1, first, -1) < 0)
+    return moat_fail (err, errno, "setting the user namespace's owner");
+  /* The kernel cleared the effective set: permitted is still whole. */
+  if (syscall (SYS_capget, &hdr, data) < 0)
+    return moat_fail (err, errno, "capget");
+  for (int i = 0; i < 2; i++)
+    data[i].effective = data[i].permitted;
+  if (syscall (SYS_capset, &hdr, data) < 0)
+    return moat_fail (err, errno, "capset");
+  setfsuid (0);
+  if ((uid_t)setfsuid ((uid_t)-1) != 0)
+    return moat_fail (err, EPERM, "keeping fsuid 0");
+  return 0;
+}
+
+uint32_t
+userns_owner_for (const struct spec *s, uint32_t first)
+{
+  const struct spec_linux *l = &s->linux_;
+  if (first)
+    return first;
+  for (size_t i = 0; i < l->n_uid_mappings; i++)
+    if (l->uid_mappings[i].container_id == 0 && l->uid_mappings[i].size)
+      return l->uid_mappings[i].host_id;
+  return l->n_uid_mappings ? l->uid_mappings[0].host_id : 0;
+}
+
+int
+userns_owner_leave (struct moat_error **err)
+{
+  /* euid 0 again: the kernel gives back the effective set and fsuid. */
+  if (setresuid (-1, 0, -1) < 0)
+    return moat_fail (err, errno, "going back to euid 0");
+  return 0;
+}
+
+int
+userns_clone_prepare (struct cgroup *cg, uint32_t first, int **ret_cg_fds,
+                      struct moat_error **err)
+{
+  int r = cgroup_open_self_files (cg, ret_cg_fds, err);
+  if (r == 0)
+    r = userns_owner_enter (first, err);
+  if (r < 0)
+    userns_owner_leave (NULL);
   return r;
 }
 

@@ -34,6 +34,11 @@ int userns_block_take (const struct profile *p, const char *root,
 void userns_block_release (const struct profile *p, uint32_t first,
                            const char *root_path, const char *id);
 
+/* The same, for a state dir whose state.json is unreadable (a crash in
+ * the middle of create): every record naming ROOT_PATH/ID. */
+void userns_block_release_owner (const struct profile *p, const char *root_path,
+                                 const char *id);
+
 /* Write /proc/PID/{uid,gid}_map: moat's block (first != 0), or the
  * mappings of config.json. setgroups stays allowed: the payload's
  * additionalGids need it, and every group it can name is mapped. */
@@ -63,6 +68,26 @@ int userns_before_clone (const struct spec *s, const char *rootfs,
                          bool new_userns, const int *ns_fds, int *init_fds,
                          int *src_fds, int *ret_tree, int *saved,
                          struct moat_error **err);
+
+/* The owner of a user namespace is the effective uid that makes it, and
+ * the kernel charges per-user counts (inotify instances and watches,
+ * mqueue bytes, pending signals, user namespaces) to each owner up the
+ * chain: with host root as the owner, the container would spend host
+ * root's. moat clones with its effective uid set to the block's first id,
+ * its capabilities kept and its fsuid still 0 (the init reaches host files
+ * as before until it becomes the namespace's root), and goes back right
+ * after (userns_owner_leave, also on failure). */
+int userns_owner_enter (uint32_t first, struct moat_error **err);
+/* The owner for a new user namespace: the block's first id, or the host id
+ * config.json maps container root to (its first mapping without one);
+ * 0: none (moat stays the owner). */
+uint32_t userns_owner_for (const struct spec *s, uint32_t first);
+int userns_owner_leave (struct moat_error **err);
+/* Right before clone: the init's cgroup files opened as host root
+ * (cgroup_open_self_files), then userns_owner_enter. */
+struct cgroup;
+int userns_clone_prepare (struct cgroup *cg, uint32_t first, int **ret_cg_fds,
+                          struct moat_error **err);
 
 /* Idmap a detached tree (OPEN_TREE_CLONE) with the user namespace of
  * userns_fd: host id 0 on disk shows as container root. -errno if the
