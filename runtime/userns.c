@@ -465,8 +465,9 @@ userns_kernel_supported (void)
 bool
 userns_idmap_supported (void)
 {
-  /* An fd that is no mount: EBADF/EINVAL where the call exists. */
-  struct mount_attr attr = { 0 };
+  /* No mount and no namespace: EBADF where the call and MOUNT_ATTR_IDMAP
+   * exist (an all-zero request would succeed without looking). */
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = -1 };
   return mount_setattr (-1, "", AT_EMPTY_PATH, &attr, sizeof (attr)) < 0
          && errno != ENOSYS;
 }

@@ -204,6 +204,8 @@ check_mapped_root() {
 	prepare_bundle spec
 	moat profile show
 	[ "$(jq -r .userns.enabled <<<"$output")" = true ]
+	moat features
+	[[ "$(jq -r '.annotations["run.moat.userns"]' <<<"$output")" == on* ]]
 	# An annotation is no operator.
 	update_config '.annotations["run.moat.userns"] = "false"'
 	in_container 'cat /proc/self/uid_map'
@@ -212,6 +214,8 @@ check_mapped_root() {
 	printf '{"audit_log": "%s", "userns": {"enabled": false}}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
 	moat profile show
 	[ "$(jq -r .userns.enabled <<<"$output")" = false ]
+	moat features
+	[ "$(jq -r '.annotations["run.moat.userns"]' <<<"$output")" = "off (operator config)" ]
 	in_container 'cat /proc/self/uid_map'
 	[ "$status" -eq 0 ]
 	[ "$(awk '{print $1, $2, $3}' <<<"${lines[0]}")" = "0 0 4294967295" ]
