@@ -368,6 +368,17 @@ userns_before_clone (const struct spec *s, const char *rootfs, bool new_userns,
     saved[t] = -1;
   if (!new_userns)
     return 0;
+  /* procfs shows the mounter's own pid namespace, so moat cannot make it
+   * for the init; and from inside, a pid namespace of another user
+   * namespace refuses it. Said plainly, not as a mount's EPERM. */
+  if (ns_fds[NS_PID] >= 0)
+    for (size_t i = 0; i < s->n_mounts; i++)
+      if (s->mounts[i].type && strcmp (s->mounts[i].type, "proc") == 0)
+        return moat_fail (err, 0,
+                          "pid namespace %s: joined by path, it belongs to "
+                          "another user namespace than the container's own "
+                          "(G12), where /proc cannot be mounted",
+                          s->linux_.ns[NS_PID].path);
   *ret_tree = open_tree (AT_FDCWD, rootfs,
                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (*ret_tree < 0)

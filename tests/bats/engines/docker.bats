@@ -165,13 +165,35 @@ start_detached() {
 	local dir="$BATS_TEST_TMPDIR/vol"
 	mkdir -p "$dir"
 	echo from-host >"$dir/in"
-	dk run --rm --runtime=moat -v "$dir:/data" "$IMAGE" sh -c 'cat /data/in; echo from-container >/data/out'
-	[ "$status" -eq 0 ]
-	[ "$output" = from-host ]
+	# G12: a host dir is no engine volume: not idmapped, its root-owned
+	# files belong to nobody inside; container root writes where others may.
+	chmod 1777 "$dir"
+	dk run --rm --runtime=moat -v "$dir:/data" "$IMAGE" sh -c 'cat /data/in; echo from-container >/data/out; echo x >/data/in'
+	[ "$status" -ne 0 ]
+	[ "$(head -n 1 <<<"$output")" = from-host ]
+	[ "$(cat "$dir/in")" = from-host ]
 	[ "$(cat "$dir/out")" = from-container ]
+	[ "$(stat -c %u "$dir/out")" -ge $((0x40000000)) ]
 	dk run --rm --runtime=moat -v "$dir:/data:ro" "$IMAGE" sh -c 'echo x >/data/out'
 	[ "$status" -ne 0 ]
 	[[ "$stderr" == *"Read-only file system"* ]]
+}
+
+@test "docker named volume and exec: container root's files are host root's there (idmapped, G12); uid_map is no identity" {
+	local vol="moat-g12-$$"
+	dk volume create "$vol"
+	start_detached -v "$vol:/data"
+	dk exec "$name" sh -c 'touch /data/by-root; stat -c %u:%g /data/by-root; id -u; cat /proc/self/uid_map'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 0:0 ]
+	[ "${lines[1]}" = 0 ]
+	read -r inside outside count <<<"${lines[2]}"
+	[ "$inside $count" = "0 65536" ]
+	[ "$outside" -ge $((0x40000000)) ]
+	data=$(docker_cli volume inspect -f '{{.Mountpoint}}' "$vol")
+	[ "$(stat -c %u:%g "$data/by-root")" = 0:0 ]
+	docker_cli rm -f "$name" >/dev/null
+	docker_cli volume rm "$vol" >/dev/null
 }
 
 @test "profile from inside: default bridge network carries nothing, no capabilities, read-only root" {

@@ -298,3 +298,16 @@ check_mapped_root() {
 		! grep -qxF "$(realpath "$ROOT")/$id" /run/moat-idpool/* 2>/dev/null
 	done
 }
+
+@test "g12: a pid namespace joined by path cannot be the container's (its /proc): a clear error, nothing left behind" {
+	prepare_bundle spec
+	start_sleeper
+	pid=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$CID" | jq -r .pid)
+	update_config --arg p "/proc/$pid/ns/pid" \
+		'.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)'
+	next_id
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: pid namespace /proc/$pid/ns/pid: joined by path, it belongs to another user namespace than the container's own (G12), where /proc cannot be mounted" ]
+	[ ! -e "$ROOT/$CID" ]
+}
