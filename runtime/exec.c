@@ -145,6 +145,7 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
    * namespace comes with the mount namespace, in one call: the kernel
    * refuses it to a process in a chroot (--no-pivot) otherwise. */
   if ((c->ns_flags & CLONE_NEWUSER)
+      && (c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
       && setns (c->pidfd,
                 c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
              < 0)
