@@ -50,6 +50,38 @@ check_mappings (const struct spec_idmap *m, size_t n, const char *what,
   return 0;
 }
 
+/* Docker asks net.ipv4.ping_group_range=0 2147483647 of every container;
+ * the kernel refuses gids its user namespace does not map (EINVAL). The
+ * range is clamped to the ids moat maps: the same ping for every group the
+ * container has. */
+static void
+clamp_ping_range (struct spec_linux *linux_, struct override_list *ov)
+{
+  for (size_t i = 0; i < linux_->n_sysctl; i++)
+    {
+      struct spec_kv *kv = &linux_->sysctl[i];
+      unsigned long long lo, hi;
+      char *clamped;
+
+      if (strcmp (kv->key, "net.ipv4.ping_group_range") != 0
+          || kv->value == NULL || sscanf (kv->value, "%llu %llu", &lo, &hi) != 2
+          || (lo < PROFILE_USERNS_BLOCK && hi < PROFILE_USERNS_BLOCK))
+        continue;
+      /* "1 0", the kernel's default, when no mapped group is in range. */
+      clamped = lo >= PROFILE_USERNS_BLOCK
+                    ? xstrdup ("1 0")
+                    : xasprintf ("%llu %u", lo,
+                                 hi < PROFILE_USERNS_BLOCK
+                                     ? (unsigned)hi
+                                     : PROFILE_USERNS_BLOCK - 1);
+      override_list_add (ov, OVERRIDE_CHANGED,
+                         "linux.sysctl.net.ipv4.ping_group_range", kv->value,
+                         clamped);
+      free (kv->value);
+      kv->value = clamped;
+    }
+}
+
 int
 profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
                        struct override_list *ov, struct moat_error **err)
@@ -72,6 +104,7 @@ profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
                          "new, ids 0-65535 on a block of the pool");
       /* Mappings without a namespace meant nothing; moat's replace them. */
       linux_->n_uid_mappings = linux_->n_gid_mappings = 0;
+      clamp_ping_range (linux_, ov);
       return 0;
     }
   /* Joined by path: the runtime checks the namespace's maps once joined
@@ -82,6 +115,7 @@ profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
     {
       override_list_add (ov, OVERRIDE_CHANGED, "linux.uidMappings", "none",
                          "ids 0-65535 on a block of the pool");
+      clamp_ping_range (linux_, ov);
       return 0;
     }
   if (check_mappings (linux_->uid_mappings, linux_->n_uid_mappings,

@@ -152,6 +152,20 @@ test_config_mappings (void **state)
   moat_error_free (&err);
   spec_free (s);
   override_list_clear (&ov);
+  /* Docker's ping_group_range: clamped to the gids moat maps. */
+  {
+    const char *json
+        = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+          " \"process\": {\"args\": [\"true\"], \"cwd\": \"/\"},"
+          " \"linux\": {\"sysctl\": {\"net.ipv4.ping_group_range\":"
+          " \"0 2147483647\"}}}";
+    assert_int_equal (spec_parse (json, strlen (json), &s, &err), 0);
+    assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+    assert_int_equal (s->linux_.n_sysctl, 1);
+    assert_string_equal (s->linux_.sysctl[0].value, "0 65535");
+    spec_free (s);
+    override_list_clear (&ov);
+  }
   /* A user namespace without mappings: moat maps it. */
   s = spec_with_user ("");
   assert_int_equal (profile_apply (s, p, &ov, &err), 0);
