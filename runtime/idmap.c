@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "linux.h"
@@ -29,6 +30,59 @@ not_idmapped (const char *what, int errnum, struct override_list *ov)
                    strerror (errnum));
   override_list_add (ov, OVERRIDE_CHANGED, path, "idmapped", why);
   fprintf (stderr, "moat: warning: %s: %s\n", path, why);
+}
+
+/* Is path below the destination of another mount of the list (made on
+ * that mount's filesystem, not on the rootfs)? */
+static bool
+below_other_mount (const struct spec *s, size_t self)
+{
+  const char *path = s->mounts[self].destination;
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      const char *d = s->mounts[i].destination;
+      size_t n = strlen (d);
+      while (n > 1 && d[n - 1] == '/')
+        n--;
+      if (i != self && n > 1 && strncmp (path, d, n) == 0 && path[n] == '/')
+        return true;
+    }
+  return false;
+}
+
+/* A rootfs that could not be idmapped belongs to nobody inside: the init,
+ * root of its namespace only, could not make a missing mount point there
+ * (Podman's /run/.containerenv). moat makes them now, as the host root
+ * that the rootfs belongs to, resolved inside the rootfs as the init
+ * would. */
+static int
+make_mountpoints (const struct spec *s, int rootfs_tree, const int *src_fds,
+                  struct moat_error **err)
+{
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      struct stat st;
+      bool as_file = src_fds[i] >= 0 && fstat (src_fds[i], &st) == 0
+                     && !S_ISDIR (st.st_mode);
+      int fd = -1;
+
+      if (below_other_mount (s, i))
+        continue;
+      if (rootfs_open_in (rootfs_tree, s->mounts[i].destination, true, as_file,
+                          &fd, err)
+          < 0)
+        return moat_error_wrap (err, "mount %s", s->mounts[i].destination);
+      close (fd);
+    }
+  if (s->process && s->process->cwd)
+    {
+      int fd = -1;
+      if (rootfs_open_in (rootfs_tree, s->process->cwd, true, false, &fd, err)
+          < 0)
+        return moat_error_wrap (err, "process.cwd");
+      close (fd);
+    }
+  return 0;
 }
 
 int
@@ -48,7 +102,12 @@ idmap_container_mounts (pid_t pid, const struct spec *s, int rootfs_tree,
     {
       r = userns_idmap_tree (rootfs_tree, userns, true);
       if (r < 0)
-        not_idmapped ("root.path", -r, ov);
+        {
+          not_idmapped ("root.path", -r, ov);
+          r = make_mountpoints (s, rootfs_tree, src_fds, err);
+          if (r < 0)
+            return r;
+        }
     }
   for (size_t i = 0; i < s->n_mounts; i++)
     {
