@@ -690,7 +690,12 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
       close (sv[0]);
       linux_init_main (&ia);
     }
-  r = c->pid < 0 ? moat_fail (err, errno, "clone") : 0;
+  r = c->pid < 0 ? moat_fail (err, errno,
+                              ia.new_userns ? "clone (with a user namespace, "
+                                              "G12: does the kernel allow "
+                                              "them?)"
+                                            : "clone")
+                 : 0;
   if (userns_parent_restore (saved_ns, r < 0 ? NULL : err) < 0)
     r = -1;
   if (c->pid < 0 || r < 0)
