@@ -57,6 +57,13 @@ int container_load (const struct moat_globals *g, const char *id, bool lock,
 /* The hardened spec from the config.json saved at create. */
 int container_load_spec (const struct moat_globals *g, int dirfd,
                          struct spec **ret, struct moat_error **err);
+/* linux.namespaces[].path, opened into ns_fds[NS__MAX] (-1: none) and
+ * checked against the host's own (namespaces.c). */
+int container_open_namespaces (const struct spec *s, const struct profile *p,
+                               int *ns_fds, struct moat_error **err);
+/* Enter (or make) the pid and time namespaces the init must be born in. */
+int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
+                                       struct moat_error **err);
 int container_create_internal (const struct moat_globals *g,
                                const struct create_opts *o, bool for_run,
                                pid_t *ret_pid, int *ret_master,
