@@ -641,7 +641,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
         r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
         if (r == 0 && c->userns_first)
           r = idmap_container_mounts (
-              c->pid, s, c->rootfs_tree, c->src_fds, c->idmap,
+              c->pid, s, rootfs, &c->rootfs_tree, c->src_fds, c->idmap,
               g->audit ? g->audit->overrides : NULL, err);
         if (r < 0)
           return r;
@@ -656,6 +656,9 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
           return moat_fail (err, -r, "writing oom_score_adj");
       }
     r = sync_send (sync, SYNC_GO, err);
+    /* G12: the rootfs the init attaches, idmapped or rebuilt by now. */
+    if (r == 0 && c->rootfs_tree >= 0)
+      r = fd_send (sync, c->rootfs_tree, err);
     if (r == 0)
       r = sync_recv (sync, SYNC_MOUNTS_DONE, err);
     if (r < 0)

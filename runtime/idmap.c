@@ -86,8 +86,8 @@ make_mountpoints (const struct spec *s, int rootfs_tree, const int *src_fds,
 }
 
 int
-idmap_container_mounts (pid_t pid, const struct spec *s, int rootfs_tree,
-                        const int *src_fds, const bool *idmap,
+idmap_container_mounts (pid_t pid, const struct spec *s, const char *rootfs,
+                        int *rootfs_tree, const int *src_fds, const bool *idmap,
                         struct override_list *ov, struct moat_error **err)
 {
   cleanup_close int userns = -1;
@@ -98,15 +98,29 @@ idmap_container_mounts (pid_t pid, const struct spec *s, int rootfs_tree,
   userns = open (path, O_RDONLY | O_CLOEXEC);
   if (userns < 0)
     return moat_fail (err, errno, "opening the container's user namespace");
-  if (rootfs_tree >= 0)
+  if (*rootfs_tree >= 0)
     {
-      r = userns_idmap_tree (rootfs_tree, userns, true);
+      int rebuilt = -1;
+      r = userns_idmap_tree (*rootfs_tree, userns, true);
       if (r < 0)
         {
-          not_idmapped ("root.path", -r, ov);
-          r = make_mountpoints (s, rootfs_tree, src_fds, err);
-          if (r < 0)
-            return r;
+          /* Made in the engine's writable tree first: moat's rebuilt
+           * overlay is read-only. */
+          int r2 = make_mountpoints (s, *rootfs_tree, src_fds, err);
+          if (r2 < 0)
+            return r2;
+          if (r == -EINVAL
+              && idmap_overlay_rebuild (rootfs, userns, &rebuilt) == 0)
+            {
+              close (*rootfs_tree);
+              *rootfs_tree = rebuilt;
+              override_list_add (ov, OVERRIDE_CHANGED, "idmap root.path",
+                                 "idmapped",
+                                 "overlay rebuilt read-only from idmapped "
+                                 "layers");
+            }
+          else
+            not_idmapped ("root.path", -r, ov);
         }
     }
   for (size_t i = 0; i < s->n_mounts; i++)

@@ -206,6 +206,14 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
     }
   if (a->rootfs_tree >= 0)
     {
+      int tree = -1;
+      /* moat sends the tree to attach: the one cloned before clone, or an
+       * overlay it rebuilt from idmapped layers since. */
+      r = fd_recv (a->sync_fd, &tree, err);
+      if (r < 0)
+        return r;
+      close (a->rootfs_tree);
+      a->rootfs_tree = tree;
       /* G12: attached while the init is still host uid 0 to the host's
        * files: the path to the rootfs may cross root-only dirs (a 0700
        * bundle, /var/lib/docker) that the container's root cannot. From

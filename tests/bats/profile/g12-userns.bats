@@ -16,6 +16,7 @@ setup() {
 }
 
 teardown() {
+	[ -n "${OVL:-}" ] && umount "$OVL/merged" 2>/dev/null
 	[ -n "$VOLUME" ] && rm -rf "$(dirname "$VOLUME")"
 	[ -n "${NETNS:-}" ] && ip netns del "$NETNS" 2>/dev/null
 	teardown_profile
@@ -310,4 +311,25 @@ check_mapped_root() {
 	[ "$status" -eq 1 ]
 	[ "$output" = "moat: run $CID: pid namespace /proc/$pid/ns/pid: joined by path, it belongs to another user namespace than the container's own (G12), where /proc cannot be mounted" ]
 	[ ! -e "$ROOT/$CID" ]
+}
+
+@test "g12: an overlay rootfs (Docker's, Podman's) shows as container root's: rebuilt from idmapped layers; a missing mount point is made" {
+	prepare_bundle spec
+	# overlayfs cannot be idmapped as a whole: the engines' rootfs is one.
+	OVL="$BUNDLE/ovl"
+	mkdir -p "$OVL/upper" "$OVL/work" "$OVL/merged"
+	mv "$BUNDLE/rootfs" "$OVL/lower"
+	mount -t overlay overlay -o "lowerdir=$OVL/lower,upperdir=$OVL/upper,workdir=$OVL/work" "$OVL/merged"
+	echo env >"$BUNDLE/containerenv"
+	update_config --arg r "$OVL/merged" --arg s "$BUNDLE/containerenv" '.root.path = $r
+		| .mounts += [{"destination": "/run/.containerenv", "type": "bind", "source": $s, "options": ["bind", "ro"]}]'
+	in_container 'stat -c %u:%g /bin/busybox /etc/passwd; cat /run/.containerenv; id -u'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 0:0 ]
+	[ "${lines[1]}" = 0:0 ]
+	[ "${lines[2]}" = env ]
+	[ "${lines[3]}" = 0 ]
+	audit_has "$CID" '.overrides[] | select(.path == "idmap root.path" and (.enforced | startswith("overlay rebuilt")))'
+	# The engine's own mount is left as it was.
+	[ "$(stat -c %u "$OVL/merged/bin/busybox")" = 0 ]
 }
