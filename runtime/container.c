@@ -574,8 +574,9 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   ia.new_userns = s->linux_.ns[NS_USER].present
                   && s->linux_.ns[NS_USER].path == NULL;
   /* G12: what the init cannot do from its own user namespace. */
-  r = userns_before_clone (s, rootfs, ia.new_userns, c->ns_fds, ia.ns_fds,
-                           c->src_fds, &c->rootfs_tree, saved_ns, err);
+  r = userns_before_clone (s, rootfs, ia.new_userns, c->userns_first, c->ns_fds,
+                           ia.ns_fds, c->src_fds, &c->rootfs_tree, saved_ns,
+                           err);
   ia.rootfs_tree = c->rootfs_tree;
   if (r < 0)
     {

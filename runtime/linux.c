@@ -123,10 +123,17 @@ join_namespaces (struct init_args *a, struct moat_error **err)
 static int
 apply_sysctl (const struct spec *s, struct moat_error **err)
 {
+  return linux_write_sysctls (s->linux_.sysctl, s->linux_.n_sysctl, err);
+}
+
+int
+linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
+                     struct moat_error **err)
+{
   cleanup_close int fsfd = -1;
   cleanup_close int mnt = -1;
 
-  if (s->linux_.n_sysctl == 0)
+  if (n == 0)
     return 0;
   fsfd = fsopen ("proc", FSOPEN_CLOEXEC);
   if (fsfd < 0 || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -135,9 +142,9 @@ apply_sysctl (const struct spec *s, struct moat_error **err)
                                             | MOUNT_ATTR_NOEXEC);
   if (mnt < 0)
     return moat_fail (err, errno, "sysctl: fsmount");
-  for (size_t i = 0; i < s->linux_.n_sysctl; i++)
+  for (size_t i = 0; i < n; i++)
     {
-      const struct spec_kv *kv = &s->linux_.sysctl[i];
+      const struct spec_kv *kv = &sysctl[i];
       cleanup_free char *path = xasprintf ("sys/%s", kv->key);
       struct open_how how
           = { .flags = O_WRONLY | O_CLOEXEC,

@@ -45,6 +45,11 @@ pid_t linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup);
 /* Never returns: the init's body; exits the process on failure. */
 void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 
+/* Write sysctls (dotted names) through a private procfs instance, for the
+ * calling task's namespaces. */
+int linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
+                         struct moat_error **err);
+
 /* Rootfs (rootfs.c): everything before pivot_root. */
 int rootfs_prepare (const struct spec *s, const char *rootfs,
                     const int *mount_src_fds, enum cgroup_mode cgmode,

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "linux.h"
 #include "util.h"
 
 bool
@@ -357,10 +358,66 @@ userns_pseudo_mounts (const struct spec *s, const int *init_fds_before,
   return 0;
 }
 
+/* Is this sysctl of a namespace (net, ipc) joined by path? */
+static bool
+sysctl_of_joined (const char *key, const int *ns_fds)
+{
+  static const char *const ipc[]
+      = { "kernel.shm", "kernel.msg", "kernel.sem", "fs.mqueue.", NULL };
+  if (ns_fds[NS_NET] >= 0 && strncmp (key, "net.", 4) == 0)
+    return true;
+  for (size_t i = 0; ns_fds[NS_IPC] >= 0 && ipc[i]; i++)
+    if (strncmp (key, ipc[i], strlen (ipc[i])) == 0)
+      return true;
+  return false;
+}
+
+/* The sysctls of a joined network or ipc namespace: the init, in a user
+ * namespace that does not own it, may not write them; moat, joined to it
+ * by now, does, and the init is left the others. */
+static int
+joined_sysctls (const struct spec *s, const int *ns_fds, uint32_t first,
+                struct moat_error **err)
+{
+  struct spec_linux *l = (struct spec_linux *)&s->linux_;
+  size_t keep = 0, n = 0;
+  struct spec_kv *mine = xcalloc (l->n_sysctl + 1, sizeof (*mine));
+  int r;
+
+  for (size_t i = 0; i < l->n_sysctl; i++)
+    if (sysctl_of_joined (l->sysctl[i].key, ns_fds))
+      mine[n++] = l->sysctl[i];
+    else
+      l->sysctl[keep++] = l->sysctl[i];
+  l->n_sysctl = keep;
+  /* Written from inside, its gids would be the container's: 0 is the
+   * block's first id (the profile clamped the range into the block). */
+  for (size_t i = 0; first && i < n; i++)
+    {
+      unsigned long long lo, hi;
+      if (strcmp (mine[i].key, "net.ipv4.ping_group_range") == 0
+          && sscanf (mine[i].value, "%llu %llu", &lo, &hi) == 2
+          && lo < PROFILE_USERNS_BLOCK && hi < PROFILE_USERNS_BLOCK)
+        {
+          free (mine[i].value);
+          mine[i].value = xasprintf ("%llu %llu", first + lo, first + hi);
+        }
+    }
+  r = linux_write_sysctls (mine, n, err);
+  for (size_t i = 0; i < n; i++)
+    {
+      free (mine[i].key);
+      free (mine[i].value);
+    }
+  free (mine);
+  return r;
+}
+
 int
 userns_before_clone (const struct spec *s, const char *rootfs, bool new_userns,
-                     const int *ns_fds, int *init_fds, int *src_fds,
-                     int *ret_tree, int *saved, struct moat_error **err)
+                     uint32_t first, const int *ns_fds, int *init_fds,
+                     int *src_fds, int *ret_tree, int *saved,
+                     struct moat_error **err)
 {
   int r;
 
@@ -386,6 +443,8 @@ userns_before_clone (const struct spec *s, const char *rootfs, bool new_userns,
   r = userns_parent_join (s, ns_fds, init_fds, saved, err);
   if (r == 0)
     r = userns_pseudo_mounts (s, ns_fds, src_fds, err);
+  if (r == 0)
+    r = joined_sysctls (s, ns_fds, first, err);
   if (r < 0)
     userns_parent_restore (saved, NULL);
   return r;

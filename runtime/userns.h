@@ -62,11 +62,12 @@ int userns_pseudo_mounts (const struct spec *s, const int *init_fds_before,
 /* Everything above, before clone, for an init with a new user namespace
  * (new_userns false: saved[] is only cleared): the rootfs cloned as a
  * detached tree (*ret_tree) that the init attaches while it is still host
- * uid 0 to host files, the joins, the pseudo filesystems. On failure
+ * uid 0 to host files, the joins, the pseudo filesystems and sysctls of
+ * joined namespaces (first: moat's block, 0: none). On failure
  * moat is back in its own namespaces. */
 int userns_before_clone (const struct spec *s, const char *rootfs,
-                         bool new_userns, const int *ns_fds, int *init_fds,
-                         int *src_fds, int *ret_tree, int *saved,
+                         bool new_userns, uint32_t first, const int *ns_fds,
+                         int *init_fds, int *src_fds, int *ret_tree, int *saved,
                          struct moat_error **err);
 
 /* The owner of a user namespace is the effective uid that makes it, and

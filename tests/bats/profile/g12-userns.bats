@@ -187,18 +187,23 @@ check_mapped_root() {
 	[ "${lines[3]}" = tmp-ok ]
 }
 
-@test "g12: a joined network namespace: sysfs shows its interfaces, exec works" {
+@test "g12: a joined network namespace: sysfs shows its interfaces, its sysctls are set, exec works" {
 	prepare_bundle spec
 	NETNS="moat-g12-$$-$RANDOM"
 	ip netns add "$NETNS"
 	ip -n "$NETNS" link add "g12d$$" type veth peer name "g12e$$"
+	# Podman's CNI network: a sysctl of that namespace, which the init
+	# (in a user namespace that does not own it) may not write: moat does,
+	# its gids the container's.
 	update_config --arg p "/var/run/netns/$NETNS" \
-		'.linux.namespaces |= map(if .type == "network" then .path = $p else . end)'
+		'.linux.namespaces |= map(if .type == "network" then .path = $p else . end)
+		| .linux.sysctl = {"net.ipv4.ping_group_range": "0 0"}'
 	start_sleeper
-	moat exec "$CID" sh -c 'ls /sys/class/net | sort | tr "\n" " "; id -u; readlink /proc/self/ns/net'
+	moat exec "$CID" sh -c 'ls /sys/class/net | sort | tr "\n" " "; id -u; readlink /proc/self/ns/net; cat /proc/sys/net/ipv4/ping_group_range'
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "g12d$$ g12e$$ lo 0" ]
 	[ "${lines[1]}" = "net:[$(stat -L -c %i "/var/run/netns/$NETNS")]" ]
+	[ "$(tr -s ' \t' '  ' <<<"${lines[2]}")" = "0 0" ]
 }
 
 @test "g12: the operator may turn it off (profile show and the audit line say so); an annotation cannot" {
