@@ -310,7 +310,8 @@ check_mapped_root() {
 	start_sleeper
 	pid=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$CID" | jq -r .pid)
 	update_config --arg p "/proc/$pid/ns/pid" \
-		'.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)'
+		'.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)
+		| .process.args = ["true"]'
 	next_id
 	moat run -b "$BUNDLE" "$CID"
 	[ "$status" -eq 1 ]
