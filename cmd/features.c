@@ -10,6 +10,8 @@
 #include "../oci/spec.h"
 #include "../runtime/cgroup.h"
 #include "../runtime/selinux.h"
+#include "../runtime/profile.h"
+#include "../runtime/userns.h"
 #include "../runtime/util.h"
 #include "cmd.h"
 
@@ -122,6 +124,16 @@ VERB (features)
   jw_key (w, "enabled");
   jw_bool (w, false);
   jw_object_end (w);
+  /* G12, probed: moat idmaps the rootfs and the engines' volumes itself
+   * (config.json's idmap options are not taken). */
+  jw_key (w, "mountExtensions");
+  jw_object_begin (w);
+  jw_key (w, "idmap");
+  jw_object_begin (w);
+  jw_key (w, "enabled");
+  jw_bool (w, userns_idmap_supported ());
+  jw_object_end (w);
+  jw_object_end (w);
   jw_object_end (w);
   jw_key (w, "annotations");
   jw_object_begin (w);
@@ -151,6 +163,19 @@ VERB (features)
   jw_string (w, access ("/proc/sys/vm/memfd_noexec", F_OK) == 0
                     ? "2"
                     : "unavailable (kernel before 6.3)");
+  /* G12: what holds on this kernel, and the operator's choice. */
+  {
+    struct profile *p = NULL;
+    /* An unreadable operator config is create's error to report. */
+    profile_load (ctx->g.config, ctx->g.profile_name, &p, NULL);
+    jw_key (w, "run.moat.userns");
+    jw_string (w, p && !p->userns               ? "off (operator config)"
+                  : !userns_kernel_supported () ? "unavailable (kernel)"
+                  : userns_idmap_supported ()
+                      ? "on, idmapped mounts"
+                      : "on, no idmapped mounts (files show as nobody)");
+    profile_free (p);
+  }
   jw_object_end (w);
   jw_object_end (w);
   text = json_writer_finish (w);

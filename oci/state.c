@@ -77,6 +77,8 @@ state_to_json (const struct container_state *st, char **ret,
   put_string (w, "cgroup", st->cgroup);
   put_string (w, "profile", st->profile);
   put_string (w, "netguard", st->netguard);
+  jw_key (w, "usernsHostId");
+  jw_uint (w, st->userns_host_id);
   jw_key (w, "started");
   jw_bool (w, st->started);
   jw_key (w, "tty");
@@ -100,6 +102,7 @@ parse_state (const json_node *root, struct container_state *st,
              struct moat_error **err)
 {
   int64_t version = 0, pid = 0;
+  uint64_t userns = 0;
   int r;
 
   if (!json_is_object (root))
@@ -127,10 +130,14 @@ parse_state (const json_node *root, struct container_state *st,
       || (r = get_string (root, "", "cgroup", &st->cgroup, err)) < 0
       || (r = get_string (root, "", "profile", &st->profile, err)) < 0
       || (r = get_string (root, "", "netguard", &st->netguard, err)) < 0
+      || (r
+          = get_u64 (root, "", "usernsHostId", UINT32_MAX, NULL, &userns, err))
+             < 0
       || (r = require_bool (root, "started", &st->started, err)) < 0
       || (r = require_bool (root, "tty", &st->has_tty, err)) < 0)
     return r;
   st->pid = (pid_t)pid;
+  st->userns_host_id = (uint32_t)userns;
   return get_string_map (root, "", "annotations", &st->annotations,
                          &st->n_annotations, err);
 }
@@ -183,6 +190,12 @@ state_oci_json (const struct container_state *st, const char *status,
   put_string (w, "rootfs", st->rootfs);
   put_string (w, "created", st->created);
   put_string (w, "owner", st->owner ? st->owner : "");
+  if (st->userns_host_id)
+    {
+      /* G12: the block of host ids the container's 0-65535 are. */
+      cleanup_free char *map = xasprintf ("0 %u 65536", st->userns_host_id);
+      put_string (w, "moatUserns", map);
+    }
   jw_key (w, "annotations");
   write_annotations (w, st->annotations, st->n_annotations);
   jw_object_end (w);

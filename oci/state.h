@@ -21,6 +21,7 @@ struct container_state
   char *cgroup;         /* relative cgroup path ("/moat/ID") */
   char *profile;        /* profile name */
   char *netguard;       /* mechanism used: "cgroup-bpf", "fallback", "none" */
+  uint32_t userns_host_id; /* G12: first host id of the block held, or 0 */
   bool started;         /* start has run */
   bool has_tty;
   struct spec_kv *annotations;

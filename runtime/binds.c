@@ -147,7 +147,7 @@ is_rbind (const struct spec_mount *m)
 static int
 open_one (struct spec_mount *m, size_t i, const char *bundle,
           const char *rootfs, const struct profile *p, struct override_list *ov,
-          bool keep, int *fd, struct moat_error **err)
+          bool keep, bool *idmap, int *fd, struct moat_error **err)
 {
   cleanup_free char *src = NULL, *warning = NULL;
   char real[PATH_MAX], link[64];
@@ -191,6 +191,9 @@ open_one (struct spec_mount *m, size_t i, const char *bundle,
     fprintf (stderr, "moat: warning: %s\n", warning);
   if (!keep)
     return 0;
+  /* G12: judged on the same resolved path as the checks above. */
+  if (idmap)
+    *idmap = profile_bind_idmapped (real, p);
   return detach_bind_source (m, rbind, fd, err);
 }
 
@@ -198,7 +201,7 @@ int
 container_open_bind_sources (struct spec *s, const char *bundle,
                              const char *rootfs, const struct profile *p,
                              struct override_list *ov, int **ret_fds,
-                             struct moat_error **err)
+                             bool *idmap, struct moat_error **err)
 {
   int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
   int r = 0;
@@ -208,7 +211,7 @@ container_open_bind_sources (struct spec *s, const char *bundle,
   for (size_t i = 0; i < s->n_mounts && r == 0; i++)
     if (mount_is_bind (&s->mounts[i]))
       r = open_one (&s->mounts[i], i, bundle, rootfs, p, ov, ret_fds != NULL,
-                    &fds[i], err);
+                    idmap ? &idmap[i] : NULL, &fds[i], err);
   if (r < 0 || ret_fds == NULL)
     {
       for (size_t i = 0; i < s->n_mounts; i++)

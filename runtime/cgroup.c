@@ -393,7 +393,47 @@ cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err)
 }
 
 int
-cgroup_add_self (struct cgroup *cg, bool skip_unified, struct moat_error **err)
+cgroup_open_self_files (struct cgroup *cg, int **ret_fds,
+                        struct moat_error **err)
+{
+  int *fds = xcalloc (cg->n_hiers + 1, sizeof (int));
+
+  for (size_t i = 0; i < cg->n_hiers; i++)
+    {
+      struct cgroup_hier *h = &cg->hiers[i];
+      const char *file = h->ctrls & CG_UNIFIED ? "cgroup.procs" : "tasks";
+
+      fds[i] = h->fd < 0 ? -1 : cg_open_beneath (h->fd, file, O_WRONLY);
+      if (h->fd >= 0 && fds[i] < 0)
+        {
+          int e = errno;
+          cgroup_close_self_files (fds, i);
+          return moat_fail (err, e, "opening %s of cgroup %s (%s)", file,
+                            cg->rel, h->name);
+        }
+    }
+  *ret_fds = fds;
+  return 0;
+}
+
+void
+cgroup_close_self_files (int *fds, size_t n)
+{
+  for (size_t i = 0; fds && i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}
+
+size_t
+cgroup_n_hiers (const struct cgroup *cg)
+{
+  return cg->n_hiers;
+}
+
+int
+cgroup_add_self (struct cgroup *cg, bool skip_unified, const int *fds,
+                 struct moat_error **err)
 {
   for (size_t i = 0; i < cg->n_hiers; i++)
     {
@@ -406,7 +446,13 @@ cgroup_add_self (struct cgroup *cg, bool skip_unified, struct moat_error **err)
       /* v1 `tasks` moves one thread: "0", the caller alone, is exempt from
        * the global threadgroup lock that a write to cgroup.procs takes and
        * whose RCU grace period it waits for. */
-      r = cg_write (h, v2 ? "cgroup.procs" : "tasks", "0", err);
+      if (fds && fds[i] >= 0)
+        r = write (fds[i], "0", 1) == 1
+                ? 0
+                : moat_fail (err, errno, "writing %s",
+                             v2 ? "cgroup.procs" : "tasks");
+      else
+        r = cg_write (h, v2 ? "cgroup.procs" : "tasks", "0", err);
       if (r < 0)
         return moat_error_wrap (err, "joining cgroup %s (%s)", cg->rel,
                                 h->name);

@@ -73,8 +73,17 @@ int cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err);
  * threadgroup lock that cgroup_add_pid's cgroup.procs write takes, and the
  * RCU grace period it waits for (4-13 ms a container on a v1 or hybrid host).
  * skip_unified: the v2 hierarchy is already joined (CLONE_INTO_CGROUP). */
-int cgroup_add_self (struct cgroup *cg, bool skip_unified,
+int cgroup_add_self (struct cgroup *cg, bool skip_unified, const int *fds,
                      struct moat_error **err);
+/* For an init that is no longer host root when it joins (G12: its
+ * effective uid is its user namespace's owner): the files cgroup_add_self
+ * writes, opened beforehand by moat (fds, one per hierarchy, for
+ * cgroup_add_self), since the kernel judges such a write by the
+ * credentials it was opened with. */
+int cgroup_open_self_files (struct cgroup *cg, int **ret_fds,
+                            struct moat_error **err);
+void cgroup_close_self_files (int *fds, size_t n);
+size_t cgroup_n_hiers (const struct cgroup *cg);
 /* O_RDONLY|O_DIRECTORY fd of the cgroup in the v2 hierarchy (for BPF and
  * CLONE_INTO_CGROUP; not O_PATH, which older kernels refuse for
  * BPF_PROG_ATTACH); -1 if there is no v2 hierarchy. Owned by cg. */

@@ -28,6 +28,7 @@
 #include "cgroup.h"
 #include "container_internal.h"
 #include "debug.h"
+#include "idmap.h"
 #include "linux.h"
 #include "netguard.h"
 #include "profile.h"
@@ -36,6 +37,7 @@
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
+#include "userns.h"
 #include "util.h"
 
 int
@@ -179,28 +181,6 @@ container_load (const struct moat_globals *g, const char *id, bool lock,
   return 0;
 }
 
-static int
-write_id_map (pid_t pid, const char *file, const struct spec_idmap *m,
-              size_t n, struct moat_error **err)
-{
-  char path[64];
-  cleanup_free char *buf = xstrdup ("");
-  int r;
-
-  for (size_t i = 0; i < n; i++)
-    {
-      char *nb = xasprintf ("%s%u %u %u\n", buf, m[i].container_id,
-                            m[i].host_id, m[i].size);
-      free (buf);
-      buf = nb;
-    }
-  snprintf (path, sizeof (path), "/proc/%d/%s", pid, file);
-  r = write_file_at (AT_FDCWD, path, buf);
-  if (r < 0)
-    return moat_fail (err, -r, "writing %s", file);
-  return 0;
-}
-
 static void
 close_fds (int *fds, size_t n)
 {
@@ -228,87 +208,6 @@ write_pid_file (const char *path, pid_t pid, struct moat_error **err)
   r = write_file_atomic (dfd, base, buf, strlen (buf), 0644);
   if (r < 0)
     return moat_fail (err, -r, "pid file %s", path);
-  return 0;
-}
-
-static int
-enter_parent_namespaces (const struct spec *s, int *ns_fds,
-                         struct moat_error **err)
-{
-  /* pid and time namespaces apply to children only: moat enters (or
-   * creates) them before clone so that the init is born inside. */
-  if (ns_fds[NS_PID] >= 0 && setns (ns_fds[NS_PID], CLONE_NEWPID) < 0)
-    return moat_fail (err, errno, "joining pid namespace %s",
-                      s->linux_.ns[NS_PID].path);
-  if (ns_fds[NS_TIME] >= 0 && setns (ns_fds[NS_TIME], CLONE_NEWTIME) < 0)
-    return moat_fail (err, errno, "joining time namespace %s",
-                      s->linux_.ns[NS_TIME].path);
-  if (s->linux_.ns[NS_TIME].present && s->linux_.ns[NS_TIME].path == NULL)
-    {
-      if (unshare (CLONE_NEWTIME) < 0)
-        return moat_fail (err, errno, "creating the time namespace");
-      if (s->linux_.has_time_offsets)
-        {
-          cleanup_free char *off = xasprintf (
-              "monotonic %lld %lld\nboottime %lld %lld\n",
-              (long long) s->linux_.monotonic_secs,
-              (long long) s->linux_.monotonic_nanosecs,
-              (long long) s->linux_.boottime_secs,
-              (long long) s->linux_.boottime_nanosecs);
-          int r = write_file_at (AT_FDCWD, "/proc/self/timens_offsets", off);
-          if (r < 0)
-            return moat_fail (err, -r, "writing time namespace offsets");
-        }
-    }
-  return 0;
-}
-
-static const char *const proc_ns_name[NS__MAX]
-    = { [NS_MOUNT] = "mnt", [NS_PID] = "pid",       [NS_NET] = "net",
-        [NS_IPC] = "ipc",   [NS_UTS] = "uts",       [NS_USER] = "user",
-        [NS_CGROUP] = "cgroup", [NS_TIME] = "time" };
-
-int
-open_namespaces (const struct spec *s, const struct profile *p,
-                 struct override_list *ov, int *ns_fds, struct moat_error **err)
-{
-  for (int t = 0; t < NS__MAX; t++)
-    {
-      const char *path = s->linux_.ns[t].path;
-      char host[64];
-      struct stat st, hst;
-      int r;
-
-      ns_fds[t] = -1;
-      if (!s->linux_.ns[t].present || path == NULL)
-        continue;
-      ns_fds[t] = open (path, O_RDONLY | O_CLOEXEC);
-      if (ns_fds[t] < 0)
-        return moat_fail (err, errno, "opening %s namespace %s",
-                          ns_type_name (t), path);
-      /* Joining the host's own namespace would undo the isolation: pid 1's
-       * or moat's own. pid 1 may be out of reach (EACCES when it holds
-       * capabilities moat lacks): moat's own still has to be checked. */
-      if (fstat (ns_fds[t], &st) < 0)
-        return moat_fail (err, errno, "checking %s namespace %s",
-                          ns_type_name (t), path);
-      for (int owner = 0; owner < 2; owner++)
-        {
-          snprintf (host, sizeof (host), "/proc/%s/ns/%s",
-                    owner == 0 ? "self" : "1", proc_ns_name[t]);
-          if (stat (host, &hst) < 0)
-            {
-              if (owner == 1 && errno == EACCES)
-                continue;
-              return moat_fail (err, errno, "checking %s namespace %s",
-                                ns_type_name (t), path);
-            }
-          r = profile_apply_ns_join (t, path, st.st_dev, st.st_ino, hst.st_dev,
-                                     hst.st_ino, p, ov, err);
-          if (r < 0)
-            return r;
-        }
-    }
   return 0;
 }
 
@@ -375,6 +274,14 @@ struct create_ctx
   size_t n_src;
   int ns_fds[NS__MAX];
   struct seccomp_prog sc_config, sc_builtin;
+  /* G12: the block held (0: none), where its record names us, the rootfs
+   * tree to idmap and which binds get idmapped. */
+  const struct profile *profile;
+  uint32_t userns_first;
+  char *root_path;
+  int rootfs_tree;
+  bool *idmap;
+  int *cg_self_fds;
 };
 
 static void
@@ -389,14 +296,22 @@ create_ctx_undo (struct create_ctx *c, const char *id)
     cgroup_destroy (c->cg, NULL);
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
+  if (c->userns_first)
+    userns_block_release (c->profile, c->userns_first, c->root_path, id);
 }
 
 static void
 create_ctx_release (struct create_ctx *c)
 {
+  if (c->cg_self_fds)
+    cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
   if (c->cg)
     cgroup_free (c->cg);
   close_fds (c->src_fds, c->n_src);
+  free (c->idmap);
+  free (c->root_path);
+  if (c->rootfs_tree >= 0)
+    close (c->rootfs_tree);
   for (int t = 0; t < NS__MAX; t++)
     if (c->ns_fds[t] >= 0)
       close (c->ns_fds[t]);
@@ -459,6 +374,8 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   cleanup_free char *cache = NULL;
   cleanup_close int fifo = -1;
   char created[64];
+  int saved_ns[NS__MAX];
+  uint32_t owner;
   int sv[2];
   int r;
 
@@ -470,6 +387,15 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
     return r;
   c->statedir_made = true;
   debug_pause ("after-statedir");
+  if (userns_moat_maps (s))
+    {
+      r = userns_block_take (g->profile, g->root, o->id,
+                             g->audit ? g->audit->overrides : NULL,
+                             &c->root_path, &c->userns_first, err);
+      if (r < 0)
+        return r;
+      st.userns_host_id = c->userns_first;
+    }
   r = write_file_atomic (c->dirfd, "config.json", config_text, config_len,
                          0600);
   if (r < 0)
@@ -528,12 +454,13 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (g->audit)
     g->audit->mechanism = st.netguard;
 
-  r = open_namespaces (s, eff, ov, c->ns_fds, err);
+  r = container_open_namespaces (s, eff, ov, c->ns_fds, err);
   if (r < 0)
     return r;
   c->n_src = s->n_mounts;
+  c->idmap = xcalloc (s->n_mounts + 1, sizeof (bool));
   r = container_open_bind_sources (s, bundle, rootfs, eff, ov, &c->src_fds,
-                                   err);
+                                   c->idmap, err);
   if (r < 0)
     return r;
   /* The policy is complete: later verbs obey this, not their own flags. */
@@ -560,7 +487,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return moat_fail (err, errno, "socketpair");
 
-  r = enter_parent_namespaces (s, c->ns_fds, err);
+  r = container_enter_parent_namespaces (s, c->ns_fds, err);
   if (r < 0)
     {
       close (sv[0]);
@@ -580,25 +507,58 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   ia.no_pivot = o->no_pivot;
   ia.new_userns = s->linux_.ns[NS_USER].present
                   && s->linux_.ns[NS_USER].path == NULL;
+  /* G12: what the init cannot do from its own user namespace. */
+  r = userns_before_clone (s, rootfs, ia.new_userns, c->userns_first, c->ns_fds,
+                           ia.ns_fds, c->src_fds, &c->rootfs_tree, saved_ns,
+                           err);
+  ia.rootfs_tree = c->rootfs_tree;
+  if (r < 0)
+    {
+      close (sv[0]);
+      close (sv[1]);
+      return r;
+    }
   ia.preserve_fds = o->preserve_fds;
   ia.lock_fd = c->dirfd;
   /* The init joins its cgroups itself, which spares it the kernel's global
    * lock (cgroup_add_self). */
   ia.cgroup = c->cg;
 
-  c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
-                        &ia.in_unified_cgroup);
-  if (c->pid < 0)
+  owner = ia.new_userns ? userns_owner_for (s, c->userns_first) : 0;
+  if (owner)
+    r = userns_clone_prepare (c->cg, owner, &c->cg_self_fds, err);
+  if (r < 0)
     {
-      c->pid = 0;
+      userns_parent_restore (saved_ns, NULL);
       close (sv[0]);
       close (sv[1]);
-      return moat_fail (err, errno, "clone");
+      return r;
     }
+  ia.cgroup_self_fds = c->cg_self_fds;
+  c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
+                        &ia.in_unified_cgroup);
+  if (owner && c->pid != 0 && userns_owner_leave (NULL) < 0)
+    abort (); /* moat must never go on as anything but euid 0 */
   if (c->pid == 0)
     {
       close (sv[0]);
       linux_init_main (&ia);
+    }
+  r = c->pid < 0 ? moat_fail (err, errno,
+                              ia.new_userns ? "clone (with a user namespace, "
+                                              "G12: does the kernel allow "
+                                              "them?)"
+                                            : "clone")
+                 : 0;
+  if (userns_parent_restore (saved_ns, r < 0 ? NULL : err) < 0)
+    r = -1;
+  if (c->pid < 0 || r < 0)
+    {
+      if (c->pid < 0)
+        c->pid = 0;
+      close (sv[0]);
+      close (sv[1]);
+      return r;
     }
   close (sv[1]);
   debug_pause ("after-clone");
@@ -613,11 +573,11 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
       return r;
     if (ia.new_userns)
       {
-        r = write_id_map (c->pid, "uid_map", s->linux_.uid_mappings,
-                          s->linux_.n_uid_mappings, err);
-        if (r == 0)
-          r = write_id_map (c->pid, "gid_map", s->linux_.gid_mappings,
-                            s->linux_.n_gid_mappings, err);
+        r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
+        if (r == 0 && c->userns_first)
+          r = idmap_container_mounts (
+              c->pid, s, rootfs, &c->rootfs_tree, c->src_fds, c->idmap,
+              g->audit ? g->audit->overrides : NULL, err);
         if (r < 0)
           return r;
       }
@@ -631,6 +591,9 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
           return moat_fail (err, -r, "writing oom_score_adj");
       }
     r = sync_send (sync, SYNC_GO, err);
+    /* G12: the rootfs the init attaches, idmapped or rebuilt by now. */
+    if (r == 0 && c->rootfs_tree >= 0)
+      r = fd_send (sync, c->rootfs_tree, err);
     if (r == 0)
       r = sync_recv (sync, SYNC_MOUNTS_DONE, err);
     if (r < 0)
@@ -704,7 +667,10 @@ container_create_internal (const struct moat_globals *g,
                            pid_t *ret_pid, int *ret_master,
                            struct moat_error **err)
 {
-  struct create_ctx c = { .rootfd = -1, .dirfd = -1 };
+  struct create_ctx c = { .rootfd = -1,
+                          .dirfd = -1,
+                          .rootfs_tree = -1,
+                          .profile = g->profile };
   cleanup_overrides struct override_list own_ov = { 0 };
   struct override_list *ov
       = g->audit && g->audit->overrides ? g->audit->overrides : &own_ov;

@@ -58,11 +58,6 @@ int container_save_policy (int dirfd, const struct profile *eff,
 int container_load_spec (int dirfd, const struct profile *eff,
                          struct spec **ret, struct moat_error **err);
 
-/* The policy's second step on the host: open and judge every namespace
- * to join (container.c) and bind source (binds.c). */
-int open_namespaces (const struct spec *s, const struct profile *p,
-                     struct override_list *ov, int *ns_fds,
-                     struct moat_error **err);
 /* BUNDLE/config.json parsed (and its text); root.path resolved. */
 int read_config (const char *bundle, struct spec **ret, char **ret_text,
                  size_t *ret_len, struct moat_error **err);
@@ -71,11 +66,12 @@ int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
 
 /* Open and judge every bind source of s (G5, G13) under p, hardening
  * their options, every verdict in ov; *ret_fds holds, per mount, a detached
- * tree or -1 (ret_fds NULL: judge only, as `profile explain` does). */
+ * tree or -1 (ret_fds NULL: judge only, as `profile explain` does), and
+ * idmap[i] (when not NULL) whether G12 idmaps it. */
 int container_open_bind_sources (struct spec *s, const char *bundle,
                                  const char *rootfs, const struct profile *p,
                                  struct override_list *ov, int **ret_fds,
-                                 struct moat_error **err);
+                                 bool *idmap, struct moat_error **err);
 
 /* Record the bundle for the audit line (G11). */
 void container_audit_bundle (const struct moat_globals *g, const char *bundle);
@@ -98,6 +94,15 @@ int container_load (const struct moat_globals *g, const char *id, bool lock,
  * TERM, USR1, USR2 and WINCH on. 128 + N for a death by signal N. */
 int container_wait_forwarding (pid_t pid, int master, int *ret_status,
                                struct moat_error **err);
+/* linux.namespaces[].path, opened into ns_fds[NS__MAX] (-1: none) and
+ * judged by the policy's second step against the host's own, refusals in
+ * ov (namespaces.c). */
+int container_open_namespaces (const struct spec *s, const struct profile *p,
+                               struct override_list *ov, int *ns_fds,
+                               struct moat_error **err);
+/* Enter (or make) the pid and time namespaces the init must be born in. */
+int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
+                                       struct moat_error **err);
 int container_create_internal (const struct moat_globals *g,
                                const struct create_opts *o, bool for_run,
                                pid_t *ret_pid, int *ret_master,

@@ -156,8 +156,25 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
     _exit (1);
   if (sync_recv (c->sync_fd, SYNC_GO, &err) < 0)
     _exit (1);
-  if (setns (c->pidfd, c->ns_flags) < 0)
+  /* G12: a network, ipc or uts namespace the container joined by path
+   * belongs to another user namespace; moat (host root) may join it before
+   * it becomes a stranger in the container's own, and only then. The user
+   * namespace comes with the mount namespace, in one call: the kernel
+   * refuses it to a process in a chroot (--no-pivot) otherwise. */
+  if ((c->ns_flags & CLONE_NEWUSER)
+      && (c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
+      && setns (c->pidfd,
+                c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
+             < 0)
     moat_fail (&err, errno, "joining the container's namespaces");
+  if (err == NULL && setns (c->pidfd, c->ns_flags) < 0)
+    moat_fail (&err, errno, "joining the container's namespaces");
+  /* As the init does: the namespace's root from here, so that what it
+   * makes (the pty below) belongs to an id the namespace maps. */
+  if (err == NULL && (c->ns_flags & CLONE_NEWUSER)
+      && ((setresgid (0, 0, 0) < 0 && errno != EINVAL)
+          || (setresuid (0, 0, 0) < 0 && errno != EINVAL)))
+    moat_fail (&err, errno, "becoming root in the user namespace");
   if (err == NULL && c->proc->terminal)
     {
       int master = -1;

@@ -40,13 +40,14 @@ host_checks (struct spec *s, const char *bundle, const char *rootfs,
 
   for (int t = 0; t < NS__MAX; t++)
     ns_fds[t] = -1;
-  r = open_namespaces (s, eff, ov, ns_fds, err);
+  r = container_open_namespaces (s, eff, ov, ns_fds, err);
   for (int t = 0; t < NS__MAX; t++)
     if (ns_fds[t] >= 0)
       close (ns_fds[t]);
   if (r < 0)
     return r;
-  return container_open_bind_sources (s, bundle, rootfs, eff, ov, NULL, err);
+  return container_open_bind_sources (s, bundle, rootfs, eff, ov, NULL, NULL,
+                                      err);
 }
 
 int

@@ -24,6 +24,7 @@
 #include "profile.h"
 #include "statedir.h"
 #include "terminal.h"
+#include "userns.h"
 #include "util.h"
 
 int
@@ -312,7 +313,15 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
         hooks_run (&s->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
       warn_hook ("poststop hook", &hook_err);
     }
-  return statedir_remove (rootfd, st->id, err);
+  r = statedir_remove (rootfd, st->id, err);
+  if (r == 0 && st->userns_host_id)
+    {
+      /* G12: the block is free once nothing of the container is left. */
+      char real[PATH_MAX];
+      if (realpath (g->root, real))
+        userns_block_release (g->profile, st->userns_host_id, real, st->id);
+    }
+  return r;
 }
 
 /* delete --force of a state dir whose state.json is unreadable: the
@@ -367,9 +376,15 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
             {
               if (faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
                 {
+                  char real[PATH_MAX];
+                  int rr;
                   moat_error_free (err);
                   destroy_orphan_cgroup (g, rfd, id);
-                  return statedir_remove (rfd, id, err);
+                  rr = statedir_remove (rfd, id, err);
+                  /* G12: the block its create took, if it got that far. */
+                  if (rr == 0 && realpath (g->root, real))
+                    userns_block_release_owner (g->profile, real, id);
+                  return rr;
                 }
               gone = errno == ENOENT;
             }

@@ -20,6 +20,7 @@
 
 #include "../hooks/hooks.h"
 #include "netguard.h"
+#include "profile.h"
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
@@ -72,6 +73,26 @@ linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
   return (pid_t)syscall (SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
 }
 
+/* G12: a user namespace joined by path must not make container root host
+ * root. Its maps read from inside: host ids as the parent namespace sees
+ * them, which is the host's for a namespace made from the host. */
+static int
+check_joined_userns (struct moat_error **err)
+{
+  static const char *const files[][2]
+      = { { "/proc/self/uid_map", "uid" }, { "/proc/self/gid_map", "gid" } };
+  for (size_t i = 0; i < 2; i++)
+    {
+      cleanup_free char *text = NULL;
+      int r = read_file_at (AT_FDCWD, files[i][0], 65536, &text, NULL);
+      if (r < 0)
+        return moat_fail (err, -r, "reading %s", files[i][0]);
+      if (profile_check_joined_idmap (text, files[i][1], err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 static int
 join_namespaces (struct init_args *a, struct moat_error **err)
 {
@@ -86,6 +107,12 @@ join_namespaces (struct init_args *a, struct moat_error **err)
       if (setns (a->ns_fds[t], ns_clone_flag[t]) < 0)
         return moat_fail (err, errno, "joining %s namespace %s",
                           ns_type_name (t), a->spec->linux_.ns[t].path);
+      if (t == NS_USER)
+        {
+          int r = check_joined_userns (err);
+          if (r < 0)
+            return r;
+        }
       close (a->ns_fds[t]);
       a->ns_fds[t] = -1;
     }
@@ -122,10 +149,17 @@ write_sysctl (int procfd, const char *name, const char *value,
 static int
 apply_sysctl (const struct spec *s, struct moat_error **err)
 {
+  return linux_write_sysctls (s->linux_.sysctl, s->linux_.n_sysctl, err);
+}
+
+int
+linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
+                     struct moat_error **err)
+{
   cleanup_close int fsfd = -1;
   cleanup_close int mnt = -1;
 
-  if (s->linux_.n_sysctl == 0)
+  if (n == 0)
     return 0;
   fsfd = fsopen ("proc", FSOPEN_CLOEXEC);
   if (fsfd < 0 || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -134,10 +168,9 @@ apply_sysctl (const struct spec *s, struct moat_error **err)
                                             | MOUNT_ATTR_NOEXEC);
   if (mnt < 0)
     return moat_fail (err, errno, "sysctl: fsmount");
-  for (size_t i = 0; i < s->linux_.n_sysctl; i++)
+  for (size_t i = 0; i < n; i++)
     {
-      int r = write_sysctl (mnt, s->linux_.sysctl[i].key,
-                            s->linux_.sysctl[i].value, err);
+      int r = write_sysctl (mnt, sysctl[i].key, sysctl[i].value, err);
       if (r < 0)
         return r;
     }
@@ -201,6 +234,8 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   const struct spec *s = a->spec;
   const struct spec_process *p = s->process;
   cleanup_free char *creating_state = NULL;
+  const char *rootfs = a->rootfs;
+  char rootfs_fd_path[64];
   int r;
 
   r = sync_recv (a->sync_fd, SYNC_GO, err);
@@ -210,13 +245,36 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
    * below is rooted where we are. */
   if (a->cgroup)
     {
-      r = cgroup_add_self (a->cgroup, a->in_unified_cgroup, err);
+      r = cgroup_add_self (a->cgroup, a->in_unified_cgroup, a->cgroup_self_fds,
+                           err);
       if (r < 0)
         return r;
     }
   r = refuse_exec_memfd (err);
   if (r < 0)
     return r;
+  if (a->rootfs_tree >= 0)
+    {
+      int tree = -1;
+      /* moat sends the tree to attach: the one cloned before clone, or an
+       * overlay it rebuilt from idmapped layers since. */
+      r = fd_recv (a->sync_fd, &tree, err);
+      if (r < 0)
+        return r;
+      close (a->rootfs_tree);
+      a->rootfs_tree = tree;
+      /* G12: attached while the init is still host uid 0 to the host's
+       * files: the path to the rootfs may cross root-only dirs (a 0700
+       * bundle, /var/lib/docker) that the container's root cannot. From
+       * here on the rootfs is reached through the tree's fd. */
+      if (move_mount (a->rootfs_tree, "", AT_FDCWD, a->rootfs,
+                      MOVE_MOUNT_F_EMPTY_PATH)
+          < 0)
+        return moat_fail (err, errno, "attaching the rootfs %s", a->rootfs);
+      snprintf (rootfs_fd_path, sizeof (rootfs_fd_path), "/proc/self/fd/%d",
+                a->rootfs_tree);
+      rootfs = rootfs_fd_path;
+    }
   if (a->new_userns)
     {
       /* Become the namespace's root where 0 is mapped; otherwise stay as we
@@ -225,6 +283,10 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
         return moat_fail (err, errno, "setresgid 0 in the user namespace");
       if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
         return moat_fail (err, errno, "setresuid 0 in the user namespace");
+      /* A change of ids cleared it: until READY the init must not outlive
+       * moat. */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        return moat_fail (err, errno, "PR_SET_PDEATHSIG");
     }
   r = join_namespaces (a, err);
   if (r < 0)
@@ -247,8 +309,8 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
         return moat_fail (err, errno, "setdomainname");
     }
 
-  r = rootfs_prepare (s, a->rootfs, a->mount_src_fds, a->cgroup_mode,
-                      a->new_userns, err);
+  r = rootfs_prepare (s, rootfs, a->mount_src_fds, a->cgroup_mode,
+                      a->rootfs_tree, err);
   if (r < 0)
     return r;
   r = sync_send (a->sync_fd, SYNC_MOUNTS_DONE, err);
@@ -261,7 +323,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
     r = sync_recv_data (a->sync_fd, SYNC_GO, ret_state, err);
   if (r < 0)
     return r;
-  r = rootfs_pivot (a->rootfs, a->no_pivot, err);
+  r = rootfs_pivot (rootfs, a->no_pivot, err);
   if (r < 0)
     return r;
   r = apply_sysctl (s, err);

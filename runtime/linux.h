@@ -24,12 +24,16 @@ struct init_args
   enum cgroup_mode cgroup_mode;
   bool no_pivot;
   bool new_userns;
+  int rootfs_tree; /* G12: the rootfs, detached (and idmapped); -1: none */
   int preserve_fds;
   int lock_fd; /* the state dir's flock fd: the init must not hold it */
   /* The container's cgroup, which the init joins itself (cgroup_add_self)
    * right after the first GO; NULL: moat added it. */
   struct cgroup *cgroup;
   bool in_unified_cgroup; /* cloned into its v2 cgroup already */
+  /* G12: cgroup_add_self's files, opened by moat as host root (NULL: the
+   * init opens them). */
+  const int *cgroup_self_fds;
 };
 
 /* clone flags for the namespaces the spec asks to create. */
@@ -41,10 +45,15 @@ pid_t linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup);
 /* Never returns: the init's body; exits the process on failure. */
 void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 
+/* Write sysctls (dotted names) through a private procfs instance, for the
+ * calling task's namespaces. */
+int linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
+                         struct moat_error **err);
+
 /* Rootfs (rootfs.c): everything before pivot_root. */
 int rootfs_prepare (const struct spec *s, const char *rootfs,
                     const int *mount_src_fds, enum cgroup_mode cgmode,
-                    bool in_userns, struct moat_error **err);
+                    int rootfs_tree, struct moat_error **err);
 int rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err);
 /* After pivot: masked and read-only paths, root read-only, propagation. */
 int rootfs_finish (const struct spec *s, struct moat_error **err);

@@ -421,8 +421,8 @@ is_host_ns_path (const char *path, const char *proc_name)
 
 /* The host's namespaces (absent from config.json, or named by a /proc path
  * of the host) are replaced by fresh ones; joining another namespace (a
- * Kubernetes pod's) is allowed: the BPF guard still applies there. A user
- * namespace is left as config.json says. */
+ * Kubernetes pod's) is allowed: the BPF guard still applies there. The user
+ * namespace is G12's (profile_userns.c). */
 static void
 harden_namespaces (struct spec_linux *linux_, struct override_list *ov)
 {
@@ -458,6 +458,11 @@ profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino, dev_t host_dev,
 
   if (dev != host_dev || ino != host_ino)
     return 0;
+  if (type == NS_USER && p->userns)
+    return moat_fail (err, 0,
+                      "refusing to join the host's user namespace: container "
+                      "root would be host root (G12, profile %s)",
+                      p->name);
   for (size_t i = 0; i < n; i++)
     if (isolating_namespaces[i].type == type)
       return moat_fail (err, 0,
@@ -647,6 +652,8 @@ profile_apply_effective (struct spec *spec, const struct profile *base,
     return -1;
 
   harden_namespaces (linux_, ov);
+  if (profile_harden_userns (linux_, p, ov, err) < 0)
+    return -1;
   if (spec->process)
     harden_process (spec->process, p, ov);
   if (!spec->root_readonly)

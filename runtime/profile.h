@@ -50,6 +50,12 @@ struct profile
    * caller is as trusted as the operator), bound as a volume: writable and
    * executable. NULL elsewhere. */
   char *caller_volume;
+  /* G12: a user namespace for every container, its ids 0-65535 on a block
+   * of 65536 host ids from the pool [userns_first, + blocks * 65536). */
+  bool userns;
+  uint32_t userns_first;  /* default 0x40000000 */
+  uint32_t userns_blocks; /* default 16384 (up to 0x7fffffff) */
+  char *userns_pool_dir;  /* machine-wide allocation records */
 };
 
 enum override_kind
@@ -145,6 +151,12 @@ int profile_harden_bind (struct spec_mount *m, size_t index,
                          const struct bind_facts *f, const struct profile *p,
                          struct override_list *ov, char **ret_warning,
                          struct moat_error **err);
+/* G12 for the runtime: is this bind (by the realpath of its source) one of
+ * the engines' per-container files or volumes (or the sandbox's workdir),
+ * which moat idmaps so that the container's root owns what host root owns
+ * there? Every other bind shows host files as the overflow id. */
+bool profile_bind_idmapped (const char *resolved_path,
+                            const struct profile *p);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */
@@ -165,6 +177,12 @@ char *profile_policy_to_json (const struct profile *eff,
 int profile_policy_parse (const char *text, size_t len, struct profile **ret,
                           struct override_list *ret_ov,
                           struct moat_error **err);
+/* G12: the ids a moat-made user namespace maps (0-65535, one block). */
+#define PROFILE_USERNS_BLOCK 65536u
+/* G12 for a config.json that joins a user namespace by path: its uid_map or
+ * gid_map text (as /proc/PID/uid_map reads) must not reach host id 0. */
+int profile_check_joined_idmap (const char *map_text, const char *what,
+                                struct moat_error **err);
 /* Byte sizes as operators and annotations write them: "67108864", "64m",
  * "64MiB", "1G" (binary units). 0 or -EINVAL / -ERANGE. */
 int profile_parse_size (const char *s, uint64_t *ret);

@@ -18,6 +18,11 @@
 #define DEFAULT_CONFIG_PATH "/etc/moat/config.json"
 #define CONFIG_MAX_SIZE (1024 * 1024)
 #define MIB (UINT64_C (1) << 20)
+/* G12: well above /etc/subuid ranges (100000 + 65536 per user) and real
+ * users; 16384 blocks end at 0x7fffffff, clear of signed-int confusion. */
+#define USERNS_DEFAULT_FIRST 0x40000000u
+#define USERNS_DEFAULT_BLOCKS 16384u
+#define USERNS_DEFAULT_POOL_DIR "/run/moat-idpool"
 
 const char *const profile_default_credential_env[] = {
   "*_TOKEN",
@@ -47,7 +52,7 @@ static const char *const top_keys[]
         "limits",      "credential_env", "credential_env_extra",
         "egress_deny", "egress_allow",   "egress_allow_private",
         "writable_bind_trees", "noexec_volumes", "engine_roots",
-        "profiles",    NULL };
+        "profiles",    "userns",         NULL };
 static const char *const per_profile_keys[]
     = { "limits",      "credential_env", "credential_env_extra",
         "egress_deny", "egress_allow",   "egress_allow_private",
@@ -137,6 +142,7 @@ profile_free (struct profile *p)
   for (int k = 0; k < ENGINE__N; k++)
     strv_free (p->engine_roots[k]);
   free (p->caller_volume);
+  free (p->userns_pool_dir);
   free (p);
 }
 
@@ -154,6 +160,7 @@ profile_dup (const struct profile *p)
   for (int k = 0; k < ENGINE__N; k++)
     d->engine_roots[k] = strv_dup (p->engine_roots[k]);
   d->caller_volume = p->caller_volume ? xstrdup (p->caller_volume) : NULL;
+  d->userns_pool_dir = xstrdup (p->userns_pool_dir);
   return d;
 }
 
@@ -184,6 +191,10 @@ profile_init_default (struct profile *p, const char *name,
     .nofile = 1024,
     .credential_env = strv_dup ((char *const *)profile_default_credential_env),
     .audit_log = xstrdup ("/var/log/moat/audit.jsonl"),
+    .userns = true,
+    .userns_first = USERNS_DEFAULT_FIRST,
+    .userns_blocks = USERNS_DEFAULT_BLOCKS,
+    .userns_pool_dir = xstrdup (USERNS_DEFAULT_POOL_DIR),
   };
   return profile_network_init (p, err);
 }
@@ -443,6 +454,56 @@ pick (struct profile *const *profiles, const char *name)
   return NULL;
 }
 
+/* G12, machine-wide (one pool for every profile): "userns": {"enabled",
+ * "first_id", "blocks", "pool_dir"}. The pool must stay clear of host id 0
+ * and of the ids -1 and 65534 (overflow) that mean "nobody". */
+static int
+apply_userns (const json_node *obj, struct profile *p, struct moat_error **err)
+{
+  static const char *const keys[]
+      = { "enabled", "first_id", "blocks", "pool_dir", NULL };
+  const json_node *v;
+  uint64_t n;
+
+  if (check_keys (obj, keys, "userns", err) < 0)
+    return -1;
+  if ((v = json_get (obj, "enabled")))
+    {
+      if (!json_is_bool (v))
+        return moat_fail (err, 0, "userns.enabled: expected true or false");
+      p->userns = json_bool (v);
+    }
+  if ((v = json_get (obj, "first_id")))
+    {
+      if (get_positive (v, "userns.first_id", UINT32_MAX, &n, err) < 0)
+        return -1;
+      if (n < 65536 || n % 65536 != 0)
+        return moat_fail (err, 0,
+                          "userns.first_id: expected a multiple of 65536, "
+                          "at least 65536");
+      p->userns_first = (uint32_t)n;
+    }
+  if ((v = json_get (obj, "blocks"))
+      && get_positive (v, "userns.blocks", 65535, &n, err) < 0)
+    return -1;
+  else if (v)
+    p->userns_blocks = (uint32_t)n;
+  if ((uint64_t)p->userns_first
+          + (uint64_t)p->userns_blocks * PROFILE_USERNS_BLOCK
+      > 0xffff0000ull)
+    return moat_fail (err, 0,
+                      "userns: first_id + blocks * 65536 reaches past "
+                      "4294901760 (the ids -1 and 65534 mean nobody)");
+  if ((v = json_get (obj, "pool_dir")))
+    {
+      if (!json_is_string (v) || json_string (v)[0] != '/')
+        return moat_fail (err, 0, "userns.pool_dir: expected an absolute path");
+      free (p->userns_pool_dir);
+      p->userns_pool_dir = xstrdup (json_string (v));
+    }
+  return 0;
+}
+
 /* Fills profiles[] (indexed like profile_names) and *default_name. */
 static int
 apply_config (const json_node *root, struct profile *const *profiles,
@@ -483,6 +544,10 @@ apply_config (const json_node *root, struct profile *const *profiles,
   for (size_t i = 0; profile_names[i]; i++)
     if (apply_settings (root, "", profiles[i], err) < 0)
       return -1;
+  if ((v = json_get (root, "userns")))
+    for (size_t i = 0; profile_names[i]; i++)
+      if (apply_userns (v, profiles[i], err) < 0)
+        return -1;
   if ((v = json_get (root, "profiles")))
     {
       if (!json_is_object (v))
@@ -644,6 +709,19 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_string (w, p->audit_log);
   jw_key (w, "audit_read_verbs");
   jw_bool (w, p->audit_read_verbs);
+  jw_key (w, "userns");
+  jw_object_begin (w);
+  jw_key (w, "enabled");
+  jw_bool (w, p->userns);
+  jw_key (w, "first_id");
+  jw_uint (w, p->userns_first);
+  jw_key (w, "blocks");
+  jw_uint (w, p->userns_blocks);
+  jw_key (w, "block_size");
+  jw_uint (w, PROFILE_USERNS_BLOCK);
+  jw_key (w, "pool_dir");
+  jw_string (w, p->userns_pool_dir);
+  jw_object_end (w);
   jw_object_end (w);
   *ret = json_writer_finish (w);
   return 0;

@@ -48,6 +48,11 @@ void profile_harden_resources (struct spec_resources *r,
                                const struct profile *p, bool create,
                                struct override_list *ov);
 
+/* G12 on linux.namespaces / uid and gid mappings (profile_userns.c). A
+ * user namespace moat must map itself is left present with no mappings. */
+int profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
+                           struct override_list *ov, struct moat_error **err);
+
 /* "1", "0.5", "2.25" (at most 3 decimals) -> thousandths. */
 int profile_parse_millis (const char *s, uint64_t *ret);
 

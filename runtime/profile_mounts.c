@@ -369,6 +369,19 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   return 0;
 }
 
+bool
+profile_bind_idmapped (const char *resolved_path, const struct profile *p)
+{
+  cleanup_free char *norm = NULL;
+
+  if (resolved_path == NULL || resolved_path[0] != '/')
+    return false;
+  norm = profile_path_normalize (resolved_path);
+  if (p->caller_volume && path_in_tree (norm, p->caller_volume))
+    return true;
+  return engine_tree_class (norm, p) != BIND_OTHER;
+}
+
 /* ---- options ---- */
 
 static bool

@@ -15,6 +15,38 @@
 #define POLICY_VERSION 1
 
 static void
+write_strv (struct json_writer *w, const char *key, char *const *v)
+{
+  jw_key (w, key);
+  jw_array_begin (w);
+  for (size_t i = 0; v && v[i]; i++)
+    jw_string (w, v[i]);
+  jw_array_end (w);
+}
+
+/* NULL or absent: none. -1 if not an array of strings. */
+static int
+read_strv (const json_node *o, const char *key, char ***ret)
+{
+  const json_node *v = json_get (o, key);
+
+  if (v == NULL || json_is_null (v))
+    return 0;
+  if (!json_is_array (v))
+    return -1;
+  strv_free (*ret);
+  *ret = xcalloc (1, sizeof (char *));
+  for (size_t i = 0; i < json_array_len (v); i++)
+    {
+      const json_node *e = json_array_get (v, i);
+      if (!json_is_string (e))
+        return -1;
+      strv_append (ret, json_string (e));
+    }
+  return 0;
+}
+
+static void
 write_profile (struct json_writer *w, const struct profile *p)
 {
   jw_object_begin (w);
@@ -63,6 +95,23 @@ write_profile (struct json_writer *w, const struct profile *p)
   jw_string (w, p->audit_log);
   jw_key (w, "audit_read_verbs");
   jw_bool (w, p->audit_read_verbs);
+  /* G12 as create applied it (the pool itself is the operator's). */
+  jw_key (w, "userns");
+  jw_bool (w, p->userns);
+  /* G5/G13: later verbs re-harden the saved config.json with these. */
+  write_strv (w, "writable_bind_trees", p->writable_bind_trees);
+  jw_key (w, "noexec_volumes");
+  jw_bool (w, p->noexec_volumes);
+  jw_key (w, "engine_roots");
+  jw_object_begin (w);
+  for (int k = 0; k < ENGINE__N; k++)
+    write_strv (w, profile_engine_names[k], p->engine_roots[k]);
+  jw_object_end (w);
+  if (p->caller_volume)
+    {
+      jw_key (w, "caller_volume");
+      jw_string (w, p->caller_volume);
+    }
   jw_object_end (w);
 }
 
@@ -197,6 +246,20 @@ read_profile (const json_node *o, struct profile *p, struct moat_error **err)
     }
   if ((v = json_get (o, "audit_read_verbs")) != NULL && json_is_bool (v))
     p->audit_read_verbs = json_bool (v);
+  /* Absent from a policy.json written before G12: there was none. */
+  v = json_get (o, "userns");
+  p->userns = v != NULL && json_is_bool (v) && json_bool (v);
+  if (read_strv (o, "writable_bind_trees", &p->writable_bind_trees) < 0)
+    return moat_fail (err, 0, "profile: writable_bind_trees");
+  if ((v = json_get (o, "noexec_volumes")) != NULL && json_is_bool (v))
+    p->noexec_volumes = json_bool (v);
+  if ((v = json_get (o, "engine_roots")) != NULL && json_is_object (v))
+    for (int k = 0; k < ENGINE__N; k++)
+      if (read_strv (v, profile_engine_names[k], &p->engine_roots[k]) < 0)
+        return moat_fail (err, 0, "profile: engine_roots.%s",
+                          profile_engine_names[k]);
+  if ((s = get_str (o, "caller_volume", false)) != NULL)
+    p->caller_volume = xstrdup (s);
   if ((s = get_str (o, "audit_log", false)) == NULL)
     return moat_fail (err, 0, "profile: audit_log expected");
   free (p->audit_log);

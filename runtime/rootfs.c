@@ -317,8 +317,9 @@ mount_one (int rootfd, const struct spec_mount *m, int srcfd,
   if (r < 0)
     return r;
 
-  /* srcfd is a detached tree, cloned by the parent (container.c). */
-  if (bind)
+  /* srcfd is a detached tree, cloned by the parent (container.c), or a
+   * sysfs/mqueue moat made in a namespace joined for the init (G12). */
+  if (bind || srcfd >= 0)
     return attach_tree (srcfd, dst, (mf.flags & MS_REC) != 0, mf.flags,
                         mf.propagation, m->destination, err);
 
@@ -457,7 +458,7 @@ spec_mounts_dev (const struct spec *s)
 int
 rootfs_prepare (const struct spec *s, const char *rootfs,
                 const int *mount_src_fds, enum cgroup_mode cgmode,
-                bool in_userns, struct moat_error **err)
+                int rootfs_tree, struct moat_error **err)
 {
   cleanup_close int rootfd = -1;
   int r;
@@ -465,7 +466,9 @@ rootfs_prepare (const struct spec *s, const char *rootfs,
   /* Nothing done here may propagate back to the host. */
   if (mount (NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
     return moat_fail (err, errno, "making / a slave mount");
-  if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+  /* G12: a tree moat cloned (and idmapped) is attached already. */
+  if (rootfs_tree < 0
+      && mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     return moat_fail (err, errno, "bind mounting the rootfs %s", rootfs);
   rootfd = open (rootfs, O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
@@ -492,7 +495,6 @@ rootfs_prepare (const struct spec *s, const char *rootfs,
       if (r < 0)
         return moat_error_wrap (err, "process.cwd");
     }
-  (void) in_userns;
   return 0;
 }
 

@@ -48,6 +48,9 @@ mountinfo_line() {
 @test "read-write bind in an operator's writable tree: writes land on the host; nosuid,nodev,noexec anyway" {
 	mkdir "$HOSTDIR/src"
 	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$HOSTDIR" >"$MOAT_CONFIG"
+	# G12: container root is a stranger to this host-root-owned dir (no
+	# engine volume, not idmapped): it writes where others may.
+	chmod 1777 "$HOSTDIR/src"
 	update_config --arg s "$HOSTDIR/src" \
 		'.mounts += [{"destination": "/mnt/rw", "type": "bind", "source": $s, "options": ["rbind", "rw", "suid", "dev"]}]'
 	run_in_container 'echo written >/mnt/rw/file && cat /proc/self/mountinfo'
@@ -272,8 +275,13 @@ mountinfo_line() {
 	run_in_container 'cat /etc/hosts >/dev/null && echo readable; echo "6.6.6.6 evil" >>/etc/hosts'
 	[ "$status" -ne 0 ]
 	[ "${lines[0]}" = readable ]
-	[[ "${lines[1]}" == *"/etc/hosts: Read-only file system" ]]
+	# G12: the host's root-owned file refuses container root before the
+	# read-only mount does; the mount is read-only all the same.
+	[[ "${lines[1]}" == *"/etc/hosts: Read-only file system" || "${lines[1]}" == *"/etc/hosts: Permission denied" ]]
 	! grep -q evil /etc/hosts
+	run_in_container 'cat /proc/self/mountinfo'
+	opts=$(mountinfo_line /etc/hosts | awk '{print $6}')
+	[[ ",$opts," == *,ro,* ]]
 }
 
 @test "a missing bind source is a clear error, nothing left" {

@@ -151,7 +151,7 @@ test_add_self_joins_every_hierarchy (void **state)
   if (child == 0)
     {
       struct moat_error *e = NULL;
-      if (cgroup_add_self (cg, false, &e) < 0)
+      if (cgroup_add_self (cg, false, NULL, &e) < 0)
         {
           fprintf (stderr, "cgroup_add_self: %s\n", e->msg);
           _exit (1);
@@ -193,7 +193,7 @@ test_add_self_reports_a_missing_cgroup (void **state)
   if (child == 0)
     {
       struct moat_error *e = NULL;
-      int r = cgroup_add_self (cg, false, &e);
+      int r = cgroup_add_self (cg, false, NULL, &e);
       _exit (r < 0 && e && strstr (e->msg, rel) ? 0 : 1);
     }
   assert_int_equal (waitpid (child, &status, 0), child);

@@ -263,11 +263,14 @@ test_ns_join_step (void **state)
   assert_int_equal (ov.v[0].kind, OVERRIDE_REFUSED);
   assert_string_equal (ov.v[0].path, "linux.namespaces.network");
   assert_non_null (strstr (ov.v[0].asked, "/proc/1/ns/net"));
-  /* A user namespace is not one the profile isolates by: allowed. */
-  assert_int_equal (profile_apply_ns_join (NS_USER, "/proc/1/ns/user", 1, 2, 1,
-                                           2, p, &ov, &err),
-                    0);
-  assert_int_equal (ov.n, 1);
+  /* The host's user namespace: container root would be host root (G12). */
+  assert_true (profile_apply_ns_join (NS_USER, "/proc/1/ns/user", 1, 2, 1, 2,
+                                      p, &ov, &err)
+               < 0);
+  assert_non_null (strstr (err->msg, "G12"));
+  moat_error_free (&err);
+  assert_int_equal (ov.n, 2);
+  assert_string_equal (ov.v[1].path, "linux.namespaces.user");
   override_list_clear (&ov);
   profile_free (p);
 }

@@ -275,7 +275,12 @@ test_permissive_hardened (void **state)
   assert_null (s->linux_.ns[NS_NET].path);
   assert_non_null (
       find_override (&ov, OVERRIDE_ADDED, "linux.namespaces.network"));
-  assert_false (s->linux_.ns[NS_USER].present);
+  /* G12: a user namespace moat maps itself (no mappings in the spec). */
+  assert_true (s->linux_.ns[NS_USER].present);
+  assert_null (s->linux_.ns[NS_USER].path);
+  assert_int_equal (s->linux_.n_uid_mappings, 0);
+  assert_non_null (
+      find_override (&ov, OVERRIDE_ADDED, "linux.namespaces.user"));
   /* G3: every set reported, with what it held */
   for (const char *const *set
        = (const char *const[]){ "bounding", "effective", "inheritable",
@@ -590,7 +595,12 @@ test_host_namespace_paths (void **state)
   assert_string_equal (err->msg, "refusing to join the host's network "
                                  "namespace (profile strict)");
   moat_error_free (&err);
-  assert_int_equal (profile_check_ns_join (NS_USER, 1, 2, 1, 2, p, &err), 0);
+  /* G12: the host's user namespace would make container root host root. */
+  assert_int_equal (profile_check_ns_join (NS_USER, 1, 2, 1, 2, p, &err), -1);
+  assert_string_equal (err->msg,
+                       "refusing to join the host's user namespace: container "
+                       "root would be host root (G12, profile strict)");
+  moat_error_free (&err);
   override_list_clear (&ov);
   spec_free (s);
   profile_free (p);

@@ -44,6 +44,7 @@ G9_SCRIPT='
 		(: >>$f) 2>&1
 	done
 	(cat /proc/sys/kernel/hostname >/proc/sys/kernel/hostname) 2>&1
+	awk "\$5 == \"/proc/irq\" { print \"irq-mount\", \$6 }" /proc/self/mountinfo
 	echo done'
 
 check_masked() {
@@ -68,7 +69,16 @@ check_masked() {
 		[ ! -e "$f" ] || has_line "$f 0"
 	done
 	[ ! -e /proc/sysrq-trigger ] || has_line "sh: can't create /proc/sysrq-trigger: Read-only file system"
-	has_line "sh: can't create /proc/irq/default_smp_affinity: Read-only file system"
+	# G12: a host-root-owned proc file refuses container root (EACCES)
+	# before the read-only mount can (EROFS); the mount is read-only all
+	# the same.
+	has_line "sh: can't create /proc/irq/default_smp_affinity: Read-only file system" 2>/dev/null ||
+		has_line "sh: can't create /proc/irq/default_smp_affinity: Permission denied"
+	local ro=0
+	for l in "${lines[@]}"; do
+		[[ "$l" == "irq-mount ro,"* || "$l" == "irq-mount ro" ]] && ro=1
+	done
+	[ "$ro" = 1 ] || { echo "/proc/irq is not mounted read-only" >&2; return 1; }
 	has_line "sh: can't create /sys/class/net/lo/mtu: Read-only file system"
 	has_line "sh: can't create /proc/sys/kernel/hostname: Read-only file system"
 	has_line done
