@@ -581,6 +581,9 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
         if (r < 0)
           return r;
       }
+    r = linux_refuse_exec_memfd (c->pid, err);
+    if (r < 0)
+      return r;
     if (s->process->has_oom_score_adj)
       {
         char path[64], val[16];

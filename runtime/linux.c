@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../hooks/hooks.h"
@@ -177,32 +178,54 @@ linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
   return 0;
 }
 
-/* G13: no executable memfd (memfd_create + execveat runs a payload written
- * at run time). The sysctl is per pid namespace and acts on the writer's
- * own: the init's, which is the container's. Done first thing, while the
- * init is still the host's root (a root of a new user namespace could not
- * write it) and still sees only the host's mounts: the host's /proc, no
- * mount of the container's yet. In a pid namespace joined by path it only
- * ever gets stricter (the kernel refuses lowering it). Since Linux 6.3;
- * where it is missing, create's audit line and `moat features` say so. */
-static int
-refuse_exec_memfd (struct moat_error **err)
+/* G13: vm.memfd_noexec = 2 in the pid namespace of PID (the init's), so
+ * that no memfd can be executed there (MFD_EXEC refused, MFD_NOEXEC_SEAL
+ * forced), by the payload or by anything `moat exec` starts; the value
+ * only ever gets stricter (the kernel refuses lowering it). The sysctl
+ * applies to the writer's own pid namespace and its file is writable by
+ * host root only, which the init is not in a user namespace of its own
+ * (G12): moat writes it from a child it makes inside that pid namespace.
+ * Since Linux 6.3; where it is missing, create's audit line and `moat
+ * features` say so. */
+int
+linux_refuse_exec_memfd (pid_t pid, struct moat_error **err)
 {
-  cleanup_close int proc = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  struct statfs sfs;
-  int r;
+  cleanup_close int target = -1;
+  cleanup_close int own = -1;
+  char path[64];
+  int status = 0, saved;
+  pid_t w;
 
-  if (proc < 0 || fstatfs (proc, &sfs) < 0)
-    return moat_fail (err, errno, "vm.memfd_noexec: opening /proc");
-  if (sfs.f_type != PROC_SUPER_MAGIC)
-    return moat_fail (err, 0, "vm.memfd_noexec: /proc is not a procfs");
-  r = write_sysctl (proc, "vm.memfd_noexec", "2", err);
-  if (r < 0 && (*err)->errnum == ENOENT)
+  if (access ("/proc/sys/vm/memfd_noexec", F_OK) < 0)
+    return 0;
+  snprintf (path, sizeof (path), "/proc/%d/ns/pid", pid);
+  target = open (path, O_RDONLY | O_CLOEXEC);
+  own = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  if (target < 0 || own < 0)
+    return moat_fail (err, errno, "vm.memfd_noexec: opening %s", path);
+  if (setns (target, CLONE_NEWPID) < 0)
+    return moat_fail (err, errno, "vm.memfd_noexec: entering %s", path);
+  w = fork ();
+  if (w == 0)
     {
-      moat_error_free (err);
-      r = 0;
+      int fd = open ("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write (fd, "2", 1) != 1)
+        _exit (errno > 0 && errno < 256 ? errno : EIO);
+      _exit (0);
     }
-  return r;
+  saved = errno;
+  /* Back to moat's own: its later children are not the container's. */
+  if (setns (own, CLONE_NEWPID) < 0)
+    return moat_fail (err, errno, "vm.memfd_noexec: leaving %s", path);
+  if (w < 0)
+    return moat_fail (err, saved, "vm.memfd_noexec: fork");
+  while (waitpid (w, &status, 0) < 0)
+    if (errno != EINTR)
+      return moat_fail (err, errno, "vm.memfd_noexec: waitpid");
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    return moat_fail (err, WIFEXITED (status) ? WEXITSTATUS (status) : EIO,
+                      "vm.memfd_noexec: writing 2");
+  return 0;
 }
 
 static int
@@ -250,9 +273,6 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
       if (r < 0)
         return r;
     }
-  r = refuse_exec_memfd (err);
-  if (r < 0)
-    return r;
   if (a->rootfs_tree >= 0)
     {
       int tree = -1;

@@ -27,6 +27,9 @@ teardown() {
 check_noexec() {
 	add_testbin execprobe
 	WTREE="$(mktemp -d /tmp/moat-g13.XXXXXX)"
+	# G12: an operator's tree is not idmapped; container root writes where
+	# others may.
+	chmod 1777 "$WTREE"
 	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$WTREE" >"$MOAT_CONFIG"
 	update_config --arg s "$WTREE" '.mounts += [{"destination": "/w", "type": "bind", "source": $s, "options": ["rbind", "rw", "exec"]}]'
 	in_container 'for d in /tmp /var/tmp /dev/shm /dev /w; do execprobe copy-exec $d; done
