@@ -88,7 +88,7 @@ usage (FILE *out)
            "  --profile NAME      strict (default) or egress\n"
            "  --config FILE       operator config (default "
            "/etc/moat/config.json)\n"
-           "  --systemd-cgroup    accepted; cgroupfs paths are used\n"
+           "  --systemd-cgroup    slice:prefix:name becomes a systemd unit\n"
            "  --debug             more detail in the log\n"
            "  --version, --help\n\n"
            "moat VERB --help shows a verb's flags.\n");

@@ -149,22 +149,34 @@ int
 container_events (const struct moat_globals *g, const char *id, bool stats,
                   int interval, FILE *out, struct moat_error **err)
 {
-  for (;;)
+  uint64_t ooms = 0;
+  /* Once a second: an OOM kill is told within a second, as runc tells it
+   * (from memory.events on v2), stats every `interval` seconds. */
+  for (int tick = 0;; tick++)
     {
       struct cgroup *cg = NULL;
       cleanup_free char *data = NULL;
+      uint64_t now;
       int r = open_running_cgroup (g, id, false, true, NULL, NULL, &cg, err);
       if (r < 0)
         return r;
-      r = cgroup_stats_json (cg, &data, err);
+      now = cgroup_oom_kills (cg);
+      if (tick > 0 && now > ooms)
+        fprintf (out, "{\"type\":\"oom\",\"id\":\"%s\"}\n", id);
+      ooms = now;
+      if (tick % interval == 0)
+        {
+          r = cgroup_stats_json (cg, &data, err);
+          if (r == 0)
+            fprintf (out, "{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}\n",
+                     id, data);
+        }
       cgroup_free (cg);
       if (r < 0)
         return r;
-      fprintf (out, "{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}\n", id,
-               data);
       fflush (out);
       if (stats)
         return 0;
-      sleep ((unsigned) interval);
+      sleep (1);
     }
 }
