@@ -154,11 +154,19 @@ watch_jobs (sd_bus *bus, sd_bus_slot **slot, struct job_wait *w)
                                "JobRemoved", on_job_removed, w);
   if (r < 0)
     return r;
-  /* Job signals go to subscribers (and the job's own client). */
+  /* Job signals go to subscribers (and the job's own client). A second
+   * Subscribe on one connection fails with AlreadySubscribed: harmless. */
   r = sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &e,
                           NULL, "");
+  if (r < 0
+      && !sd_bus_error_has_name (&e,
+                                 "org.freedesktop.systemd1.AlreadySubscribed"))
+    {
+      sd_bus_error_free (&e);
+      return r;
+    }
   sd_bus_error_free (&e);
-  return r;
+  return 0;
 }
 
 /* ---- the cgroup's limits as unit properties ---- */
@@ -356,7 +364,8 @@ bus_fail (struct moat_error **err, int r, const sd_bus_error *e,
           const char *what, const char *unit)
 {
   if (e && sd_bus_error_is_set (e) && e->message)
-    return moat_fail (err, -r, "systemd: %s %s: %s", what, unit, e->message);
+    return moat_error_setx (err, -r, "systemd: %s %s: %s", what, unit,
+                            e->message);
   return moat_fail (err, -r, "systemd: %s %s", what, unit);
 }
 
@@ -406,7 +415,8 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
     }
   if (strcmp (w.result, "done") != 0)
     {
-      r = moat_fail (err, EIO, "systemd: starting %s: job %s", unit, w.result);
+      r = moat_error_setx (err, EIO, "systemd: starting %s: job %s", unit,
+                           w.result);
       job_wait_clear (&w);
       stop_unit (bus, unit);
       return r;
@@ -422,10 +432,11 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
       if (r < 0)
         r = bus_fail (err, r, NULL, "reading ControlGroup of", unit);
       else
-        r = moat_fail (err, EINVAL,
-                       "systemd: unit %s is at %s, not at %s as cgroupsPath "
-                       "`%s` says",
-                       unit, got ? got : "(none)", cg->rel, cgroups_path);
+        r = moat_error_setx (
+            err, EINVAL,
+            "systemd: unit %s is at %s, not at %s as cgroupsPath "
+            "`%s` says",
+            unit, got ? got : "(none)", cg->rel, cgroups_path);
       stop_unit (bus, unit);
       return r;
     }

@@ -26,22 +26,24 @@ if [ -z "$kver" ]; then
   kver=$(find /boot -maxdepth 1 -name 'vmlinuz-6.1.*' -printf '%f\n' 2>/dev/null |
     sed 's/^vmlinuz-//' | sort -V | tail -1)
 fi
-if [ -z "$kver" ] || [ ! -e "/boot/initrd.img-$kver" ] || [ ! -d "/lib/modules/$kver" ]; then
+missing=""
+for t in debootstrap mkfs.ext4 depmod qemu-system-x86_64; do
+  command -v "$t" >/dev/null || missing="$missing $t"
+done
+if [ -z "$kver" ] || [ ! -e "/boot/initrd.img-$kver" ] || [ ! -d "/lib/modules/$kver" ] ||
+  [ -n "$missing" ]; then
   if [ "${MOAT_HOST_NO_INSTALL:-0}" = 1 ]; then
-    log "no Debian 6.1 kernel in /boot (apt-get install linux-image-amd64)"
+    log "missing: a Debian 6.1 kernel in /boot or$missing" \
+      "(apt-get install linux-image-amd64 qemu-system-x86 debootstrap e2fsprogs kmod)"
     exit 1
   fi
   log "installing linux-image-amd64 and the image tools"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    linux-image-amd64 qemu-system-x86 qemu-utils debootstrap e2fsprogs >/dev/null
-  exec "$0" "$@"
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+    --no-install-recommends linux-image-amd64 qemu-system-x86 qemu-utils debootstrap \
+    e2fsprogs kmod >/dev/null
+  MOAT_HOST_NO_INSTALL=1 exec "$0" "$@"
 fi
-for t in debootstrap mkfs.ext4 depmod qemu-system-x86_64; do
-  command -v "$t" >/dev/null || {
-    log "missing $t (apt-get install debootstrap e2fsprogs kmod qemu-system-x86)"
-    exit 1
-  }
-done
 
 key=$( (
   cat "$here/build-image.sh"
