@@ -407,7 +407,17 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
   if (r >= 0)
     r = sd_bus_message_read (reply, "o", &job);
   if (r >= 0)
-    r = job_wait (bus, &w, job);
+    {
+      r = job_wait (bus, &w, job);
+      if (r < 0)
+        {
+          /* The unit may come up later: not with moat's cgroup in it. */
+          job_wait_clear (&w);
+          r = bus_fail (err, r, NULL, "waiting for the start of", unit);
+          stop_unit (bus, unit);
+          return r;
+        }
+    }
   if (r < 0)
     {
       job_wait_clear (&w);
