@@ -129,7 +129,7 @@ usage (FILE *out)
            "  --profile NAME      strict (default) or egress\n"
            "  --config FILE       operator config (default "
            "/etc/moat/config.json)\n"
-           "  --systemd-cgroup    accepted; cgroupfs paths are used\n"
+           "  --systemd-cgroup    slice:prefix:name becomes a systemd unit\n"
            "  --debug             write to --log what moat decided and did "
            "(profile,\n"
            "                      overrides, namespaces, cgroup, BPF programs, "

@@ -473,7 +473,7 @@ cgroup_update (struct cgroup *cg, const struct spec_resources *res,
 {
   if (res == NULL)
     return 0;
-  if (cg->backend->apply (cg, res, err) < 0)
+  if (cg->backend->apply (cg, res, err) < 0 || cg_systemd_sync (cg, err) < 0)
     return moat_error_wrap (err, "updating cgroup %s", cg->rel);
   return 0;
 }
@@ -651,10 +651,22 @@ cgroup_destroy (struct cgroup *cg, struct moat_error **err)
         }
     }
   cg_remove_moat_parents (cg);
+  cg_systemd_release (cg);
   return 0;
 }
 
 /* ---- stats ---- */
+
+uint64_t
+cgroup_oom_kills (struct cgroup *cg)
+{
+  struct cgroup_hier *h = cgroup_hier_for (cg, CG_MEMORY);
+  uint64_t n = 0;
+  if (h && cg_read_keyed (h->fd, "memory.events", "oom_kill", &n) < 0
+      && cg_read_keyed (h->fd, "memory.oom_control", "oom_kill", &n) < 0)
+    n = 0;
+  return n;
+}
 
 struct strbuf
 {

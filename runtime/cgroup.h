@@ -57,6 +57,18 @@ int cgroup_resolve_path (const char *cgroups_path, const char *id,
                          bool systemd, char **ret_rel,
                          struct moat_error **err);
 
+/* --systemd-cgroup: where systemd is PID 1 and cgroupsPath is in the
+ * systemd form, make the cgroup (created by cgroup_create, holding pid) the
+ * transient unit it names, through systemd's D-Bus API: a scope with
+ * PIDs=[pid], Delegate=yes, in the slice, with the cgroup's limits as its
+ * properties (or a slice, when the name is one). Fails if systemd puts the
+ * unit anywhere else. Returns 1 when registered, 0 when there is nothing
+ * to do (no systemd: the cgroupfs mapping is all there is). cgroup_update
+ * passes new limits on; cgroup_destroy stops the unit. */
+int cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path,
+                             pid_t pid, const struct spec_resources *res,
+                             struct moat_error **err);
+
 /* Create the cgroup in every hierarchy and apply res (may be NULL).
  * Fails if it already holds processes. */
 int cgroup_create (const char *rel, const struct spec_resources *res,
@@ -110,6 +122,9 @@ struct cgroup_usage
   uint64_t oom_kills;
 };
 int cgroup_usage (struct cgroup *cg, struct cgroup_usage *ret);
+/* How many processes the kernel's OOM killer killed in the cgroup so far
+ * (v2 memory.events, v1 memory.oom_control "oom_kill"); 0 if unknown. */
+uint64_t cgroup_oom_kills (struct cgroup *cg);
 /* runc events --stats "data" object as JSON text (cpu, memory, pids). */
 int cgroup_stats_json (struct cgroup *cg, char **ret, struct moat_error **err);
 

@@ -106,6 +106,19 @@ struct cgroup_hier *cgroup_hier_for (struct cgroup *cg, unsigned ctrls);
 /* cgroup_path.c: fold "//" and a trailing "/"; refuse "." and "..",
  * control characters, and "/" itself. */
 int cg_normalize_rel (const char *path, char **ret, struct moat_error **err);
+/* Is cgroupsPath read in the systemd form "slice:prefix:name"? (See
+ * cgroup_resolve_path.) */
+bool cg_is_systemd_form (const char *cgroups_path, bool systemd);
+/* Its slice and unit name ("kubepods.slice", "cri-containerd-ID.scope"). */
+int cg_systemd_unit (const char *spec, char **ret_slice, char **ret_unit,
+                     struct moat_error **err);
+
+/* cgroup_systemd.c: on delete, the transient unit cg->rel was registered
+ * as is stopped (when systemd runs and the unit's cgroup is cg->rel). */
+void cg_systemd_release (struct cgroup *cg);
+/* After an update: the unit's properties follow the cgroup's files again,
+ * so that systemd does not put the old limits back. */
+int cg_systemd_sync (struct cgroup *cg, struct moat_error **err);
 
 /* cgroup_dirs.c. rel is always normalized ("/a/b"). */
 size_t cg_count_components (const char *rel);

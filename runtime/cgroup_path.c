@@ -61,15 +61,16 @@ expand_slice (const char *slice, char **ret, struct moat_error **err)
   return 0;
 }
 
-/* "slice:prefix:name" as runc and crun read it for their systemd driver;
- * where no systemd runs, the same directory is made by hand. */
-static int
-map_systemd_path (const char *spec, char **ret, struct moat_error **err)
+/* Split "slice:prefix:name" as runc and crun read it for their systemd
+ * driver: *ret_slice is the slice ("system.slice" when empty), *ret_unit
+ * the unit ("prefix-name.scope", "name.scope", or name itself when it is
+ * a ".slice"). */
+int
+cg_systemd_unit (const char *spec, char **ret_slice, char **ret_unit,
+                 struct moat_error **err)
 {
   cleanup_free char *copy = xstrdup (spec);
-  cleanup_free char *slice_path = NULL;
   char *slice = copy, *prefix, *name;
-  int r;
 
   prefix = strchr (slice, ':');
   name = prefix ? strchr (prefix + 1, ':') : NULL;
@@ -81,15 +82,30 @@ map_systemd_path (const char *spec, char **ret, struct moat_error **err)
   if (*name == '\0' || strchr (name, '/') || strchr (prefix, '/'))
     return moat_fail (err, EINVAL,
                       "cgroupsPath `%s`: expected slice:prefix:name", spec);
-  r = expand_slice (*slice ? slice : "system.slice", &slice_path, err);
+  *ret_slice = xstrdup (*slice ? slice : "system.slice");
+  if (has_suffix (name, ".slice"))
+    *ret_unit = xstrdup (name);
+  else if (*prefix)
+    *ret_unit = xasprintf ("%s-%s.scope", prefix, name);
+  else
+    *ret_unit = xasprintf ("%s.scope", name);
+  return 0;
+}
+
+/* The same directory systemd would give that unit, for the cgroupfs
+ * mapping where no systemd runs (and to check systemd's answer where it
+ * does). */
+static int
+map_systemd_path (const char *spec, char **ret, struct moat_error **err)
+{
+  cleanup_free char *slice = NULL, *unit = NULL, *slice_path = NULL;
+  int r = cg_systemd_unit (spec, &slice, &unit, err);
   if (r < 0)
     return r;
-  if (has_suffix (name, ".slice"))
-    *ret = xasprintf ("%s/%s", slice_path, name);
-  else if (*prefix)
-    *ret = xasprintf ("%s/%s-%s.scope", slice_path, prefix, name);
-  else
-    *ret = xasprintf ("%s/%s.scope", slice_path, name);
+  r = expand_slice (slice, &slice_path, err);
+  if (r < 0)
+    return r;
+  *ret = xasprintf ("%s/%s", slice_path, unit);
   return 0;
 }
 
@@ -145,6 +161,14 @@ looks_like_systemd_path (const char *path)
          && !strchr (path, '/');
 }
 
+bool
+cg_is_systemd_form (const char *cgroups_path, bool systemd)
+{
+  return cgroups_path && *cgroups_path
+         && ((systemd && cgroups_path[0] != '/')
+             || looks_like_systemd_path (cgroups_path));
+}
+
 int
 cgroup_resolve_path (const char *cgroups_path, const char *id, bool systemd,
                      char **ret_rel, struct moat_error **err)
@@ -161,8 +185,7 @@ cgroup_resolve_path (const char *cgroups_path, const char *id, bool systemd,
   else if (strpbrk (cgroups_path, "\n\r"))
     return moat_fail (err, EINVAL,
                       "cgroupsPath: control characters are not allowed");
-  else if ((systemd && cgroups_path[0] != '/')
-           || looks_like_systemd_path (cgroups_path))
+  else if (cg_is_systemd_form (cgroups_path, systemd))
     {
       r = map_systemd_path (cgroups_path, &joined, err);
       if (r < 0)

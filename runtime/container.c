@@ -571,6 +571,15 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
     r = statedir_write_state (c->dirfd, &st, err);
     if (r < 0)
       return r;
+    /* The init is in its cgroup: systemd may take it on as a unit now. */
+    if (g->systemd_cgroup)
+      {
+        r = cgroup_systemd_register (
+            c->cg, s->linux_.cgroups_path, c->pid,
+            s->linux_.has_resources ? &s->linux_.resources : NULL, err);
+        if (r < 0)
+          return r;
+      }
     if (ia.new_userns)
       {
         r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);

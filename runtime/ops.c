@@ -235,25 +235,40 @@ int
 container_events (const struct moat_globals *g, const char *id, bool stats,
                   uint64_t interval_ms, FILE *out, struct moat_error **err)
 {
-  for (;;)
+  uint64_t ooms = 0, elapsed = 0, next_stats = 0;
+  /* An OOM kill is told within a second (or the interval, if shorter), as
+   * runc tells it (from memory.events on v2); stats every interval. */
+  uint64_t tick_ms = interval_ms > 0 && interval_ms < 1000 ? interval_ms : 1000;
+
+  for (int tick = 0;; tick++, elapsed += tick_ms)
     {
       struct cgroup *cg = NULL;
       cleanup_free char *data = NULL;
+      uint64_t now;
       int r = open_running_cgroup (g, id, false, true, NULL, NULL, &cg, err);
       if (r < 0)
         return r;
-      r = cgroup_stats_json (cg, &data, err);
+      now = cgroup_oom_kills (cg);
+      if (tick > 0 && now > ooms)
+        fprintf (out, "{\"type\":\"oom\",\"id\":\"%s\"}\n", id);
+      ooms = now;
+      if (elapsed >= next_stats)
+        {
+          r = cgroup_stats_json (cg, &data, err);
+          if (r == 0)
+            fprintf (out, "{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}\n",
+                     id, data);
+          next_stats += interval_ms > 0 ? interval_ms : 1000;
+        }
       cgroup_free (cg);
       if (r < 0)
         return r;
-      fprintf (out, "{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}\n", id,
-               data);
       fflush (out);
       if (stats)
         return 0;
       {
-        struct timespec ts = { (time_t)(interval_ms / 1000),
-                               (long)(interval_ms % 1000) * 1000000 };
+        struct timespec ts = { (time_t)(tick_ms / 1000),
+                               (long)(tick_ms % 1000) * 1000000 };
         while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
           ;
       }
