@@ -180,8 +180,8 @@ VERB (sandbox)
 
   r = check_flags (argc, argv, err);
   if (r == 0)
-    r = cmd_parse (argv[0], argc, argv, 1, sandbox_opts_table, sandbox_cb, &sp, &idx,
-                   err);
+    r = cmd_parse (argv[0], argc, argv, 1, sandbox_opts_table, sandbox_cb, &sp,
+                   &idx, err);
   if (r == 0 && sp.cache_verb)
     {
       if (idx < argc)

@@ -16,8 +16,8 @@ typedef struct json_node json_node; /* opaque (yajl_val underneath) */
 
 /* Parse text: refuses > max_size bytes or nesting > JSON_MAX_DEPTH before the
  * parser sees it, invalid UTF-8, and trailing garbage. */
-int json_parse (const char *text, size_t len, size_t max_size,
-                json_node **ret, struct moat_error **err);
+int json_parse (const char *text, size_t len, size_t max_size, json_node **ret,
+                struct moat_error **err);
 void json_free (json_node *n);
 
 bool json_is_object (const json_node *n);

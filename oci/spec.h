@@ -245,8 +245,8 @@ int spec_parse (const char *text, size_t len, struct spec **ret,
 /* Read and parse BUNDLE/config.json (or any path). */
 int spec_load (const char *path, struct spec **ret, struct moat_error **err);
 /* Parse an exec process.json (a "process" object alone). */
-int spec_process_parse (const char *text, size_t len,
-                        struct spec_process **ret, struct moat_error **err);
+int spec_process_parse (const char *text, size_t len, struct spec_process **ret,
+                        struct moat_error **err);
 /* Parse update --resources JSON (a linux.resources object alone). */
 int spec_resources_parse (const char *text, size_t len,
                           struct spec_resources *ret, struct moat_error **err);
@@ -257,10 +257,10 @@ void spec_resources_clear (struct spec_resources *r);
 void spec_mount_clear (struct spec_mount *m);
 
 /* Name tables shared by parser, profile and runtime. */
-const char *ns_type_name (enum ns_type t);   /* "mount", "network", ... */
-int ns_type_from_name (const char *name);    /* -1 if unknown */
+const char *ns_type_name (enum ns_type t);     /* "mount", "network", ... */
+int ns_type_from_name (const char *name);      /* -1 if unknown */
 const char *hook_kind_name (enum hook_kind k); /* "prestart", ... */
-int rlimit_from_name (const char *name);     /* "RLIMIT_NOFILE" -> number, -1 */
+int rlimit_from_name (const char *name); /* "RLIMIT_NOFILE" -> number, -1 */
 
 const char *spec_annotation (const struct spec *s, const char *key);
 

@@ -13,16 +13,16 @@
 struct container_state
 {
   char *id;
-  char *bundle;         /* absolute */
-  char *rootfs;         /* absolute */
-  pid_t pid;            /* the container's init, host pid */
+  char *bundle;           /* absolute */
+  char *rootfs;           /* absolute */
+  pid_t pid;              /* the container's init, host pid */
   uint64_t pid_starttime; /* /proc/PID/stat field 22: detects pid reuse */
-  char *created;        /* RFC3339 */
-  char *cgroup;         /* relative cgroup path ("/moat/ID") */
-  char *profile;        /* profile name */
-  char *netguard;       /* mechanism used: "cgroup-bpf", "fallback", "none" */
+  char *created;          /* RFC3339 */
+  char *cgroup;           /* relative cgroup path ("/moat/ID") */
+  char *profile;          /* profile name */
+  char *netguard;         /* mechanism used: "cgroup-bpf", "fallback", "none" */
   uint32_t userns_host_id; /* G12: first host id of the block held, or 0 */
-  bool started;         /* start has run */
+  bool started;            /* start has run */
   bool has_tty;
   struct spec_kv *annotations;
   size_t n_annotations;
@@ -32,8 +32,8 @@ struct container_state
 /* Serialize / parse moat's own state file. */
 int state_to_json (const struct container_state *st, char **ret,
                    struct moat_error **err);
-int state_from_json (const char *text, size_t len,
-                     struct container_state **ret, struct moat_error **err);
+int state_from_json (const char *text, size_t len, struct container_state **ret,
+                     struct moat_error **err);
 void state_free (struct container_state *st);
 
 /* The OCI state ("ociVersion", "id", "status", "pid", "bundle",

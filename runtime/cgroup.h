@@ -53,9 +53,8 @@ int cgroup_mode (enum cgroup_mode *ret, struct moat_error **err);
  * Refuses any path with a "." or ".." component or a control character;
  * empty components are folded.
  * The result always starts with "/" and is never "/" itself. */
-int cgroup_resolve_path (const char *cgroups_path, const char *id,
-                         bool systemd, char **ret_rel,
-                         struct moat_error **err);
+int cgroup_resolve_path (const char *cgroups_path, const char *id, bool systemd,
+                         char **ret_rel, struct moat_error **err);
 
 /* --systemd-cgroup: where systemd is PID 1 and cgroupsPath is in the
  * systemd form, make the cgroup (created by cgroup_create, holding pid) the
@@ -74,8 +73,7 @@ int cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path,
 int cgroup_create (const char *rel, const struct spec_resources *res,
                    struct cgroup **ret, struct moat_error **err);
 /* Open an existing one (later verbs). -ENOENT if gone. */
-int cgroup_open (const char *rel, struct cgroup **ret,
-                 struct moat_error **err);
+int cgroup_open (const char *rel, struct cgroup **ret, struct moat_error **err);
 void cgroup_free (struct cgroup *cg);
 
 int cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err);

@@ -351,8 +351,8 @@ container_warn_ignored (const struct override_list *ov)
   for (size_t i = 0; i < ov->n; i++)
     if (ov->v[i].kind == OVERRIDE_IGNORED
         && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
-      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n",
-               ov->v[i].path, ov->v[i].asked ? ov->v[i].asked : "",
+      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
+               ov->v[i].asked ? ov->v[i].asked : "",
                ov->v[i].enforced ? ov->v[i].enforced : "");
 }
 
@@ -405,11 +405,11 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
                            &rel, err);
   if (r < 0)
     return r;
-  st.id = (char *) o->id;
-  st.bundle = (char *) bundle;
-  st.rootfs = (char *) rootfs;
+  st.id = (char *)o->id;
+  st.bundle = (char *)bundle;
+  st.rootfs = (char *)rootfs;
   st.cgroup = rel;
-  st.profile = ((const struct profile *) g->profile)->name;
+  st.profile = ((const struct profile *)g->profile)->name;
   st.annotations = s->annotations;
   st.n_annotations = s->n_annotations;
   st.has_tty = s->process->terminal;
@@ -421,8 +421,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   r = cgroup_mode (&cgmode, err);
   if (r < 0)
     return r;
-  r = cgroup_create (rel, s->linux_.has_resources ? &s->linux_.resources
-                                                  : NULL,
+  r = cgroup_create (rel, s->linux_.has_resources ? &s->linux_.resources : NULL,
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", rel);
@@ -505,8 +504,8 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   ia.seccomp_builtin = &c->sc_builtin;
   ia.cgroup_mode = cgmode;
   ia.no_pivot = o->no_pivot;
-  ia.new_userns = s->linux_.ns[NS_USER].present
-                  && s->linux_.ns[NS_USER].path == NULL;
+  ia.new_userns
+      = s->linux_.ns[NS_USER].present && s->linux_.ns[NS_USER].path == NULL;
   /* G12: what the init cannot do from its own user namespace. */
   r = userns_before_clone (s, rootfs, ia.new_userns, c->userns_first, c->ns_fds,
                            ia.ns_fds, c->src_fds, &c->rootfs_tree, saved_ns,
@@ -679,10 +678,8 @@ container_create_internal (const struct moat_globals *g,
                            pid_t *ret_pid, int *ret_master,
                            struct moat_error **err)
 {
-  struct create_ctx c = { .rootfd = -1,
-                          .dirfd = -1,
-                          .rootfs_tree = -1,
-                          .profile = g->profile };
+  struct create_ctx c
+      = { .rootfd = -1, .dirfd = -1, .rootfs_tree = -1, .profile = g->profile };
   cleanup_overrides struct override_list own_ov = { 0 };
   struct override_list *ov
       = g->audit && g->audit->overrides ? g->audit->overrides : &own_ov;

@@ -18,11 +18,11 @@ struct override_list;
 struct verb_audit
 {
   char *bundle;
-  char *profile;                    /* the container's, once it is known */
-  const char *mechanism;            /* network guard used */
-  char *network;                    /* create: its network lists (JSON) */
-  struct override_list *overrides;  /* owned by the caller */
-  size_t told;                      /* overrides already told on stderr */
+  char *profile;                   /* the container's, once it is known */
+  const char *mechanism;           /* network guard used */
+  char *network;                   /* create: its network lists (JSON) */
+  struct override_list *overrides; /* owned by the caller */
+  size_t told;                     /* overrides already told on stderr */
   int exit_status;     /* the container's, when known (run, delete); -1 */
   char *config_digest; /* "sha256:..." of the config.json create used */
 };
@@ -30,9 +30,9 @@ struct verb_audit
 /* Global flags, and the profile main() loaded. */
 struct moat_globals
 {
-  const char *root;        /* --root, default /run/moat */
+  const char *root;         /* --root, default /run/moat */
   const char *profile_name; /* --profile NAME (NULL: operator config/strict) */
-  const char *config;      /* --config FILE (NULL: /etc/moat/config.json) */
+  const char *config;       /* --config FILE (NULL: /etc/moat/config.json) */
   bool systemd_cgroup;
   bool debug;
   const struct profile *profile;
@@ -42,27 +42,27 @@ struct moat_globals
 struct create_opts
 {
   const char *id;
-  const char *bundle;         /* NULL: cwd */
+  const char *bundle; /* NULL: cwd */
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
-  bool detach;                /* run only */
-  bool keep;                  /* run only: don't delete after exit */
+  bool detach; /* run only */
+  bool keep;   /* run only: don't delete after exit */
 };
 
 struct exec_opts
 {
   const char *id;
-  const char *process_file;   /* --process */
-  char **argv;                /* command line (when no --process) */
+  const char *process_file; /* --process */
+  char **argv;              /* command line (when no --process) */
   const char *console_socket;
   const char *pid_file;
   const char *cwd;
-  char **env;                 /* --env, appended */
-  const char *user;           /* --user UID[:GID] */
-  uint32_t *additional_gids;  /* --additional-gids, added to the user's */
+  char **env;                /* --env, appended */
+  const char *user;          /* --user UID[:GID] */
+  uint32_t *additional_gids; /* --additional-gids, added to the user's */
   size_t n_additional_gids;
   bool tty;
   bool detach;
@@ -79,8 +79,8 @@ struct update_opts
 /* Is id acceptable ([A-Za-z0-9][A-Za-z0-9_.+-]*, <= 1024)? */
 int container_id_check (const char *id, struct moat_error **err);
 
-int container_create (const struct moat_globals *g,
-                      const struct create_opts *o, struct moat_error **err);
+int container_create (const struct moat_globals *g, const struct create_opts *o,
+                      struct moat_error **err);
 int container_start (const struct moat_globals *g, const char *id,
                      struct moat_error **err);
 /* create + start + wait: *ret_status is the exit code to return (128+sig). */
@@ -90,8 +90,8 @@ int container_state (const struct moat_globals *g, const char *id,
                      char **ret_json, struct moat_error **err);
 int container_kill (const struct moat_globals *g, const char *id, int sig,
                     bool all, struct moat_error **err);
-int container_delete (const struct moat_globals *g, const char *id,
-                      bool force, struct moat_error **err);
+int container_delete (const struct moat_globals *g, const char *id, bool force,
+                      struct moat_error **err);
 enum list_format
 {
   LIST_TABLE,
@@ -107,10 +107,10 @@ int container_exec (const struct moat_globals *g, const struct exec_opts *o,
  * its header and the lines of the container's processes, as runc. */
 int container_ps (const struct moat_globals *g, const char *id, bool json,
                   char *const *ps_args, FILE *out, struct moat_error **err);
-int container_pause (const struct moat_globals *g, const char *id,
-                     bool pause, struct moat_error **err);
-int container_update (const struct moat_globals *g,
-                      const struct update_opts *o, struct moat_error **err);
+int container_pause (const struct moat_globals *g, const char *id, bool pause,
+                     struct moat_error **err);
+int container_update (const struct moat_globals *g, const struct update_opts *o,
+                      struct moat_error **err);
 int container_events (const struct moat_globals *g, const char *id, bool stats,
                       uint64_t interval_ms, FILE *out, struct moat_error **err);
 

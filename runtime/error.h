@@ -28,6 +28,7 @@ int moat_error_wrap (struct moat_error **err, const char *fmt, ...)
 void moat_error_free (struct moat_error **err);
 
 /* Shorthand: ret = moat_fail (err, errno, "opening %s", path); */
-#define moat_fail(err, errnum, ...) moat_error_set ((err), (errnum), __VA_ARGS__)
+#define moat_fail(err, errnum, ...)                                            \
+  moat_error_set ((err), (errnum), __VA_ARGS__)
 
 #endif

@@ -24,9 +24,9 @@
 #include "util.h"
 
 static const int ns_flag[NS__MAX] = {
-  [NS_MOUNT] = CLONE_NEWNS,   [NS_PID] = CLONE_NEWPID,
-  [NS_NET] = CLONE_NEWNET,    [NS_IPC] = CLONE_NEWIPC,
-  [NS_UTS] = CLONE_NEWUTS,    [NS_USER] = CLONE_NEWUSER,
+  [NS_MOUNT] = CLONE_NEWNS,      [NS_PID] = CLONE_NEWPID,
+  [NS_NET] = CLONE_NEWNET,       [NS_IPC] = CLONE_NEWIPC,
+  [NS_UTS] = CLONE_NEWUTS,       [NS_USER] = CLONE_NEWUSER,
   [NS_CGROUP] = CLONE_NEWCGROUP, [NS_TIME] = CLONE_NEWTIME,
 };
 
@@ -41,12 +41,12 @@ parse_user (const char *s, struct spec_user *u, struct moat_error **err)
     *colon = '\0';
   if (parse_uint64 (copy, &v) < 0 || v > UINT32_MAX)
     return moat_fail (err, 0, "--user: expected UID[:GID], got %s", s);
-  u->uid = (uint32_t) v;
+  u->uid = (uint32_t)v;
   if (colon)
     {
       if (parse_uint64 (colon + 1, &v) < 0 || v > UINT32_MAX)
         return moat_fail (err, 0, "--user: expected UID[:GID], got %s", s);
-      u->gid = (uint32_t) v;
+      u->gid = (uint32_t)v;
     }
   return 0;
 }
@@ -179,8 +179,8 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
     {
       int master = -1;
       if (terminal_setup_child (c->proc->has_console_size,
-                                c->proc->console_height,
-                                c->proc->console_width, &master, &err)
+                                c->proc->console_height, c->proc->console_width,
+                                &master, &err)
               == 0
           && sync_send (c->sync_fd, SYNC_PTY, &err) == 0)
         fd_send (c->sync_fd, master, &err);
@@ -243,7 +243,7 @@ wait_exec (int sync, int *ret_master, const struct exec_opts *o,
         }
       if (m.type == SYNC_ERROR)
         {
-          ((char *) &m)[n] = '\0';
+          ((char *)&m)[n] = '\0';
           moat_fail (err, 0, "%s", m.msg);
           (*err)->errnum = m.errnum;
           return -1;
@@ -325,7 +325,8 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
           c.ns_flags |= ns_flag[t];
       /* pid (and time) namespaces apply to children: moat enters them for
        * its child only, through pid_for_children, and goes back after. */
-      own_pid_ns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+      own_pid_ns
+          = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
       own_time_ns
           = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
       if (s->linux_.ns[NS_PID].present && setns (pidfd, CLONE_NEWPID) < 0)
@@ -336,7 +337,7 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
     }
   if (r == 0)
     {
-      pid = (pid_t) syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+      pid = (pid_t)syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
       /* Only that child belongs in the container's pid namespace: moat's
        * own later children (a sanitizer's threads) must not. */
       if (pid != 0)

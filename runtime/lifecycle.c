@@ -127,8 +127,7 @@ container_start (const struct moat_globals *g, const char *id,
       size_t n_dns = 0;
       /* Before the container's first instruction: what create read. */
       if (eff->egress)
-        r = netguard_nameservers (s, st->bundle, st->rootfs, dns, &n_dns,
-                                  err);
+        r = netguard_nameservers (s, st->bundle, st->rootfs, dns, &n_dns, err);
       if (r < 0)
         return r;
       profile_netguard_rules (eff, dns, n_dns, &rules);

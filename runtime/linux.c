@@ -27,9 +27,9 @@
 #include "util.h"
 
 static const int ns_clone_flag[NS__MAX] = {
-  [NS_MOUNT] = CLONE_NEWNS,   [NS_PID] = CLONE_NEWPID,
-  [NS_NET] = CLONE_NEWNET,    [NS_IPC] = CLONE_NEWIPC,
-  [NS_UTS] = CLONE_NEWUTS,    [NS_USER] = CLONE_NEWUSER,
+  [NS_MOUNT] = CLONE_NEWNS,      [NS_PID] = CLONE_NEWPID,
+  [NS_NET] = CLONE_NEWNET,       [NS_IPC] = CLONE_NEWIPC,
+  [NS_UTS] = CLONE_NEWUTS,       [NS_USER] = CLONE_NEWUSER,
   [NS_CGROUP] = CLONE_NEWCGROUP, [NS_TIME] = CLONE_NEWTIME,
 };
 
@@ -165,8 +165,8 @@ linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
   fsfd = fsopen ("proc", FSOPEN_CLOEXEC);
   if (fsfd < 0 || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return moat_fail (err, errno, "sysctl: opening a private procfs");
-  mnt = fsmount (fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
-                                            | MOUNT_ATTR_NOEXEC);
+  mnt = fsmount (fsfd, FSMOUNT_CLOEXEC,
+                 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
   if (mnt < 0)
     return moat_fail (err, errno, "sysctl: fsmount");
   for (size_t i = 0; i < n; i++)
@@ -434,9 +434,9 @@ linux_init_main (struct init_args *a)
     int len = snprintf (buf, sizeof (buf), "moat: %s\n",
                         err && err->msg ? err->msg : "exec failed");
     if (write (2, buf, len) < 0)
-      (void) 0;
+      (void)0;
   }
-  _exit (err && (err->errnum == ENOENT) ? 127 : err && err->errnum == EACCES
-                                                    ? 126
-                                                    : 1);
+  _exit (err && (err->errnum == ENOENT) ? 127
+         : err && err->errnum == EACCES ? 126
+                                        : 1);
 }

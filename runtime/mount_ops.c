@@ -166,18 +166,12 @@ const char *
 mount_op_kind_name (enum mount_op_kind k)
 {
   static const char *const names[] = {
-    [MOUNT_OP_ROOTFS] = "rootfs",
-    [MOUNT_OP_BIND] = "bind",
-    [MOUNT_OP_MOUNT] = "mount",
-    [MOUNT_OP_DEV_NODE] = "dev-node",
-    [MOUNT_OP_DEV_LINK] = "dev-link",
-    [MOUNT_OP_MKDIR] = "mkdir",
-    [MOUNT_OP_PIVOT] = "pivot",
-    [MOUNT_OP_READONLY] = "read-only",
-    [MOUNT_OP_MASK] = "mask",
-    [MOUNT_OP_PROPAGATION] = "propagation",
-    [MOUNT_OP_ATTRS] = "attrs",
-    [MOUNT_OP_ROOT_ATTRS] = "root-attrs",
+    [MOUNT_OP_ROOTFS] = "rootfs",     [MOUNT_OP_BIND] = "bind",
+    [MOUNT_OP_MOUNT] = "mount",       [MOUNT_OP_DEV_NODE] = "dev-node",
+    [MOUNT_OP_DEV_LINK] = "dev-link", [MOUNT_OP_MKDIR] = "mkdir",
+    [MOUNT_OP_PIVOT] = "pivot",       [MOUNT_OP_READONLY] = "read-only",
+    [MOUNT_OP_MASK] = "mask",         [MOUNT_OP_PROPAGATION] = "propagation",
+    [MOUNT_OP_ATTRS] = "attrs",       [MOUNT_OP_ROOT_ATTRS] = "root-attrs",
   };
   return names[k];
 }

@@ -84,8 +84,8 @@ container_open_namespaces (const struct spec *s, const struct profile *p,
               return moat_fail (err, errno, "checking %s namespace %s",
                                 ns_type_name (t), path);
             }
-          r = profile_apply_ns_join (t, path, st.st_dev, st.st_ino,
-                                     hst.st_dev, hst.st_ino, p, ov, err);
+          r = profile_apply_ns_join (t, path, st.st_dev, st.st_ino, hst.st_dev,
+                                     hst.st_ino, p, ov, err);
           if (r < 0)
             return r;
         }

@@ -206,8 +206,9 @@ container_update (const struct moat_globals *g, const struct update_opts *o,
     {
       size_t len;
       r = read_file_at (AT_FDCWD,
-                        strcmp (o->resources_file, "-") == 0 ? "/dev/stdin"
-                                                             : o->resources_file,
+                        strcmp (o->resources_file, "-") == 0
+                            ? "/dev/stdin"
+                            : o->resources_file,
                         1 << 20, &text, &len);
       if (r < 0)
         return moat_fail (err, -r, "reading resources %s", o->resources_file);
@@ -267,8 +268,8 @@ container_events (const struct moat_globals *g, const char *id, bool stats,
       if (stats)
         return 0;
       {
-        struct timespec ts = { (time_t)(tick_ms / 1000),
-                               (long)(tick_ms % 1000) * 1000000 };
+        struct timespec ts
+            = { (time_t)(tick_ms / 1000), (long)(tick_ms % 1000) * 1000000 };
         while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
           ;
       }

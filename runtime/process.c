@@ -19,7 +19,8 @@
 #include "selinux.h"
 #include "util.h"
 
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEFAULT_PATH                                                           \
+  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static const char *
 env_get (char *const *env, const char *name)
@@ -93,9 +94,8 @@ process_resolve_exec (const struct spec_process *p, char **ret_path,
           return 0;
         }
     }
-  return moat_error_setx (err, ENOENT,
-                          "exec: \"%s\": executable file not found in $PATH",
-                          arg0);
+  return moat_error_setx (
+      err, ENOENT, "exec: \"%s\": executable file not found in $PATH", arg0);
 }
 
 int
@@ -146,8 +146,7 @@ last_cap (void)
     {
       cleanup_free char *s = NULL;
       int v;
-      if (read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", 32, &s,
-                        NULL)
+      if (read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", 32, &s, NULL)
               == 0
           && (s[strcspn (s, "\n")] = '\0', parse_int (s, &v) == 0))
         last = v;
@@ -163,8 +162,10 @@ drop_bounding (uint64_t keep, struct moat_error **err)
   for (int c = 0; c <= last_cap () && c < 64; c++)
     if (!(keep & (1ULL << c)) && prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0
         && errno != EINVAL)
-      return moat_fail (err, errno, "dropping capability %d from the bounding "
-                                    "set", c);
+      return moat_fail (err, errno,
+                        "dropping capability %d from the bounding "
+                        "set",
+                        c);
   return 0;
 }
 
@@ -229,7 +230,7 @@ give_terminal_to_user (const struct spec_process *p, struct moat_error **err)
       || major (st.st_rdev) < 136 || major (st.st_rdev) > 143
       || st.st_uid == p->user.uid)
     return 0;
-  if (fchown (0, p->user.uid, (gid_t) -1) < 0 && errno != EINVAL)
+  if (fchown (0, p->user.uid, (gid_t)-1) < 0 && errno != EINVAL)
     return moat_fail (err, errno, "handing the terminal to uid %u",
                       p->user.uid);
   return 0;
@@ -287,9 +288,8 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
     }
   execve (exec_path, p->args, p->env ? p->env : (char *[]){ NULL });
   if (errno == ENOENT)
-    return moat_error_setx (err, errno,
-                            "exec: \"%s\": no such file or directory",
-                            p->args[0]);
+    return moat_error_setx (
+        err, errno, "exec: \"%s\": no such file or directory", p->args[0]);
   if (errno == EACCES)
     return moat_error_setx (err, errno, "exec: \"%s\": permission denied",
                             p->args[0]);

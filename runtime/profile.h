@@ -24,16 +24,16 @@ enum engine_kind
 
 struct profile
 {
-  char *name;             /* "strict" or "egress" */
-  bool egress;            /* G1: false = loopback only */
-  int64_t pids_limit;     /* G7, default 64 */
-  int64_t memory_limit;   /* bytes, default 512 MiB; swap = memory */
-  int64_t cpu_quota;      /* us per period, default 100000 (1 CPU) */
-  uint64_t cpu_period;    /* us, default 100000 */
-  uint64_t tmpfs_size;    /* G6, bytes, default 64 MiB */
-  uint64_t nofile;        /* RLIMIT_NOFILE cap, default 1024 */
-  char **credential_env;  /* G10 glob patterns ("*_TOKEN", "AWS_*" ...) */
-  struct cidr *deny;      /* G2 metadata ranges + operator's egress_deny */
+  char *name;            /* "strict" or "egress" */
+  bool egress;           /* G1: false = loopback only */
+  int64_t pids_limit;    /* G7, default 64 */
+  int64_t memory_limit;  /* bytes, default 512 MiB; swap = memory */
+  int64_t cpu_quota;     /* us per period, default 100000 (1 CPU) */
+  uint64_t cpu_period;   /* us, default 100000 */
+  uint64_t tmpfs_size;   /* G6, bytes, default 64 MiB */
+  uint64_t nofile;       /* RLIMIT_NOFILE cap, default 1024 */
+  char **credential_env; /* G10 glob patterns ("*_TOKEN", "AWS_*" ...) */
+  struct cidr *deny;     /* G2 metadata ranges + operator's egress_deny */
   size_t n_deny;
   /* egress: egress_allow (allowlist set) or egress_allow_private */
   struct cidr *allow;
@@ -41,8 +41,8 @@ struct profile
   bool allowlist;
   struct cidr *private_nets; /* egress: the built-in non-public ranges */
   size_t n_private;
-  char *audit_log;        /* G11, default /var/log/moat/audit.jsonl */
-  bool audit_read_verbs;  /* audit state, list, ps, events too (default no) */
+  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
+  bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
   char **writable_bind_trees; /* G5: operator's trees binds may write to */
   bool noexec_volumes;        /* G13: the engines' volume trees noexec too */
   char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
@@ -123,8 +123,7 @@ int profile_effective (const struct profile *p,
 /* `moat update`: cap the given resources at the profile (never above it;
  * absent values stay absent, "unlimited" becomes the profile's value). */
 int profile_apply_resources (struct spec_resources *r, const struct profile *p,
-                             struct override_list *ov,
-                             struct moat_error **err);
+                             struct override_list *ov, struct moat_error **err);
 /* G5 for the runtime, with the realpath of a bind mount's source (so a
  * symlink to /etc is refused too). Returns 0 if allowed, or -1 with err
  * ("refusing to bind /etc into the container (profile strict)"). */
@@ -155,8 +154,7 @@ int profile_harden_bind (struct spec_mount *m, size_t index,
  * the engines' per-container files or volumes (or the sandbox's workdir),
  * which moat idmaps so that the container's root owns what host root owns
  * there? Every other bind shows host files as the overflow id. */
-bool profile_bind_idmapped (const char *resolved_path,
-                            const struct profile *p);
+bool profile_bind_idmapped (const char *resolved_path, const struct profile *p);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */
@@ -197,8 +195,7 @@ void profile_netguard_rules (const struct profile *p, const struct cidr *dns,
  * audit line of create): the nameservers when with_dns. */
 struct json_writer;
 void profile_network_json (struct json_writer *w, const struct profile *p,
-                           const struct cidr *dns, size_t n_dns,
-                           bool with_dns);
+                           const struct cidr *dns, size_t n_dns, bool with_dns);
 
 void override_list_clear (struct override_list *l);
 void override_list_add (struct override_list *l, enum override_kind kind,

@@ -47,17 +47,31 @@ const char *const profile_default_credential_env[] = {
 
 static const char *const profile_names[] = { "strict", "egress", NULL };
 
-static const char *const top_keys[]
-    = { "profile",     "audit_log",      "audit_read_verbs",
-        "limits",      "credential_env", "credential_env_extra",
-        "egress_deny", "egress_allow",   "egress_allow_private",
-        "writable_bind_trees", "noexec_volumes", "engine_roots",
-        "profiles",    "userns",         NULL };
-static const char *const per_profile_keys[]
-    = { "limits",      "credential_env", "credential_env_extra",
-        "egress_deny", "egress_allow",   "egress_allow_private",
-        "writable_bind_trees", "noexec_volumes", "engine_roots",
-        NULL };
+static const char *const top_keys[] = { "profile",
+                                        "audit_log",
+                                        "audit_read_verbs",
+                                        "limits",
+                                        "credential_env",
+                                        "credential_env_extra",
+                                        "egress_deny",
+                                        "egress_allow",
+                                        "egress_allow_private",
+                                        "writable_bind_trees",
+                                        "noexec_volumes",
+                                        "engine_roots",
+                                        "profiles",
+                                        "userns",
+                                        NULL };
+static const char *const per_profile_keys[] = { "limits",
+                                                "credential_env",
+                                                "credential_env_extra",
+                                                "egress_deny",
+                                                "egress_allow",
+                                                "egress_allow_private",
+                                                "writable_bind_trees",
+                                                "noexec_volumes",
+                                                "engine_roots",
+                                                NULL };
 static const char *const limit_keys[]
     = { "pids", "memory", "cpus", "cpu_period", "tmpfs_size", "nofile", NULL };
 

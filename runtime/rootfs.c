@@ -23,7 +23,7 @@ static int
 sys_openat2 (int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
   struct open_how how = { .flags = flags, .resolve = resolve };
-  return (int) syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
+  return (int)syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
 }
 
 #define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
@@ -76,10 +76,9 @@ rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
         {
           if (last && as_file)
             {
-              int f = openat (cur, tok,
-                              O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
-                                  | O_NOFOLLOW,
-                              0644);
+              int f = openat (
+                  cur, tok,
+                  O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
               if (f < 0 && errno != EEXIST)
                 return moat_fail (err, errno, "creating %s in the rootfs",
                                   path);
@@ -97,7 +96,7 @@ rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
        * full prefix from the real root instead. */
       close (nfd);
       {
-        size_t len = (size_t) (tok - copy) + strlen (tok);
+        size_t len = (size_t)(tok - copy) + strlen (tok);
         cleanup_free char *prefix = xstrdup (path);
         /* path and copy share offsets (copy is a strdup of path). */
         prefix[len] = '\0';
@@ -127,9 +126,10 @@ static bool
 option_is_runtime_only (const char *o)
 {
   static const char *const names[]
-      = { "tmpcopyup", "idmap", "ridmap", "copy-symlink", "notmpcopyup",
-          "rro", "rrw", "rnosuid", "rsuid", "rnodev", "rdev", "rnoexec",
-          "rexec", "src-nofollow", "dest-nofollow", NULL };
+      = { "tmpcopyup",   "idmap",        "ridmap",        "copy-symlink",
+          "notmpcopyup", "rro",          "rrw",           "rnosuid",
+          "rsuid",       "rnodev",       "rdev",          "rnoexec",
+          "rexec",       "src-nofollow", "dest-nofollow", NULL };
   for (size_t i = 0; names[i]; i++)
     if (strcmp (o, names[i]) == 0)
       return true;
@@ -166,8 +166,8 @@ mount_flags_parse (const struct spec_mount *m, struct mount_flags *ret,
       if (option_is_runtime_only (*o))
         continue;
       if (**o == '\0' || (strchr (*o, ',') && !is_quoted_context (*o)))
-        return moat_fail (err, 0, "mount %s: bad option \"%s\"",
-                          m->destination, *o);
+        return moat_fail (err, 0, "mount %s: bad option \"%s\"", m->destination,
+                          *o);
       if (*optstr)
         strcat (optstr, ",");
       strcat (optstr, *o);
@@ -225,8 +225,9 @@ attach_tree (int tree, int dstfd, bool recursive, unsigned long flags,
   if (propagation)
     attr.propagation = propagation & ~MS_REC;
   if ((attr.attr_set || attr.propagation)
-      && mount_setattr (tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0),
-                        &attr, sizeof (attr))
+      && mount_setattr (tree, "",
+                        AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
+                        sizeof (attr))
              < 0)
     return moat_fail (err, errno, "bind mount %s: setting attributes", what);
   if (move_mount (tree, "", dstfd, "",
@@ -362,8 +363,8 @@ struct default_dev
 };
 
 static const struct default_dev default_devs[]
-    = { { "null", 1, 3 },    { "zero", 1, 5 }, { "full", 1, 7 },
-        { "random", 1, 8 },  { "urandom", 1, 9 }, { "tty", 5, 0 } };
+    = { { "null", 1, 3 },   { "zero", 1, 5 },    { "full", 1, 7 },
+        { "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 } };
 
 /* Bind the host's device node after checking it is the real device: moat
  * never trusts a path on the host to be what its name says. */
@@ -399,10 +400,11 @@ dev_bind_host (int devfd, const char *host_name, const char *name, unsigned maj,
 static int
 dev_setup (int rootfd, const struct spec *s, struct moat_error **err)
 {
-  static const char *const links[][2]
-      = { { "/proc/self/fd", "fd" },  { "/proc/self/fd/0", "stdin" },
-          { "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
-          { "pts/ptmx", "ptmx" } };
+  static const char *const links[][2] = { { "/proc/self/fd", "fd" },
+                                          { "/proc/self/fd/0", "stdin" },
+                                          { "/proc/self/fd/1", "stdout" },
+                                          { "/proc/self/fd/2", "stderr" },
+                                          { "pts/ptmx", "ptmx" } };
   cleanup_close int devfd = -1;
   int r;
 
@@ -623,9 +625,12 @@ rootfs_finish (const struct spec *s, struct moat_error **err)
       {
         const char *name;
         unsigned long flags;
-      } props[] = { { "private", MS_PRIVATE }, { "rprivate", MS_PRIVATE | MS_REC },
-                    { "slave", MS_SLAVE }, { "rslave", MS_SLAVE | MS_REC },
-                    { "shared", MS_SHARED }, { "rshared", MS_SHARED | MS_REC },
+      } props[] = { { "private", MS_PRIVATE },
+                    { "rprivate", MS_PRIVATE | MS_REC },
+                    { "slave", MS_SLAVE },
+                    { "rslave", MS_SLAVE | MS_REC },
+                    { "shared", MS_SHARED },
+                    { "rshared", MS_SHARED | MS_REC },
                     { "unbindable", MS_UNBINDABLE },
                     { "runbindable", MS_UNBINDABLE | MS_REC } };
       unsigned long f = 0;

@@ -11,8 +11,8 @@
 
 struct seccomp_prog
 {
-  void *insns;      /* struct sock_filter[], malloc'ed */
-  size_t n_insns;   /* number of struct sock_filter */
+  void *insns;        /* struct sock_filter[], malloc'ed */
+  size_t n_insns;     /* number of struct sock_filter */
   unsigned int flags; /* SECCOMP_FILTER_FLAG_* from config.json's flags */
 };
 

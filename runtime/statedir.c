@@ -31,8 +31,7 @@ statedir_root_open (const char *root, int *ret_fd, struct moat_error **err)
 static int
 not_exist (struct moat_error **err, const char *id)
 {
-  return moat_error_setx (err, ENOENT, "container \"%s\" does not exist",
-                          id);
+  return moat_error_setx (err, ENOENT, "container \"%s\" does not exist", id);
 }
 
 static int
@@ -70,8 +69,8 @@ int
 statedir_open (int rootfd, const char *id, bool lock, int *ret_dirfd,
                struct moat_error **err)
 {
-  cleanup_close int fd = openat (rootfd, id,
-                                 O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  cleanup_close int fd
+      = openat (rootfd, id, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   int r;
 
   if (fd < 0)
@@ -97,8 +96,8 @@ statedir_open (int rootfd, const char *id, bool lock, int *ret_dirfd,
 int
 statedir_remove (int rootfd, const char *id, struct moat_error **err)
 {
-  cleanup_close int fd = openat (rootfd, id,
-                                 O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  cleanup_close int fd
+      = openat (rootfd, id, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   DIR *d;
   struct dirent *de;
 

@@ -10,8 +10,8 @@ int
 sync_send (int fd, enum sync_type type, struct moat_error **err)
 {
   struct sync_msg m = { .type = type };
-  if (TEMP_FAILURE_RETRY (send (fd, &m, offsetof (struct sync_msg, msg),
-                                MSG_NOSIGNAL))
+  if (TEMP_FAILURE_RETRY (
+          send (fd, &m, offsetof (struct sync_msg, msg), MSG_NOSIGNAL))
       < 0)
     return moat_fail (err, errno, "sync: send");
   return 0;
@@ -22,8 +22,9 @@ sync_send_error (int fd, const struct moat_error *e)
 {
   struct sync_msg m = { .type = SYNC_ERROR };
   m.errnum = e ? e->errnum : 0;
-  snprintf (m.msg, sizeof (m.msg), "%s", e && e->msg ? e->msg : "unknown error");
-  (void) TEMP_FAILURE_RETRY (
+  snprintf (m.msg, sizeof (m.msg), "%s",
+            e && e->msg ? e->msg : "unknown error");
+  (void)TEMP_FAILURE_RETRY (
       send (fd, &m, offsetof (struct sync_msg, msg) + strlen (m.msg) + 1,
             MSG_NOSIGNAL));
 }
@@ -47,7 +48,7 @@ sync_recv (int fd, enum sync_type expect, struct moat_error **err)
       (*err)->errnum = m.errnum;
       return m.errnum > 0 ? -m.errnum : -1;
     }
-  if (m.type != (uint32_t) expect)
+  if (m.type != (uint32_t)expect)
     return moat_fail (err, 0, "sync: expected message %d, got %u", expect,
                       m.type);
   return 0;
@@ -87,7 +88,7 @@ sync_recv_data (int fd, enum sync_type expect, char **ret,
   r = TEMP_FAILURE_RETRY (recv (fd, buf, size, 0));
   if (r < 0)
     return moat_fail (err, errno, "sync: receive");
-  if ((size_t) r < hdr)
+  if ((size_t)r < hdr)
     return moat_fail (err, 0, "sync: short message");
   buf[r] = '\0';
   memcpy (&m, buf, hdr);
@@ -97,7 +98,7 @@ sync_recv_data (int fd, enum sync_type expect, char **ret,
       (*err)->errnum = m.errnum;
       return m.errnum > 0 ? -m.errnum : -1;
     }
-  if (m.type != (uint32_t) expect)
+  if (m.type != (uint32_t)expect)
     return moat_fail (err, 0, "sync: expected message %d, got %u", expect,
                       m.type);
   *ret = xstrdup (buf + hdr);

@@ -11,11 +11,11 @@
 
 enum sync_type
 {
-  SYNC_GO = 1,        /* parent -> child: continue */
-  SYNC_MOUNTS_DONE,   /* child -> parent: mounts done, before pivot_root */
-  SYNC_PTY,           /* child -> parent: pty master follows (fd) */
-  SYNC_READY,         /* child -> parent: waiting for start */
-  SYNC_ERROR,         /* child -> parent: msg holds the error, errnum set */
+  SYNC_GO = 1,      /* parent -> child: continue */
+  SYNC_MOUNTS_DONE, /* child -> parent: mounts done, before pivot_root */
+  SYNC_PTY,         /* child -> parent: pty master follows (fd) */
+  SYNC_READY,       /* child -> parent: waiting for start */
+  SYNC_ERROR,       /* child -> parent: msg holds the error, errnum set */
 };
 
 struct sync_msg

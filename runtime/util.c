@@ -14,7 +14,7 @@ static void __attribute__ ((noreturn)) oom (void)
 {
   static const char msg[] = "moat: out of memory\n";
   ssize_t r = write (2, msg, sizeof (msg) - 1);
-  (void) r;
+  (void)r;
   _exit (1);
 }
 
@@ -156,7 +156,7 @@ parse_int (const char *s, int *ret)
     return r;
   if (v < INT_MIN || v > INT_MAX)
     return -ERANGE;
-  *ret = (int) v;
+  *ret = (int)v;
   return 0;
 }
 
@@ -237,8 +237,8 @@ write_file_atomic (int dirfd, const char *path, const char *data, size_t len,
   cleanup_free char *tmp = xasprintf ("%s.tmp", path);
   int fd, r;
 
-  fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-               mode);
+  fd = openat (dirfd, tmp,
+               O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return -errno;
   r = write_all (fd, data, len);
@@ -258,7 +258,7 @@ format_rfc3339 (const struct timespec *ts, char *buf, size_t len)
   char base[32];
   gmtime_r (&ts->tv_sec, &tm);
   strftime (base, sizeof (base), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf (buf, len, "%s.%09ldZ", base, (long) ts->tv_nsec);
+  snprintf (buf, len, "%s.%09ldZ", base, (long)ts->tv_nsec);
 }
 
 void

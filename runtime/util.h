@@ -17,7 +17,7 @@
 static inline void
 cleanup_freep (void *p)
 {
-  void **pp = (void **) p;
+  void **pp = (void **)p;
   free (*pp);
 }
 static inline void
@@ -60,7 +60,8 @@ steal_fd (int *fd)
   return r;
 }
 
-/* Allocation failure is fatal (prints and _exit(1)): these never return NULL. */
+/* Allocation failure is fatal (prints and _exit(1)): these never return NULL.
+ */
 void *xmalloc (size_t n);
 void *xcalloc (size_t n, size_t m);
 void *xrealloc (void *p, size_t n);
@@ -86,7 +87,8 @@ int read_file_at (int dirfd, const char *path, size_t max, char **ret,
 int write_all (int fd, const void *buf, size_t len);
 /* Open (O_WRONLY|O_CLOEXEC, no O_CREAT) and write s. Returns 0 or -errno. */
 int write_file_at (int dirfd, const char *path, const char *s);
-/* Atomically replace path: write path.tmp in the same dir, fsync-less, rename. */
+/* Atomically replace path: write path.tmp in the same dir, fsync-less, rename.
+ */
 int write_file_atomic (int dirfd, const char *path, const char *data,
                        size_t len, mode_t mode);
 

@@ -264,8 +264,8 @@ test_ns_join_step (void **state)
   assert_string_equal (ov.v[0].path, "linux.namespaces.network");
   assert_non_null (strstr (ov.v[0].asked, "/proc/1/ns/net"));
   /* The host's user namespace: container root would be host root (G12). */
-  assert_true (profile_apply_ns_join (NS_USER, "/proc/1/ns/user", 1, 2, 1, 2,
-                                      p, &ov, &err)
+  assert_true (profile_apply_ns_join (NS_USER, "/proc/1/ns/user", 1, 2, 1, 2, p,
+                                      &ov, &err)
                < 0);
   assert_non_null (strstr (err->msg, "G12"));
   moat_error_free (&err);
