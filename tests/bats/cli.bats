@@ -186,7 +186,9 @@ sleeper() {
 	[[ "${lines[0]}" == *PID*CMD* ]]
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "${lines[1]}" == *" $pid "*"sleep 1000"* ]]
-	moat ps "$c1" -o pid,comm
+	# Without -e, ps(1) selects the caller's euid only: the container's root
+	# is another uid under G12 (runc passes the arguments on as they are).
+	moat ps "$c1" -eo pid,comm
 	[ "$status" -eq 0 ]
 	[[ "${lines[1]}" == *"$pid sleep" ]]
 	moat ps --format json "$c1"
