@@ -297,6 +297,9 @@ check_host_paths_readonly() {
 	WTREE="$(mktemp -d /tmp/moat-wtree.XXXXXX)"
 	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$WTREE" >"$MOAT_CONFIG"
 	mkdir -p "$BUNDLE/data"
+	# G12 idmaps only the engines' trees: here container root is a stranger
+	# and writes where others may.
+	chmod 1777 "$WTREE" "$BUNDLE/data"
 	update_config --arg s "$WTREE" '.mounts += [{"destination": "/w", "type": "bind", "source": $s, "options": ["rbind", "rw"]},
 		{"destination": "/b", "type": "bind", "source": "data", "options": ["rbind", "rw"]}]'
 	in_container 'echo a >/w/f && echo b >/b/f && echo written'
