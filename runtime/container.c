@@ -356,6 +356,16 @@ container_warn_ignored (const struct override_list *ov)
                ov->v[i].enforced ? ov->v[i].enforced : "");
 }
 
+/* Back to moat's own pid and time namespaces for its later children. */
+static void
+restore_parent_namespaces (int pid_ns, int time_ns)
+{
+  if (pid_ns >= 0)
+    (void)setns (pid_ns, CLONE_NEWPID);
+  if (time_ns >= 0)
+    (void)setns (time_ns, CLONE_NEWTIME);
+}
+
 static int
 create_in_ctx (const struct moat_globals *g, const struct profile *eff,
                struct override_list *ov, const struct create_opts *o,
@@ -373,6 +383,8 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   cleanup_free char *state_json = NULL;
   cleanup_free char *cache = NULL;
   cleanup_close int fifo = -1;
+  cleanup_close int own_pid_ns = -1;
+  cleanup_close int own_time_ns = -1;
   char created[64];
   int saved_ns[NS__MAX];
   uint32_t owner;
@@ -486,9 +498,16 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return moat_fail (err, errno, "socketpair");
 
+  /* The pid and time namespaces moat enters for the init apply to all its
+   * children: it goes back to its own right after the clone, so that hooks,
+   * the memfd_noexec writer and LeakSanitizer's tracer are not born in the
+   * container's. */
+  own_pid_ns = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  own_time_ns = open ("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
   r = container_enter_parent_namespaces (s, c->ns_fds, err);
   if (r < 0)
     {
+      restore_parent_namespaces (own_pid_ns, own_time_ns);
       close (sv[0]);
       close (sv[1]);
       return r;
@@ -513,6 +532,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   ia.rootfs_tree = c->rootfs_tree;
   if (r < 0)
     {
+      restore_parent_namespaces (own_pid_ns, own_time_ns);
       close (sv[0]);
       close (sv[1]);
       return r;
@@ -529,6 +549,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (r < 0)
     {
       userns_parent_restore (saved_ns, NULL);
+      restore_parent_namespaces (own_pid_ns, own_time_ns);
       close (sv[0]);
       close (sv[1]);
       return r;
@@ -543,6 +564,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
       close (sv[0]);
       linux_init_main (&ia);
     }
+  restore_parent_namespaces (own_pid_ns, own_time_ns);
   r = c->pid < 0 ? moat_fail (err, errno,
                               ia.new_userns ? "clone (with a user namespace, "
                                               "G12: does the kernel allow "
