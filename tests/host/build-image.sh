@@ -15,7 +15,7 @@ suite=bookworm
 # (virtio devices), the run-time libraries of a host-built moat, the test
 # tools, and containerd (ctr) for one engine run.
 pkgs=(systemd systemd-sysv dbus udev kmod procps iproute2 util-linux
-  libseccomp2 libcap2 libyajl2 libselinux1 libmount1 libsystemd0 libcmocka0
+  libseccomp2 libcap2 libyajl2 libselinux1 libmount1 libarchive13 libsystemd0 libcmocka0
   bats jq busybox-static containerd ca-certificates)
 
 log() { printf 'build-image: %s\n' "$*" >&2; }
