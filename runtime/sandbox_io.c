@@ -4,6 +4,8 @@
  * (no copy through user space, so a flood costs little) and counted. The
  * container never waits on a full pipe for long, whatever it writes. */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -63,8 +65,24 @@ pass_on (int fd, const char *buf, size_t len)
 {
   while (len > 0)
     {
-      ssize_t n = write (fd, buf, len);
-      if (n < 0 && errno == EINTR && !deadline_passed)
+      struct pollfd p = { .fd = fd, .events = POLLOUT };
+      ssize_t n;
+
+      if (deadline_passed)
+        return -1;
+      /* Never block in write(): a reader that stopped reading would hold
+       * moat past the deadline, and the alarm may fire just before the
+       * write starts. Wait for room in bounded steps, then write no more
+       * than a pipe takes at once. */
+      n = poll (&p, 1, 100);
+      if (n < 0 && errno != EINTR)
+        return -1;
+      if (n <= 0)
+        continue;
+      if (p.revents & (POLLERR | POLLNVAL))
+        return -1;
+      n = write (fd, buf, len < PIPE_BUF ? len : PIPE_BUF);
+      if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
         return -1;
