@@ -59,25 +59,6 @@ is_pseudo_type (const char *fstype)
   return false;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void
-unescape_octal (char *s)
-{
-  char *o = s;
-  for (; *s; s++)
-    {
-      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
-          && s[2] <= '7' && s[3] >= '0' && s[3] <= '7')
-        {
-          *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-          s += 3;
-        }
-      else
-        *o++ = *s;
-    }
-  *o = '\0';
-}
-
 /* An rbind brings every mount below its source along: a procfs or sysfs
  * mounted somewhere under it on the host would be one no mask covers. */
 static int
@@ -105,7 +86,7 @@ tree_holds_pseudo_fs (const char *dir, bool *ret)
           mnt = tok;
       if (mnt == NULL)
         continue;
-      unescape_octal (mnt);
+      mountinfo_unescape (mnt);
       if (strncmp (mnt, dir, n) != 0 || (mnt[n] != '/' && mnt[n] != '\0'))
         continue;
       tok = strtok_r (sep + 3, " ", &save);

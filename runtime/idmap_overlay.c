@@ -19,25 +19,6 @@
 #include "userns.h"
 #include "util.h"
 
-/* mountinfo's octal escapes (\040 for a space ...), in place. */
-static void
-unescape (char *s)
-{
-  char *o = s;
-  for (; *s; s++)
-    {
-      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
-          && s[2] <= '7' && s[3] >= '0' && s[3] <= '7')
-        {
-          *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-          s += 3;
-        }
-      else
-        *o++ = *s;
-    }
-  *o = '\0';
-}
-
 /* The super options of the topmost overlay mounted at path. */
 static char *
 overlay_options (const char *path)
@@ -64,7 +45,7 @@ overlay_options (const char *path)
       sep = p ? strstr (p, " - ") : NULL;
       if (sep == NULL)
         continue;
-      unescape (f[4]);
+      mountinfo_unescape (f[4]);
       type = sep + 3;
       opts = strchr (type, ' ');
       opts = opts ? strchr (opts + 1, ' ') : NULL;
@@ -123,7 +104,7 @@ idmap_overlay_rebuild (const char *rootfs, int userns_fd, int *ret_tree)
     return -ENOENT;
   for (o = strtok_r (opts, ",", &save); o; o = strtok_r (NULL, ",", &save))
     {
-      unescape (o);
+      mountinfo_unescape (o);
       if (strncmp (o, "lowerdir=", 9) == 0)
         lower = xstrdup (o + 9);
       else if (strncmp (o, "upperdir=", 9) == 0)

@@ -286,3 +286,23 @@ mkdir_p (const char *path, mode_t mode)
     return -errno;
   return 0;
 }
+
+/* mountinfo escapes space, tab, newline and backslash as \\ooo: undo
+ * that in place. */
+void
+mountinfo_unescape (char *s)
+{
+  char *o = s;
+  for (; *s; s++)
+    {
+      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
+          && s[2] <= '7' && s[3] >= '0' && s[3] <= '7')
+        {
+          *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+          s += 3;
+        }
+      else
+        *o++ = *s;
+    }
+  *o = '\0';
+}

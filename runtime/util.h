@@ -99,4 +99,7 @@ void now_rfc3339 (char *buf, size_t len);
 /* mkdir -p relative to dirfd (or absolute); existing dirs are fine. */
 int mkdir_p (const char *path, mode_t mode);
 
+/* Undo mountinfo's octal escapes (\040 for a space ...) in place. */
+void mountinfo_unescape (char *s);
+
 #endif
