@@ -34,21 +34,6 @@ is_clamp (const struct override *o)
          && strcmp (o->asked, "unset") != 0;
 }
 
-static void
-write_override (struct json_writer *w, const struct override *o)
-{
-  jw_object_begin (w);
-  jw_key (w, "kind");
-  jw_string (w, override_kind_name (o->kind));
-  jw_key (w, "path");
-  jw_string (w, o->path);
-  jw_key (w, "asked");
-  jw_string (w, o->asked);
-  jw_key (w, "enforced");
-  jw_string (w, o->enforced);
-  jw_object_end (w);
-}
-
 static char *
 audit_line (const struct audit_record *r)
 {
@@ -103,11 +88,7 @@ audit_line (const struct audit_record *r)
       jw_key (w, "network");
       jw_raw (w, r->network);
     }
-  jw_key (w, "overrides");
-  jw_array_begin (w);
-  for (size_t i = 0; r->overrides && i < r->overrides->n; i++)
-    write_override (w, &r->overrides->v[i]);
-  jw_array_end (w);
+  jw_overrides (w, "overrides", r->overrides);
   jw_object_end (w);
   json = json_writer_finish (w);
   line = xasprintf ("%s\n", json);

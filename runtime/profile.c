@@ -5,6 +5,7 @@
 #include "profile.h"
 #include "profile_internal.h"
 #include "util.h"
+#include "../oci/json.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -156,6 +157,28 @@ override_list_clear (struct override_list *l)
       l->v = NULL;
       l->n = 0;
     }
+}
+
+void
+jw_overrides (struct json_writer *w, const char *key,
+              const struct override_list *ov)
+{
+  jw_key (w, key);
+  jw_array_begin (w);
+  for (size_t i = 0; ov && i < ov->n; i++)
+    {
+      jw_object_begin (w);
+      jw_key (w, "kind");
+      jw_string (w, override_kind_name (ov->v[i].kind));
+      jw_key (w, "path");
+      jw_string (w, ov->v[i].path);
+      jw_key (w, "asked");
+      jw_string (w, ov->v[i].asked);
+      jw_key (w, "enforced");
+      jw_string (w, ov->v[i].enforced);
+      jw_object_end (w);
+    }
+  jw_array_end (w);
 }
 
 const char *

@@ -202,5 +202,12 @@ void override_list_add (struct override_list *l, enum override_kind kind,
                         const char *path, const char *asked,
                         const char *enforced);
 const char *override_kind_name (enum override_kind k);
+/* JSON as the audit line, policy.json and the sandbox record write them:
+ * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port) and
+ * KEY: [{kind, path, asked, enforced}, ...]. */
+void jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
+               size_t n, uint16_t port);
+void jw_overrides (struct json_writer *w, const char *key,
+                   const struct override_list *ov);
 
 #endif

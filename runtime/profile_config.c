@@ -691,14 +691,7 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_key (w, "network");
   profile_network_json (w, p, NULL, 0, false);
   /* Also at the top, as before the network object existed. */
-  jw_key (w, "deny");
-  jw_array_begin (w);
-  for (size_t i = 0; i < p->n_deny; i++)
-    {
-      cleanup_free char *c = cidr_to_string (&p->deny[i]);
-      jw_string (w, c);
-    }
-  jw_array_end (w);
+  jw_cidrs (w, "deny", p->deny, p->n_deny, 0);
   jw_string_list (w, "credential_env", (const char *const *)p->credential_env);
   jw_string_list (w, "masked_paths", profile_masked_paths);
   jw_string_list (w, "readonly_paths", profile_readonly_paths);

@@ -327,7 +327,7 @@ profile_network_allow_text (const struct profile *p)
   return steal_pointer (&text);
 }
 
-static void
+void
 jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
           size_t n, uint16_t port)
 {

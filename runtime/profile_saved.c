@@ -71,26 +71,12 @@ write_profile (struct json_writer *w, const struct profile *p)
   for (size_t i = 0; p->credential_env && p->credential_env[i]; i++)
     jw_string (w, p->credential_env[i]);
   jw_array_end (w);
-  jw_key (w, "deny");
-  jw_array_begin (w);
-  for (size_t i = 0; i < p->n_deny; i++)
-    {
-      cleanup_free char *c = cidr_to_string (&p->deny[i]);
-      jw_string (w, c);
-    }
-  jw_array_end (w);
+  jw_cidrs (w, "deny", p->deny, p->n_deny, 0);
   /* egress: an allowlist, or the private networks opened (egress_allow,
    * egress_allow_private, narrowed by run.moat.egress-allow). */
   jw_key (w, "allowlist");
   jw_bool (w, p->allowlist);
-  jw_key (w, "allow");
-  jw_array_begin (w);
-  for (size_t i = 0; i < p->n_allow; i++)
-    {
-      cleanup_free char *c = cidr_to_string (&p->allow[i]);
-      jw_string (w, c);
-    }
-  jw_array_end (w);
+  jw_cidrs (w, "allow", p->allow, p->n_allow, 0);
   jw_key (w, "audit_log");
   jw_string (w, p->audit_log);
   jw_key (w, "audit_read_verbs");
@@ -126,22 +112,7 @@ profile_policy_to_json (const struct profile *eff,
   jw_int (w, POLICY_VERSION);
   jw_key (w, "profile");
   write_profile (w, eff);
-  jw_key (w, "overrides");
-  jw_array_begin (w);
-  for (size_t i = 0; ov && i < ov->n; i++)
-    {
-      jw_object_begin (w);
-      jw_key (w, "kind");
-      jw_string (w, override_kind_name (ov->v[i].kind));
-      jw_key (w, "path");
-      jw_string (w, ov->v[i].path);
-      jw_key (w, "asked");
-      jw_string (w, ov->v[i].asked);
-      jw_key (w, "enforced");
-      jw_string (w, ov->v[i].enforced);
-      jw_object_end (w);
-    }
-  jw_array_end (w);
+  jw_overrides (w, "overrides", ov);
   jw_object_end (w);
   return json_writer_finish (w);
 }

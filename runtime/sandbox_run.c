@@ -113,22 +113,7 @@ record_json (const struct moat_globals *g, const char *id,
   jw_object_end (w);
   jw_key (w, "image");
   jw_string (w, digest);
-  jw_key (w, "overrides");
-  jw_array_begin (w);
-  for (size_t i = 0; ov && i < ov->n; i++)
-    {
-      jw_object_begin (w);
-      jw_key (w, "kind");
-      jw_string (w, override_kind_name (ov->v[i].kind));
-      jw_key (w, "path");
-      jw_string (w, ov->v[i].path);
-      jw_key (w, "asked");
-      jw_string (w, ov->v[i].asked);
-      jw_key (w, "enforced");
-      jw_string (w, ov->v[i].enforced);
-      jw_object_end (w);
-    }
-  jw_array_end (w);
+  jw_overrides (w, "overrides", ov);
   jw_object_end (w);
   return json_writer_finish (w);
 }
