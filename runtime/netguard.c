@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bpf.h"
 #include "netguard_bpf.h"
 #include "util.h"
 
@@ -212,21 +213,6 @@ prog_fds_close (struct prog_fds *p)
       close (p->fd[i]);
 }
 
-static int
-bpf_cgroup_op (int cmd, int cgroup_fd, int prog_fd, enum bpf_attach_type hook)
-{
-  union bpf_attr attr;
-  memset (&attr, 0, sizeof (attr));
-  attr.target_fd = (uint32_t)cgroup_fd;
-  attr.attach_bpf_fd = (uint32_t)prog_fd;
-  attr.attach_type = hook;
-  /* ALLOW_MULTI: the engine's or systemd's own programs on this cgroup or
-   * its parents keep running, and all of them must pass a packet. */
-  if (cmd == BPF_PROG_ATTACH)
-    attr.attach_flags = BPF_F_ALLOW_MULTI;
-  return netguard_bpf_sys (cmd, &attr) < 0 ? -errno : 0;
-}
-
 int
 netguard_attach (int cgroup_fd, const struct netguard_rules *r,
                  struct moat_error **err)
@@ -250,8 +236,10 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
           if (rc < 0)
             break;
         }
-      rc = bpf_cgroup_op (BPF_PROG_ATTACH, cgroup_fd, progs.fd[s->prog],
-                          s->hook);
+      /* ALLOW_MULTI: the engine's or systemd's own programs on this
+       * cgroup or its parents keep running, and all of them must pass a
+       * packet. */
+      rc = bpf_cgroup_attach (cgroup_fd, progs.fd[s->prog], s->hook);
       if (rc < 0)
         {
           moat_fail (err, -rc, "attaching the %s program to the cgroup",
@@ -263,9 +251,8 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
     {
       /* Half a guard is worse than a clear failure: take ours off again. */
       while (attached-- > 0)
-        (void)bpf_cgroup_op (BPF_PROG_DETACH, cgroup_fd,
-                             progs.fd[steps[attached].prog],
-                             steps[attached].hook);
+        (void)bpf_cgroup_detach (cgroup_fd, progs.fd[steps[attached].prog],
+                                 steps[attached].hook);
       return moat_error_wrap (err, "network guard");
     }
   /* The attachments hold the programs until the cgroup goes: the fds
