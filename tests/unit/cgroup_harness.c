@@ -19,6 +19,7 @@
 
 #include "../../runtime/cgroup.h"
 #include "../../runtime/util.h"
+#include "cgroup_emulation.h"
 
 char tree[128];
 
@@ -139,7 +140,7 @@ setup_v2_tree (void **state)
     put ("", "%s/%s", tree, v2_files[i]);
   put ("cpuset cpu io memory hugetlb pids\n", "%s/cgroup.controllers", tree);
   put ("", "%s/cgroup.subtree_control", tree);
-  cgroup_set_root (tree);
+  cgroup_emulate (tree);
   return 0;
 }
 
@@ -181,14 +182,14 @@ setup_hybrid_tree (void **state)
   put ("0-1\n", "%s/cpuset/cpuset.cpus", tree);
   put ("0\n", "%s/cpuset/cpuset.mems", tree);
   put ("hugetlb\n", "%s/unified/cgroup.controllers", tree);
-  cgroup_set_root (tree);
+  cgroup_emulate (tree);
   return 0;
 }
 
 int
 teardown_tree (void **state)
 {
-  cgroup_set_root (NULL);
+  cgroup_emulate (NULL);
   rm_rf (tree);
   return 0;
 }

@@ -1,7 +1,8 @@
 /* Shared by the cgroup unit tests (test_cgroup*.c): small file helpers and
  * the fake trees, plain directories declaring a v2 or a hybrid layout (see
- * cgroup_set_root), made in a fresh directory `tree` by the setup
- * functions and removed by teardown_tree. */
+ * cgroup_emulation.h), made in a fresh directory `tree` by the setup
+ * functions, which point the cgroup code at them, and removed by
+ * teardown_tree. */
 #ifndef MOAT_TEST_CGROUP_HARNESS_H
 #define MOAT_TEST_CGROUP_HARNESS_H
 

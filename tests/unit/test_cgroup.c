@@ -1,5 +1,5 @@
 /* runtime/cgroup on fake v2 and hybrid trees (plain directories declaring
- * their layout, see cgroup_set_root): what create, update, freeze, stats
+ * their layout, see cgroup_emulation.h): what create, update, freeze, stats
  * and destroy write and remove. The real host: test_cgroup_host.c. */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 
 #include "../../runtime/cgroup.h"
 #include "../../runtime/util.h"
+#include "cgroup_emulation.h"
 #include "cgroup_harness.h"
 
 static struct spec_resources
@@ -401,7 +402,7 @@ test_v1_comounted (void **state)
   assert_int_equal (symlink ("cpu,cpuacct", path), 0);
   snprintf (path, sizeof (path), "%s/cpuacct", tree);
   assert_int_equal (symlink ("cpu,cpuacct", path), 0);
-  cgroup_set_root (tree);
+  cgroup_emulate (tree);
 
   assert_int_equal (cgroup_mode (&mode, &err), 0);
   assert_int_equal (mode, CGROUP_MODE_V1);

@@ -50,7 +50,6 @@ host_usable (void)
 static int
 setup_host (void **state)
 {
-  cgroup_set_root (NULL);
   snprintf (host_parent, sizeof (host_parent), "moat-test-%d", (int)getpid ());
   host_child = -1;
   return 0;
