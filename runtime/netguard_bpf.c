@@ -247,17 +247,17 @@ static struct cidr_set
 cidr_set_for (int family, const struct cidr *list, size_t n,
               enum v6_forms forms, uint16_t port)
 {
-  struct cidr_set s = { .c = xcalloc (n ? n * NETGUARD_EMBEDDINGS : 1,
-                                      sizeof (struct cidr)) };
+  struct cidr_set s
+      = { .c = xcalloc (n ? n * CIDR_V6_EMBEDDINGS : 1, sizeof (struct cidr)) };
   for (size_t i = 0; i < n; i++)
     if (list[i].family == family)
       s.c[s.n++] = list[i];
     else if (forms != V6_NONE && family == AF_INET6
              && list[i].family == AF_INET)
       {
-        struct cidr e[NETGUARD_EMBEDDINGS];
+        struct cidr e[CIDR_V6_EMBEDDINGS];
         cidr_v6_embeddings (&list[i], e);
-        for (int k = 0; k < (forms == V6_MAPPED ? 1 : NETGUARD_EMBEDDINGS); k++)
+        for (int k = 0; k < (forms == V6_MAPPED ? 1 : CIDR_V6_EMBEDDINGS); k++)
           s.c[s.n++] = e[k];
       }
   if (port)
