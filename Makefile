@@ -43,6 +43,10 @@ CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
 DEPFLAGS = -MMD -MP
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+# What the unit tests share (fake trees, helpers): every other
+# tests/unit/*.c, linked into each test binary and nowhere else.
+UNIT_LIB_SRCS := $(filter-out $(UNIT_SRCS),$(sort $(wildcard tests/unit/*.c)))
+UNIT_LIB_OBJS := $(UNIT_LIB_SRCS:%.c=$(BUILD)/%.o)
 TESTCMD_SRCS := $(sort $(wildcard tests/cmd/*.c))
 TESTCMD_BINS := $(TESTCMD_SRCS:tests/cmd/%.c=$(BUILD)/tests/cmd/%)
 
@@ -65,10 +69,14 @@ $(BUILD)/libmoat.a: $(LIB_OBJS)
 $(BUILD)/moat: $(CMD_OBJS) $(BUILD)/libmoat.a
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libmoat.a $(PC_LIBS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmoat.a
+$(BUILD)/tests/unit/libunit.a: $(UNIT_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD $@"; $(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ $(LDFLAGS) -o $@ $< \
-	  $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
+	  $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
 
 # Small static helpers run inside containers (no libc of the rootfs needed).
 $(BUILD)/tests/cmd/%: tests/cmd/%.c

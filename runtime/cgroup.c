@@ -32,12 +32,12 @@ struct layout_hier
   char *name;
   char *dir;
   unsigned ctrls;
-  bool emulated;
 };
 
 static struct
 {
-  char *root; /* NULL: DEFAULT_ROOT */
+  char *root;                 /* NULL: DEFAULT_ROOT */
+  const struct cgroup_fs *fs; /* NULL: cgroup_fs_kernel */
   bool probed;
   enum cgroup_mode mode;
   struct layout_hier *hiers;
@@ -77,11 +77,12 @@ layout_reset (void)
 }
 
 void
-cgroup_set_root (const char *root)
+cgroup_set_fs (const char *root, const struct cgroup_fs *fs)
 {
   layout_reset ();
   free (layout.root);
   layout.root = root ? xstrdup (root) : NULL;
+  layout.fs = fs;
 }
 
 static const char *
@@ -90,8 +91,14 @@ root_dir (void)
   return layout.root ? layout.root : DEFAULT_ROOT;
 }
 
+static const struct cgroup_fs *
+layout_fs (void)
+{
+  return layout.fs ? layout.fs : &cgroup_fs_kernel;
+}
+
 static void
-layout_add (const char *name, const char *dir, unsigned ctrls, bool emulated)
+layout_add (const char *name, const char *dir, unsigned ctrls)
 {
   struct layout_hier *h;
   layout.hiers
@@ -100,35 +107,17 @@ layout_add (const char *name, const char *dir, unsigned ctrls, bool emulated)
   h->name = xstrdup (name);
   h->dir = xstrdup (dir);
   h->ctrls = ctrls;
-  h->emulated = emulated;
 }
 
-static bool
-is_regular_file (const char *dir, const char *name)
-{
-  cleanup_free char *p = xasprintf ("%s/%s", dir, name);
-  struct stat st;
-  return stat (p, &st) == 0 && S_ISREG (st.st_mode);
-}
-
-/* A hierarchy is usable if it is the filesystem it should be; a tree set
- * with cgroup_set_root() may stand in with plain directories. */
+/* A hierarchy is usable if it is the filesystem it should be. */
 static int
-hierarchy_kind (const char *dir, long magic, bool *ret_emulated,
-                struct stat *ret_st)
+hierarchy_kind (const char *dir, long magic, struct stat *ret_st)
 {
-  struct statfs sfs;
-  if (statfs (dir, &sfs) < 0 || stat (dir, ret_st) < 0)
+  if (stat (dir, ret_st) < 0)
     return -errno;
   if (!S_ISDIR (ret_st->st_mode))
     return -ENOTDIR;
-  if ((long)sfs.f_type == magic)
-    *ret_emulated = false;
-  else if (layout.root != NULL)
-    *ret_emulated = true;
-  else
-    return -ENOMEDIUM;
-  return 0;
+  return layout_fs ()->magic (dir) == magic ? 0 : -ENOMEDIUM;
 }
 
 static void
@@ -143,9 +132,9 @@ probe_v1 (const char *root)
     {
       cleanup_free char *dir = xasprintf ("%s/%s", root, v1_hierarchies[i].dir);
       struct stat st;
-      bool emulated, dup = false;
+      bool dup = false;
 
-      if (hierarchy_kind (dir, CGROUP_SUPER_MAGIC, &emulated, &st) < 0)
+      if (hierarchy_kind (dir, CGROUP_SUPER_MAGIC, &st) < 0)
         continue;
       /* Co-mounted controllers (cpu,cpuacct) are one hierarchy behind two
        * names: one directory, joined once. */
@@ -163,8 +152,7 @@ probe_v1 (const char *root)
         continue;
       seen[n_seen] = st;
       first_of[n_seen++] = layout.n_hiers;
-      layout_add (v1_hierarchies[i].name, dir, v1_hierarchies[i].ctrl,
-                  emulated);
+      layout_add (v1_hierarchies[i].name, dir, v1_hierarchies[i].ctrl);
     }
 }
 
@@ -175,17 +163,15 @@ probe_layout (struct moat_error **err)
   cleanup_free char *unified = xasprintf ("%s/unified", root);
   struct statfs sfs;
   struct stat st;
-  bool emulated;
 
   if (layout.probed)
     return 0;
   if (statfs (root, &sfs) < 0)
     return moat_fail (err, errno, "probing cgroups at %s", root);
 
-  if (sfs.f_type == CGROUP2_SUPER_MAGIC
-      || (layout.root && is_regular_file (root, "cgroup.controllers")))
+  if (layout_fs ()->magic (root) == CGROUP2_SUPER_MAGIC)
     {
-      layout_add ("unified", root, ~0u, sfs.f_type != CGROUP2_SUPER_MAGIC);
+      layout_add ("unified", root, ~0u);
       layout.mode = CGROUP_MODE_V2;
       layout.probed = true;
       return 0;
@@ -196,10 +182,9 @@ probe_layout (struct moat_error **err)
     return moat_fail (err, ENOENT, "probing cgroups at %s: no hierarchy found",
                       root);
   layout.mode = CGROUP_MODE_V1;
-  if (hierarchy_kind (unified, CGROUP2_SUPER_MAGIC, &emulated, &st) == 0
-      && (!emulated || is_regular_file (unified, "cgroup.controllers")))
+  if (hierarchy_kind (unified, CGROUP2_SUPER_MAGIC, &st) == 0)
     {
-      layout_add ("unified", unified, CG_UNIFIED, emulated);
+      layout_add ("unified", unified, CG_UNIFIED);
       layout.mode = CGROUP_MODE_HYBRID;
     }
   layout.probed = true;
@@ -253,7 +238,7 @@ cgroup_new (const char *rel, struct cgroup **ret, struct moat_error **err)
       h->fd = -1;
       h->name = xstrdup (layout.hiers[i].name);
       h->ctrls = layout.hiers[i].ctrls;
-      h->emulated = layout.hiers[i].emulated;
+      h->fs = layout_fs ();
       h->mount_fd
           = open (layout.hiers[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cg->n_hiers++;
@@ -367,15 +352,6 @@ cgroup_open (const char *rel, struct cgroup **ret, struct moat_error **err)
     }
   *ret = cg;
   return 0;
-}
-
-struct cgroup_hier *
-cgroup_hier_for (struct cgroup *cg, unsigned ctrls)
-{
-  for (size_t i = 0; i < cg->n_hiers; i++)
-    if ((cg->hiers[i].ctrls & ctrls) && cg->hiers[i].fd >= 0)
-      return &cg->hiers[i];
-  return NULL;
 }
 
 int

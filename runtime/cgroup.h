@@ -22,22 +22,14 @@ enum cgroup_mode
 
 struct cgroup; /* opaque */
 
-/* Tests point the module at a fake tree. Default "/sys/fs/cgroup"; NULL
- * restores it. The layout is probed once per root:
+/* The layout of /sys/fs/cgroup, probed once:
  *  - the root is a cgroup2 mount -> v2;
  *  - otherwise every v1 hierarchy is ROOT/<name> (cpu, cpuacct, cpuset,
  *    memory, pids, devices, freezer, blkio; "systemd" for name=systemd),
  *    co-mounted ones (same directory through symlinks) counted once, and
  *    ROOT/unified being a cgroup2 mount makes it hybrid.
- * Under the default root only real cgroup filesystems count. A root set
- * here may be plain directories, declaring its layout by what exists:
- * ROOT/cgroup.controllers (a file) -> v2; else the v1 directories above,
- * plus ROOT/unified/cgroup.controllers -> hybrid. In such a tree the
- * regular files at the top of each hierarchy are the interface files every
- * new cgroup gets (empty, as the kernel would create them), a new cgroup's
- * cgroup.controllers lists what its parent's cgroup.subtree_control
- * enabled, and removing a cgroup removes its files. */
-void cgroup_set_root (const char *root);
+ * Only real cgroup filesystems count (the unit tests put plain
+ * directories in their place: cgroup_set_fs in cgroup_internal.h). */
 int cgroup_mode (enum cgroup_mode *ret, struct moat_error **err);
 
 /* Map config.json's cgroupsPath (may be NULL) to the relative path:

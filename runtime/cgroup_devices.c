@@ -1,6 +1,7 @@
 /* linux.resources.devices on a cgroup2 hierarchy, which has no devices
  * controller: a BPF_PROG_TYPE_CGROUP_DEVICE program, hand-assembled from
- * the rules (no clang, no libbpf), attached to the container's cgroup.
+ * the rules (no clang, no libbpf), loaded and attached to the container's
+ * cgroup through bpf.h.
  *
  * It keeps v1's meaning: everything is denied first, then the rules apply
  * in order and a later rule overrides an earlier one. So the program tests
@@ -11,9 +12,9 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf.h"
 #include "util.h"
 
 /* Enough for any engine's list (Docker sends a dozen); keeps jump offsets
@@ -151,49 +152,6 @@ cg_devices_build (const struct spec_device_rule *rules, size_t n_rules,
   return 0;
 }
 
-static long
-sys_bpf (int cmd, union bpf_attr *attr)
-{
-  return syscall (SYS_bpf, cmd, attr, sizeof (*attr));
-}
-
-/* The programs attached to the cgroup itself, so that an update can drop
- * them once its own is in place. */
-static int
-attached_programs (int cgroup_fd, uint32_t *ids, uint32_t *ret_n)
-{
-  union bpf_attr attr;
-  memset (&attr, 0, sizeof (attr));
-  attr.query.target_fd = (uint32_t)cgroup_fd;
-  attr.query.attach_type = BPF_CGROUP_DEVICE;
-  attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
-  attr.query.prog_cnt = *ret_n;
-  if (sys_bpf (BPF_PROG_QUERY, &attr) < 0)
-    return -errno;
-  *ret_n = attr.query.prog_cnt;
-  return 0;
-}
-
-static void
-detach_program (int cgroup_fd, uint32_t id)
-{
-  union bpf_attr attr;
-  int prog_fd;
-
-  memset (&attr, 0, sizeof (attr));
-  attr.prog_id = id;
-  attr.open_flags = 0;
-  prog_fd = (int)sys_bpf (BPF_PROG_GET_FD_BY_ID, &attr);
-  if (prog_fd < 0)
-    return;
-  memset (&attr, 0, sizeof (attr));
-  attr.target_fd = (uint32_t)cgroup_fd;
-  attr.attach_bpf_fd = (uint32_t)prog_fd;
-  attr.attach_type = BPF_CGROUP_DEVICE;
-  sys_bpf (BPF_PROG_DETACH, &attr);
-  close (prog_fd);
-}
-
 int
 cg_devices_attach (int cgroup_fd, const struct spec_device_rule *rules,
                    size_t n_rules, struct moat_error **err)
@@ -202,37 +160,27 @@ cg_devices_attach (int cgroup_fd, const struct spec_device_rule *rules,
   cleanup_close int prog_fd = -1;
   uint32_t old[64];
   uint32_t n_old = sizeof (old) / sizeof (old[0]);
-  union bpf_attr attr;
   size_t n = 0;
   int r;
 
   r = cg_devices_build (rules, n_rules, &prog, &n, err);
   if (r < 0)
     return r;
-  r = attached_programs (cgroup_fd, old, &n_old);
+  /* The programs attached to the cgroup itself, so that an update can drop
+   * them once its own is in place. */
+  r = bpf_cgroup_query (cgroup_fd, BPF_CGROUP_DEVICE, old, &n_old);
   if (r < 0)
     return moat_fail (err, -r, "devices: querying the cgroup's programs");
-
-  memset (&attr, 0, sizeof (attr));
-  attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-  attr.insns = (uint64_t)(uintptr_t)prog;
-  attr.insn_cnt = (uint32_t)n;
-  attr.license = (uint64_t)(uintptr_t) "GPL";
-  prog_fd = (int)sys_bpf (BPF_PROG_LOAD, &attr);
-  if (prog_fd < 0)
-    return moat_fail (err, errno, "devices: loading the BPF program");
-  /* O_CLOEXEC is not an option of BPF_PROG_LOAD; the kernel sets it. */
-
-  memset (&attr, 0, sizeof (attr));
-  attr.target_fd = (uint32_t)cgroup_fd;
-  attr.attach_bpf_fd = (uint32_t)prog_fd;
-  attr.attach_type = BPF_CGROUP_DEVICE;
-  attr.attach_flags = BPF_F_ALLOW_MULTI;
-  if (sys_bpf (BPF_PROG_ATTACH, &attr) < 0)
-    return moat_fail (err, errno, "devices: attaching the BPF program");
+  r = bpf_prog_load (BPF_PROG_TYPE_CGROUP_DEVICE, 0, "moat_devices", prog, n,
+                     &prog_fd, err);
+  if (r < 0)
+    return moat_error_wrap (err, "devices");
+  r = bpf_cgroup_attach (cgroup_fd, prog_fd, BPF_CGROUP_DEVICE);
+  if (r < 0)
+    return moat_fail (err, -r, "devices: attaching the BPF program");
   /* The new program is in place before the old ones go: no moment without
    * a filter. */
   for (uint32_t i = 0; i < n_old && i < sizeof (old) / sizeof (old[0]); i++)
-    detach_program (cgroup_fd, old[i]);
+    (void)bpf_cgroup_detach_id (cgroup_fd, old[i], BPF_CGROUP_DEVICE);
   return 0;
 }

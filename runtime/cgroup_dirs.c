@@ -73,57 +73,11 @@ cg_has_child_dirs (int dir_fd)
   return false;
 }
 
-/* Emulation of the interface files the kernel creates in a new cgroup: a
- * copy (empty) of every regular file at the top of the hierarchy, and the
- * controllers its parent enabled. Only for trees of plain directories. */
-static void
-emulate_populate (struct cgroup_hier *h, int parent_fd, int dir_fd)
-{
-  cleanup_free char *enabled = NULL;
-  cleanup_dir DIR *d = cg_opendir (h->mount_fd);
-  struct dirent *de;
-
-  while (d && (de = readdir (d)))
-    {
-      int fd;
-      if (de->d_type != DT_REG)
-        continue;
-      fd = openat (dir_fd, de->d_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                   0644);
-      if (fd >= 0)
-        close (fd);
-    }
-  if (cg_read (parent_fd, "cgroup.subtree_control", &enabled) == 0)
-    {
-      char *w = enabled;
-      for (const char *r = enabled; *r; r++)
-        if (*r != '+')
-          *w++ = *r;
-      *w = '\0';
-      cg_write_fd (dir_fd, true, "cgroup.controllers", enabled);
-    }
-}
-
-/* rmdir, and for emulated trees first the files the kernel would drop. */
+/* rmdir, through the filesystem: the kernel drops the files with it. */
 static int
 remove_cgroup_dir (struct cgroup_hier *h, int parent_fd, const char *name)
 {
-  if (h->emulated)
-    {
-      cleanup_close int fd
-          = cg_open_beneath (parent_fd, name, O_RDONLY | O_DIRECTORY);
-      cleanup_dir DIR *d = NULL;
-      struct dirent *de;
-      if (fd < 0)
-        return -errno;
-      if (cg_has_child_dirs (fd))
-        return -EBUSY;
-      d = cg_opendir (fd);
-      while (d && (de = readdir (d)))
-        if (de->d_type == DT_REG)
-          unlinkat (fd, de->d_name, 0);
-    }
-  return unlinkat (parent_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+  return h->fs->rmdir (parent_fd, name);
 }
 
 static int
@@ -229,8 +183,8 @@ make_dirs_once (struct cgroup *cg, struct cgroup_hier *h,
       if (next < 0)
         return moat_fail (err, errno, "opening %s in the %s hierarchy", c,
                           h->name);
-      if (making && h->emulated)
-        emulate_populate (h, cur, next);
+      if (making && h->fs->populate)
+        h->fs->populate (h->mount_fd, cur, next);
       r = cg->backend->prepare_dir (h, cur, next, i + 1 == n, err);
       close (cur);
       cur = next;

@@ -1,7 +1,8 @@
 /* File access inside cgroup directories, shared by cgroup.c and the v1/v2
- * back-ends. Every open goes through cg_open_beneath(), so a symlink planted
- * in a hierarchy (or a cgroupsPath that slipped through) cannot lead out of
- * the cgroup mount. */
+ * back-ends, and the kernel's cgroupfs behind struct cgroup_fs. Every open
+ * goes through cg_open_beneath(), so a symlink planted in a hierarchy (or a
+ * cgroupsPath that slipped through) cannot lead out of the cgroup mount.
+ * The bottom of the cgroup files: it calls none of the others. */
 #include "cgroup_internal.h"
 
 #include <errno.h>
@@ -11,9 +12,12 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "util.h"
 
@@ -84,12 +88,10 @@ cg_strndup (const char *s, size_t n)
 }
 
 int
-cg_write_fd (int dirfd, bool emulated, const char *file, const char *value)
+cg_write_file (int dirfd, const char *file, const char *value, int extra_flags)
 {
-  /* The kernel ignores O_TRUNC on cgroupfs; a plain file needs it so that a
-   * shorter value does not leave the tail of the old one. */
-  cleanup_close int fd = cg_open_beneath (
-      dirfd, file, O_WRONLY | O_NOCTTY | (emulated ? O_TRUNC : 0));
+  cleanup_close int fd
+      = cg_open_beneath (dirfd, file, O_WRONLY | O_NOCTTY | extra_flags);
   if (fd < 0)
     return -errno;
   /* cgroupfs takes one value per write(2): never split it. */
@@ -102,13 +104,20 @@ cg_write_fd (int dirfd, bool emulated, const char *file, const char *value)
 }
 
 int
+cg_write_fd (int dirfd, const struct cgroup_fs *fs, const char *file,
+             const char *value)
+{
+  return fs->write (dirfd, file, value);
+}
+
+int
 cg_write (struct cgroup_hier *h, const char *file, const char *value,
           struct moat_error **err)
 {
   int r;
   if (h->fd < 0)
     return moat_fail (err, ENOENT, "writing %s", file);
-  r = cg_write_fd (h->fd, h->emulated, file, value);
+  r = cg_write_fd (h->fd, h->fs, file, value);
   if (r < 0)
     return moat_fail (err, -r, "writing %s", file);
   return 0;
@@ -220,11 +229,11 @@ cg_write_pair (struct cgroup_hier *h, const char *file1, const char *value1,
                const char *file2, const char *value2, struct moat_error **err)
 {
   const char *failed = file1;
-  int r = cg_write_fd (h->fd, h->emulated, file1, value1);
+  int r = cg_write_fd (h->fd, h->fs, file1, value1);
   if (r == 0)
     {
       failed = file2;
-      r = cg_write_fd (h->fd, h->emulated, file2, value2);
+      r = cg_write_fd (h->fd, h->fs, file2, value2);
     }
   if (r == 0)
     return 0;
@@ -331,3 +340,49 @@ cg_check_cpuset (const char *what, const char *value, struct moat_error **err)
     return moat_fail (err, EINVAL, "%s: invalid cpuset `%s`", what, value);
   return 0;
 }
+
+struct cgroup_hier *
+cgroup_hier_for (struct cgroup *cg, unsigned ctrls)
+{
+  for (size_t i = 0; i < cg->n_hiers; i++)
+    if ((cg->hiers[i].ctrls & ctrls) && cg->hiers[i].fd >= 0)
+      return &cg->hiers[i];
+  return NULL;
+}
+
+/* ---- the kernel's cgroupfs ---- */
+
+static long
+kernel_magic (const char *dir)
+{
+  struct statfs sfs;
+  return statfs (dir, &sfs) == 0 ? (long)sfs.f_type : 0;
+}
+
+static int
+kernel_write (int dirfd, const char *file, const char *value)
+{
+  return cg_write_file (dirfd, file, value, 0);
+}
+
+/* The kernel drops a cgroup's interface files with it. */
+static int
+kernel_rmdir (int parent_fd, const char *name)
+{
+  return unlinkat (parent_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+static bool
+kernel_systemd_booted (void)
+{
+  return sd_booted () > 0;
+}
+
+const struct cgroup_fs cgroup_fs_kernel = {
+  .magic = kernel_magic,
+  .write = kernel_write,
+  .populate = NULL, /* the kernel makes the interface files itself */
+  .rmdir = kernel_rmdir,
+  .attach_devices = cg_devices_attach,
+  .systemd_booted = kernel_systemd_booted,
+};

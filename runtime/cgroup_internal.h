@@ -1,6 +1,16 @@
 /* Shared between cgroup.c (layout, paths, directories, processes) and the
  * two back-ends that know the controller files: cgroup_v1.c and
- * cgroup_v2.c. Not part of the public interface. */
+ * cgroup_v2.c. Not part of the public interface.
+ *
+ * The files call downwards only, never back up (no ring):
+ *   cgroup.c: the layout probe, the object, processes, stats
+ *   cgroup_v1.c, cgroup_v2.c: the controller files (struct cgroup_backend)
+ *   cgroup_systemd.c: transient units; cgroup_usage.c: sandbox records
+ *   cgroup_dirs.c: making and removing the directories
+ *   cgroup_path.c: cgroupsPath mapping
+ *   cgroup_fs.c: file access, cgroup_hier_for, and the kernel's cgroupfs
+ *     (struct cgroup_fs), which attaches the device filter
+ *     (cgroup_devices.c, through bpf.c). */
 #ifndef MOAT_CGROUP_INTERNAL_H
 #define MOAT_CGROUP_INTERNAL_H
 
@@ -26,15 +36,47 @@ enum
   CG_UNIFIED = 1u << 9, /* a cgroup2 hierarchy */
 };
 
+struct cgroup_fs;
+
 struct cgroup_hier
 {
-  char *name;     /* "memory", "cpu,cpuacct", "name=systemd", "unified" */
-  unsigned ctrls; /* CG_* */
-  int mount_fd;   /* the hierarchy's mount point */
-  bool emulated;  /* plain directories standing in for cgroupfs (tests) */
-  int fd;         /* the container's cgroup dir, -1 when missing */
-  size_t n_made;  /* trailing path components cgroup_create made here */
+  char *name;                 /* "memory", "cpu,cpuacct", "name=systemd" */
+  unsigned ctrls;             /* CG_* */
+  int mount_fd;               /* the hierarchy's mount point */
+  const struct cgroup_fs *fs; /* what it is mounted from */
+  int fd;                     /* the container's cgroup dir, -1 when missing */
+  size_t n_made; /* trailing path components cgroup_create made here */
 };
+
+/* The filesystem the hierarchies are on: the kernel's cgroupfs
+ * (cgroup_fs_kernel) everywhere but in the unit tests, whose trees of
+ * plain directories stand in for it (tests/unit/cgroup_emulation.c). */
+struct cgroup_fs
+{
+  /* The magic number dir counts as (CGROUP_SUPER_MAGIC for a v1
+   * hierarchy, CGROUP2_SUPER_MAGIC), 0 if it cannot be read. */
+  long (*magic) (const char *dir);
+  /* Write value to the file below dirfd, in one write(2). 0 or -errno. */
+  int (*write) (int dirfd, const char *file, const char *value);
+  /* A cgroup directory dir_fd was just made below parent_fd in the
+   * hierarchy mounted at mount_fd: the files the kernel gives it, if the
+   * kernel does not (NULL). */
+  void (*populate) (int mount_fd, int parent_fd, int dir_fd);
+  /* Remove the cgroup directory name below parent_fd. 0 or -errno. */
+  int (*rmdir) (int parent_fd, const char *name);
+  /* linux.resources.devices as a program on a cgroup2 directory. */
+  int (*attach_devices) (int cgroup_fd, const struct spec_device_rule *rules,
+                         size_t n_rules, struct moat_error **err);
+  /* Does systemd run the host (sd_booted)? */
+  bool (*systemd_booted) (void);
+};
+
+extern const struct cgroup_fs cgroup_fs_kernel;
+
+/* Where the hierarchies are and what they are mounted from: root NULL is
+ * /sys/fs/cgroup, fs NULL the kernel's cgroupfs. The layout is probed
+ * again on next use. For tests. */
+void cgroup_set_fs (const char *root, const struct cgroup_fs *fs);
 
 struct cgroup;
 
@@ -100,9 +142,6 @@ void cg_stats_pids (struct cgroup *cg, struct cgroup_stats *st);
 extern const struct cgroup_backend cgroup_backend_v1;
 extern const struct cgroup_backend cgroup_backend_v2;
 
-/* The first hierarchy carrying any of ctrls (with its dir open), or NULL. */
-struct cgroup_hier *cgroup_hier_for (struct cgroup *cg, unsigned ctrls);
-
 /* cgroup_path.c: fold "//" and a trailing "/"; refuse "." and "..",
  * control characters, and "/" itself. */
 int cg_normalize_rel (const char *path, char **ret, struct moat_error **err);
@@ -156,11 +195,21 @@ char *cg_strndup (const char *s, size_t n);
  * outside it: no "..", no symlinks, no magic links. */
 int cg_open_beneath (int dirfd, const char *path, int flags);
 
+/* The first hierarchy carrying any of ctrls (with its dir open), or NULL. */
+struct cgroup_hier *cgroup_hier_for (struct cgroup *cg, unsigned ctrls);
+
+/* Write value to file below dirfd in one write(2), the file opened with
+ * O_WRONLY | extra_flags. 0 or -errno. */
+int cg_write_file (int dirfd, const char *file, const char *value,
+                   int extra_flags);
+
 /* Controller files of one cgroup dir. Errors name the file:
  * "writing memory.limit_in_bytes: Device or resource busy". */
 int cg_write (struct cgroup_hier *h, const char *file, const char *value,
               struct moat_error **err);
-int cg_write_fd (int dirfd, bool emulated, const char *file, const char *value);
+/* h->fs->write: a file of a cgroup dir that h->fs holds. */
+int cg_write_fd (int dirfd, const struct cgroup_fs *fs, const char *file,
+                 const char *value);
 int cg_writef (struct cgroup_hier *h, const char *file, struct moat_error **err,
                const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 /* Returns 0 or -errno (no error object: callers decide if absence matters). */

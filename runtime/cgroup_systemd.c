@@ -385,7 +385,7 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
   int r;
 
   if (!cg_is_systemd_form (cgroups_path, true) || cg->mode != CGROUP_MODE_V2
-      || h == NULL || h->emulated || sd_booted () <= 0)
+      || h == NULL || !h->fs->systemd_booted ())
     return 0;
   r = cg_systemd_unit (cgroups_path, &slice, &unit, err);
   if (r < 0)
@@ -474,18 +474,15 @@ find_unit (struct cgroup *cg, sd_bus **ret_bus, const char **ret_unit)
   const char *unit = strrchr (cg->rel, '/');
   size_t len;
 
-  if (unit == NULL || cg->mode != CGROUP_MODE_V2)
+  if (unit == NULL || cg->mode != CGROUP_MODE_V2 || cg->n_hiers == 0)
     return 0;
-  for (size_t i = 0; i < cg->n_hiers; i++)
-    if (cg->hiers[i].emulated)
-      return 0;
   unit++;
   len = strlen (unit);
   if (len <= 6
       || (strcmp (unit + len - 6, ".scope") != 0
           && strcmp (unit + len - 6, ".slice") != 0))
     return 0;
-  if (sd_booted () <= 0 || bus_open (&bus) < 0)
+  if (!cg->hiers[0].fs->systemd_booted () || bus_open (&bus) < 0)
     return 0;
   if (unit_control_group (bus, unit, &got) < 0 || got == NULL
       || strcmp (got, cg->rel) != 0)

@@ -40,7 +40,7 @@ inherit_cpuset_file (struct cgroup_hier *h, int parent_fd, int dir_fd,
   r = cg_read (parent_fd, file, &parents);
   if (r < 0)
     return moat_fail (err, -r, "reading %s", file);
-  r = cg_write_fd (dir_fd, h->emulated, file, parents);
+  r = cg_write_fd (dir_fd, h->fs, file, parents);
   if (r < 0)
     return moat_fail (err, -r, "writing %s", file);
   return 0;
@@ -283,7 +283,7 @@ v1_freeze (struct cgroup *cg, bool frozen, struct moat_error **err)
         return 0;
       if (!cg_backoff (&tries))
         {
-          cg_write_fd (h->fd, h->emulated, "freezer.state", "THAWED");
+          cg_write_fd (h->fd, h->fs, "freezer.state", "THAWED");
           state[strcspn (state, "\n")] = '\0';
           return moat_fail (err, EBUSY, "freezer.state: still %s", state);
         }

@@ -16,7 +16,7 @@ static const char *const wanted_controllers[]
     = { "memory", "pids", "cpu", "cpuset", "io" };
 
 static void
-enable_controllers (int dir_fd, bool emulated)
+enable_controllers (int dir_fd, const struct cgroup_fs *fs)
 {
   cleanup_free char *available = NULL, *enabled = NULL;
   char request[128] = "";
@@ -36,7 +36,7 @@ enable_controllers (int dir_fd, bool emulated)
       }
   if (request[0] == '\0')
     return;
-  if (cg_write_fd (dir_fd, emulated, "cgroup.subtree_control", request) == 0)
+  if (cg_write_fd (dir_fd, fs, "cgroup.subtree_control", request) == 0)
     return;
   /* One refused controller (an ancestor with processes, a threaded
    * subtree) must not cost the others; a limit that then has no file fails
@@ -46,7 +46,7 @@ enable_controllers (int dir_fd, bool emulated)
       {
         char one[32];
         snprintf (one, sizeof (one), "+%s", wanted_controllers[i]);
-        cg_write_fd (dir_fd, emulated, "cgroup.subtree_control", one);
+        cg_write_fd (dir_fd, fs, "cgroup.subtree_control", one);
       }
 }
 
@@ -57,7 +57,7 @@ v2_prepare_dir (struct cgroup_hier *h, int parent_fd, int dir_fd, bool is_leaf,
                 struct moat_error **err)
 {
   if (!is_leaf)
-    enable_controllers (dir_fd, h->emulated);
+    enable_controllers (dir_fd, h->fs);
   return 0;
 }
 
@@ -255,9 +255,8 @@ v2_apply (struct cgroup *cg, const struct spec_resources *res,
           r = cg_writef (h, "io.weight", err, "%u", 1 + (w - 10) * 9999 / 990);
         }
     }
-  /* A plain-directory tree (tests) cannot carry a BPF program. */
-  if (r == 0 && res->n_devices > 0 && !h->emulated)
-    r = cg_devices_attach (h->fd, res->devices, res->n_devices, err);
+  if (r == 0 && res->n_devices > 0)
+    r = h->fs->attach_devices (h->fd, res->devices, res->n_devices, err);
   for (size_t i = 0; r == 0 && i < res->n_unified; i++)
     {
       r = check_unified_key (res->unified[i].key, err);
@@ -288,7 +287,7 @@ v2_freeze (struct cgroup *cg, bool frozen, struct moat_error **err)
         return 0;
       if (!cg_backoff (&tries))
         {
-          cg_write_fd (h->fd, h->emulated, "cgroup.freeze", "0");
+          cg_write_fd (h->fd, h->fs, "cgroup.freeze", "0");
           return moat_fail (err, EBUSY, "cgroup.events: not frozen in time");
         }
     }

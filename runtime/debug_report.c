@@ -2,11 +2,10 @@
  * kernel and the state dir rather than from what moat meant to do. Costs
  * nothing without --debug. */
 #include <errno.h>
-#include <linux/bpf.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf.h"
 #include "cgroup.h"
 #include "container_internal.h"
 #include "log.h"
@@ -16,21 +15,17 @@
 static void
 debug_bpf (int cgfd, enum bpf_attach_type type, const char *name)
 {
-  union bpf_attr attr;
   uint32_t ids[8] = { 0 };
+  uint32_t n = 8;
+  int r = bpf_cgroup_query (cgfd, type, ids, &n);
 
-  memset (&attr, 0, sizeof (attr));
-  attr.query.target_fd = (uint32_t)cgfd;
-  attr.query.attach_type = type;
-  attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
-  attr.query.prog_cnt = 8;
-  if (syscall (SYS_bpf, BPF_PROG_QUERY, &attr, sizeof (attr)) < 0)
+  if (r < 0)
     {
-      log_debug ("bpf %s: query failed: %s", name, strerror (errno));
+      log_debug ("bpf %s: query failed: %s", name, strerror (-r));
       return;
     }
-  log_debug ("bpf %s: %u program(s)%s%u", name, attr.query.prog_cnt,
-             attr.query.prog_cnt ? ", first id " : "", ids[0]);
+  log_debug ("bpf %s: %u program(s)%s%u", name, n, n ? ", first id " : "",
+             ids[0]);
 }
 
 void

@@ -18,13 +18,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/filter.h>
 
+#include "bpf.h"
 #include "util.h"
 
 #define INSN(CODE, DST, SRC, OFF, IMM)                                         \
@@ -248,17 +247,17 @@ static struct cidr_set
 cidr_set_for (int family, const struct cidr *list, size_t n,
               enum v6_forms forms, uint16_t port)
 {
-  struct cidr_set s = { .c = xcalloc (n ? n * NETGUARD_EMBEDDINGS : 1,
-                                      sizeof (struct cidr)) };
+  struct cidr_set s
+      = { .c = xcalloc (n ? n * CIDR_V6_EMBEDDINGS : 1, sizeof (struct cidr)) };
   for (size_t i = 0; i < n; i++)
     if (list[i].family == family)
       s.c[s.n++] = list[i];
     else if (forms != V6_NONE && family == AF_INET6
              && list[i].family == AF_INET)
       {
-        struct cidr e[NETGUARD_EMBEDDINGS];
+        struct cidr e[CIDR_V6_EMBEDDINGS];
         cidr_v6_embeddings (&list[i], e);
-        for (int k = 0; k < (forms == V6_MAPPED ? 1 : NETGUARD_EMBEDDINGS); k++)
+        for (int k = 0; k < (forms == V6_MAPPED ? 1 : CIDR_V6_EMBEDDINGS); k++)
           s.c[s.n++] = e[k];
       }
   if (port)
@@ -607,12 +606,6 @@ netguard_bpf_build (enum netguard_prog kind, const struct netguard_rules *r,
   return 0;
 }
 
-long
-netguard_bpf_sys (int cmd, union bpf_attr *attr)
-{
-  return syscall (__NR_bpf, cmd, attr, sizeof (*attr));
-}
-
 struct prog_kind_info
 {
   enum bpf_prog_type type;
@@ -634,29 +627,14 @@ static const struct prog_kind_info kind_info[] = {
                                BPF_CGROUP_UDP6_SENDMSG, "moat_sendmsg6" },
 };
 
-/* Before 5.11 BPF memory was charged to RLIMIT_MEMLOCK; raise the soft
- * limit to the hard one. Can go when the baseline kernel is 5.11. */
-static void
-raise_memlock (void)
-{
-  struct rlimit rl;
-  if (getrlimit (RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
-    {
-      rl.rlim_cur = rl.rlim_max;
-      (void)setrlimit (RLIMIT_MEMLOCK, &rl);
-    }
-}
-
 int
 netguard_bpf_load (enum netguard_prog kind, const struct netguard_rules *r,
                    int *ret_fd, struct moat_error **err)
 {
   const struct prog_kind_info *info;
   cleanup_free struct bpf_insn *insns = NULL;
-  union bpf_attr attr;
   size_t n;
-  long fd;
-  int rc, saved;
+  int rc;
 
   if ((unsigned)kind >= N_ELEMS (kind_info))
     return moat_fail (err, EINVAL, "unknown netguard program %d", kind);
@@ -664,48 +642,6 @@ netguard_bpf_load (enum netguard_prog kind, const struct netguard_rules *r,
   rc = netguard_bpf_build (kind, r, &insns, &n, err);
   if (rc < 0)
     return rc;
-
-  memset (&attr, 0, sizeof (attr));
-  attr.prog_type = info->type;
-  attr.expected_attach_type = info->expected;
-  attr.insns = (uint64_t)(uintptr_t)insns;
-  attr.insn_cnt = (uint32_t)n;
-  attr.license = (uint64_t)(uintptr_t) "GPL";
-  strncpy (attr.prog_name, info->name, sizeof (attr.prog_name) - 1);
-
-  fd = netguard_bpf_sys (BPF_PROG_LOAD, &attr);
-  if (fd < 0 && errno == EPERM)
-    {
-      raise_memlock ();
-      fd = netguard_bpf_sys (BPF_PROG_LOAD, &attr);
-    }
-  if (fd < 0)
-    {
-      /* Load once more with the verifier's log, only to explain. */
-      const size_t log_size = 64 * 1024;
-      cleanup_free char *log = xcalloc (1, log_size);
-      size_t len;
-
-      saved = errno;
-      attr.log_level = 1;
-      attr.log_buf = (uint64_t)(uintptr_t)log;
-      attr.log_size = log_size;
-      fd = netguard_bpf_sys (BPF_PROG_LOAD, &attr);
-      if (fd >= 0)
-        {
-          *ret_fd = (int)fd;
-          return 0;
-        }
-      len = strnlen (log, log_size);
-      while (len > 0 && log[len - 1] == '\n')
-        log[--len] = '\0';
-      /* The verifier's reason is at the end; errors are one line. */
-      for (char *p = log; *p; p++)
-        if (*p == '\n')
-          *p = ' ';
-      return moat_fail (err, saved, "loading BPF program %s (verifier: %s)",
-                        info->name, len > 200 ? log + len - 200 : log);
-    }
-  *ret_fd = (int)fd; /* the kernel makes program fds O_CLOEXEC */
-  return 0;
+  return bpf_prog_load (info->type, info->expected, info->name, insns, n,
+                        ret_fd, err);
 }

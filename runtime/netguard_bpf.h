@@ -1,7 +1,7 @@
 /* Internal to the network guard: the hand-assembled cgroup BPF programs of
- * netguard.c, one builder per program kind, and their loading with the
- * bpf() syscall. Split out so that tests can run a program on crafted
- * packets (BPF_PROG_TEST_RUN) without any real network. */
+ * netguard.c, one builder per program kind, loaded through bpf.h. Split
+ * out so that tests can run a program on crafted packets
+ * (BPF_PROG_TEST_RUN) without any real network. */
 #ifndef MOAT_NETGUARD_BPF_H
 #define MOAT_NETGUARD_BPF_H
 
@@ -39,11 +39,9 @@ int netguard_bpf_build (enum netguard_prog kind, const struct netguard_rules *r,
                         struct bpf_insn **ret, size_t *ret_n,
                         struct moat_error **err);
 
-/* Assemble and load it; *ret_fd is an O_CLOEXEC program fd. */
+/* Assemble and load it (bpf_prog_load); *ret_fd is an O_CLOEXEC program
+ * fd. */
 int netguard_bpf_load (enum netguard_prog kind, const struct netguard_rules *r,
                        int *ret_fd, struct moat_error **err);
-
-/* The bpf() syscall; returns what the kernel returns, errno on failure. */
-long netguard_bpf_sys (int cmd, union bpf_attr *attr);
 
 #endif

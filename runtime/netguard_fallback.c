@@ -303,13 +303,13 @@ static int
 prohibit_all_forms (int fd, const struct cidr *c, uint32_t priority,
                     struct moat_error **err)
 {
-  struct cidr e[NETGUARD_EMBEDDINGS];
+  struct cidr e[CIDR_V6_EMBEDDINGS];
   int rc = prohibit_at (fd, c, priority, err);
 
   if (rc < 0 || c->family != AF_INET)
     return rc;
   cidr_v6_embeddings (c, e);
-  for (int k = 0; k < NETGUARD_EMBEDDINGS && rc == 0; k++)
+  for (int k = 0; k < CIDR_V6_EMBEDDINGS && rc == 0; k++)
     rc = prohibit_at (fd, &e[k], priority, err);
   return rc;
 }

@@ -9,7 +9,8 @@
 #include <sys/types.h>
 
 #include "error.h"
-#include "netguard.h"
+#include "cidr.h"
+#include "netguard_rules.h"
 #include "../oci/spec.h"
 
 /* The engines whose state dirs moat knows (G5). */

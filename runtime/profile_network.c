@@ -112,13 +112,13 @@ list_overlaps (const struct cidr *list, size_t n, const struct cidr *c)
 {
   for (size_t i = 0; i < n; i++)
     {
-      struct cidr e[NETGUARD_EMBEDDINGS];
+      struct cidr e[CIDR_V6_EMBEDDINGS];
       if (cidr_overlaps (&list[i], c))
         return true;
       if (list[i].family != AF_INET || c->family != AF_INET6)
         continue;
       cidr_v6_embeddings (&list[i], e);
-      for (int k = 0; k < NETGUARD_EMBEDDINGS; k++)
+      for (int k = 0; k < CIDR_V6_EMBEDDINGS; k++)
         if (cidr_overlaps (&e[k], c))
           return true;
     }
@@ -142,14 +142,14 @@ is_metadata (const struct cidr *c)
 {
   for (size_t i = 0; metadata_ranges[i]; i++)
     {
-      struct cidr m[1 + NETGUARD_EMBEDDINGS];
+      struct cidr m[1 + CIDR_V6_EMBEDDINGS];
       int n = 1;
       if (cidr_parse (metadata_ranges[i], &m[0]) < 0)
         continue;
       if (m[0].family == AF_INET)
         {
           cidr_v6_embeddings (&m[0], m + 1);
-          n += NETGUARD_EMBEDDINGS;
+          n += CIDR_V6_EMBEDDINGS;
         }
       for (int k = 0; k < n; k++)
         if (m[k].family == c->family && m[k].prefix <= c->prefix

@@ -32,6 +32,7 @@
 
 #include <cmocka.h>
 
+#include "../../runtime/bpf.h"
 #include "../../runtime/netguard.h"
 #include "../../runtime/netguard_bpf.h"
 #include "../../runtime/util.h"

@@ -49,7 +49,7 @@ run_skb (int prog_fd, const char *src, const char *dst, int ifindex)
   attr.test.data_size_in = (uint32_t)len;
   attr.test.ctx_in = (uint64_t)(uintptr_t)&ctx;
   attr.test.ctx_size_in = sizeof (ctx);
-  if (netguard_bpf_sys (BPF_PROG_TEST_RUN, &attr) < 0)
+  if (bpf_sys (BPF_PROG_TEST_RUN, &attr) < 0)
     fail_msg ("BPF_PROG_TEST_RUN: %m");
   return (int)attr.test.retval;
 }
@@ -92,15 +92,14 @@ skb_test_run_usable (void)
   attr.insns = (uint64_t)(uintptr_t)probe;
   attr.insn_cnt = sizeof (probe) / sizeof (probe[0]);
   attr.license = (uint64_t)(uintptr_t)license;
-  fd = (int)netguard_bpf_sys (BPF_PROG_LOAD, &attr);
+  fd = (int)bpf_sys (BPF_PROG_LOAD, &attr);
   if (fd < 0)
     fail_msg ("loading the cgroup_skb probe: %m");
   memset (&attr, 0, sizeof (attr));
   attr.test.prog_fd = (uint32_t)fd;
   attr.test.data_in = (uint64_t)(uintptr_t)pkt;
   attr.test.data_size_in = sizeof (pkt);
-  usable = netguard_bpf_sys (BPF_PROG_TEST_RUN, &attr) == 0
-           && attr.test.retval == 1;
+  usable = bpf_sys (BPF_PROG_TEST_RUN, &attr) == 0 && attr.test.retval == 1;
   close (fd);
   if (!usable)
     fprintf (stderr,

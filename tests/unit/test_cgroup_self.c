@@ -48,7 +48,6 @@ usable (void)
 static int
 setup (void **state)
 {
-  cgroup_set_root (NULL);
   snprintf (rel, sizeof (rel), "/moat-test-self-%d", (int)getpid ());
   cg = NULL;
   child = -1;

@@ -17,6 +17,7 @@
 #include "../../runtime/cgroup.h"
 #include "../../runtime/cgroup_internal.h"
 #include "../../runtime/util.h"
+#include "cgroup_emulation.h"
 
 static void
 expect_unit (const char *path, const char *slice, const char *unit)
@@ -91,7 +92,7 @@ test_no_systemd_nothing_asked (void **state)
   fputs ("memory pids\n", f);
   fclose (f);
   free (file);
-  cgroup_set_root (tree);
+  cgroup_emulate (tree);
   assert_int_equal (cgroup_create ("/system.slice/x-y.scope", NULL, &cg, &err),
                     0);
   assert_int_equal (
@@ -99,7 +100,7 @@ test_no_systemd_nothing_asked (void **state)
       0);
   assert_int_equal (cgroup_destroy (cg, &err), 0);
   cgroup_free (cg);
-  cgroup_set_root (NULL);
+  cgroup_emulate (NULL);
   cmd = xasprintf ("rm -rf %s", tree);
   assert_int_equal (system (cmd), 0);
   free (cmd);

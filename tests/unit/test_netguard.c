@@ -355,7 +355,7 @@ query (int cg, enum bpf_attach_type hook, uint32_t *ret_first_id)
   attr.query.attach_type = hook;
   attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
   attr.query.prog_cnt = 64;
-  if (netguard_bpf_sys (BPF_PROG_QUERY, &attr) < 0)
+  if (bpf_sys (BPF_PROG_QUERY, &attr) < 0)
     fail_msg ("BPF_PROG_QUERY: %m");
   if (ret_first_id)
     *ret_first_id = ids[0];
@@ -412,7 +412,7 @@ test_attach_rolls_back (void **state)
   attr.target_fd = (uint32_t)cg;
   attr.attach_bpf_fd = (uint32_t)prog;
   attr.attach_type = BPF_CGROUP_UDP6_SENDMSG;
-  assert_int_equal (netguard_bpf_sys (BPF_PROG_ATTACH, &attr), 0);
+  assert_int_equal (bpf_sys (BPF_PROG_ATTACH, &attr), 0);
   close (prog);
 
   assert_true (netguard_attach (cg, &strict, &err) < 0);

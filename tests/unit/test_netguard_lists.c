@@ -74,10 +74,10 @@ test_embeddings (void **state)
     "::ffff:169.254.0.0/112", "::169.254.0.0/112", "64:ff9b::a9fe:0/112",
     "2002:a9fe::/32", /* bits 16..47 hold the IPv4 address */
   };
-  struct cidr v4 = cp ("169.254.0.0/16"), e[NETGUARD_EMBEDDINGS];
+  struct cidr v4 = cp ("169.254.0.0/16"), e[CIDR_V6_EMBEDDINGS];
 
   cidr_v6_embeddings (&v4, e);
-  for (int k = 0; k < NETGUARD_EMBEDDINGS; k++)
+  for (int k = 0; k < CIDR_V6_EMBEDDINGS; k++)
     {
       char *text = cidr_to_string (&e[k]);
       assert_string_equal (text, want[k]);

@@ -1,0 +1,138 @@
+/* See bpf.h. */
+#include "bpf.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+
+long
+bpf_sys (int cmd, union bpf_attr *attr)
+{
+  return syscall (__NR_bpf, cmd, attr, sizeof (*attr));
+}
+
+/* Before 5.11 BPF memory was charged to RLIMIT_MEMLOCK; raise the soft
+ * limit to the hard one. Can go when the baseline kernel is 5.11. */
+static void
+raise_memlock (void)
+{
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+    {
+      rl.rlim_cur = rl.rlim_max;
+      (void)setrlimit (RLIMIT_MEMLOCK, &rl);
+    }
+}
+
+int
+bpf_prog_load (enum bpf_prog_type type, enum bpf_attach_type expected,
+               const char *name, const struct bpf_insn *insns, size_t n,
+               int *ret_fd, struct moat_error **err)
+{
+  union bpf_attr attr;
+  long fd;
+  int saved;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.prog_type = type;
+  attr.expected_attach_type = expected;
+  attr.insns = (uint64_t)(uintptr_t)insns;
+  attr.insn_cnt = (uint32_t)n;
+  attr.license = (uint64_t)(uintptr_t) "GPL";
+  strncpy (attr.prog_name, name, sizeof (attr.prog_name) - 1);
+
+  fd = bpf_sys (BPF_PROG_LOAD, &attr);
+  if (fd < 0 && errno == EPERM)
+    {
+      raise_memlock ();
+      fd = bpf_sys (BPF_PROG_LOAD, &attr);
+    }
+  if (fd < 0)
+    {
+      /* Load once more with the verifier's log, only to explain. */
+      const size_t log_size = 64 * 1024;
+      cleanup_free char *log = xcalloc (1, log_size);
+      size_t len;
+
+      saved = errno;
+      attr.log_level = 1;
+      attr.log_buf = (uint64_t)(uintptr_t)log;
+      attr.log_size = log_size;
+      fd = bpf_sys (BPF_PROG_LOAD, &attr);
+      if (fd >= 0)
+        {
+          *ret_fd = (int)fd;
+          return 0;
+        }
+      len = strnlen (log, log_size);
+      while (len > 0 && log[len - 1] == '\n')
+        log[--len] = '\0';
+      /* The verifier's reason is at the end; errors are one line. */
+      for (char *p = log; *p; p++)
+        if (*p == '\n')
+          *p = ' ';
+      return moat_fail (err, saved, "loading BPF program %s (verifier: %s)",
+                        name, len > 200 ? log + len - 200 : log);
+    }
+  *ret_fd = (int)fd; /* the kernel makes program fds O_CLOEXEC */
+  return 0;
+}
+
+static int
+cgroup_op (int cmd, int cgroup_fd, int prog_fd, enum bpf_attach_type hook)
+{
+  union bpf_attr attr;
+  memset (&attr, 0, sizeof (attr));
+  attr.target_fd = (uint32_t)cgroup_fd;
+  attr.attach_bpf_fd = (uint32_t)prog_fd;
+  attr.attach_type = hook;
+  if (cmd == BPF_PROG_ATTACH)
+    attr.attach_flags = BPF_F_ALLOW_MULTI;
+  return bpf_sys (cmd, &attr) < 0 ? -errno : 0;
+}
+
+int
+bpf_cgroup_attach (int cgroup_fd, int prog_fd, enum bpf_attach_type hook)
+{
+  return cgroup_op (BPF_PROG_ATTACH, cgroup_fd, prog_fd, hook);
+}
+
+int
+bpf_cgroup_detach (int cgroup_fd, int prog_fd, enum bpf_attach_type hook)
+{
+  return cgroup_op (BPF_PROG_DETACH, cgroup_fd, prog_fd, hook);
+}
+
+int
+bpf_cgroup_detach_id (int cgroup_fd, uint32_t id, enum bpf_attach_type hook)
+{
+  union bpf_attr attr;
+  cleanup_close int prog_fd = -1;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.prog_id = id;
+  prog_fd = (int)bpf_sys (BPF_PROG_GET_FD_BY_ID, &attr);
+  if (prog_fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  return bpf_cgroup_detach (cgroup_fd, prog_fd, hook);
+}
+
+int
+bpf_cgroup_query (int cgroup_fd, enum bpf_attach_type hook, uint32_t *ids,
+                  uint32_t *n_ids)
+{
+  union bpf_attr attr;
+  memset (&attr, 0, sizeof (attr));
+  attr.query.target_fd = (uint32_t)cgroup_fd;
+  attr.query.attach_type = hook;
+  attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
+  attr.query.prog_cnt = *n_ids;
+  if (bpf_sys (BPF_PROG_QUERY, &attr) < 0)
+    return -errno;
+  *n_ids = attr.query.prog_cnt;
+  return 0;
+}

@@ -1,0 +1,45 @@
+/* moat's one door to the bpf() syscall for cgroup programs: load a program
+ * (with the verifier's log when the kernel refuses it), attach it to a
+ * cgroup, detach it, and ask what is attached. The callers only assemble
+ * their instructions: the network guard (netguard_bpf.c) and the device
+ * rules (cgroup_devices.c). No libbpf, no maps, no pinning. */
+#ifndef MOAT_BPF_H
+#define MOAT_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+#include "error.h"
+
+/* The bpf() syscall; returns what the kernel returns, errno on failure. */
+long bpf_sys (int cmd, union bpf_attr *attr);
+
+/* Load n instructions as a program of this type (GPL; expected is the
+ * attach type for the kinds that need one, else 0; name shows in bpftool,
+ * at most 15 characters). An EPERM from RLIMIT_MEMLOCK (kernels before
+ * 5.11) is retried with the soft limit raised to the hard one. On failure
+ * the error carries the end of the verifier's log. *ret_fd is O_CLOEXEC
+ * (the kernel makes program fds so). */
+int bpf_prog_load (enum bpf_prog_type type, enum bpf_attach_type expected,
+                   const char *name, const struct bpf_insn *insns, size_t n,
+                   int *ret_fd, struct moat_error **err);
+
+/* Attach prog_fd to the cgroup at this hook with BPF_F_ALLOW_MULTI: the
+ * engine's or systemd's programs on the cgroup or its parents keep
+ * running, and every one of them must agree. 0 or -errno. */
+int bpf_cgroup_attach (int cgroup_fd, int prog_fd, enum bpf_attach_type hook);
+/* Take prog_fd off the cgroup's hook again. 0 or -errno. */
+int bpf_cgroup_detach (int cgroup_fd, int prog_fd, enum bpf_attach_type hook);
+/* Take the program with this id off the cgroup's hook (it may be gone
+ * already: then nothing happens). 0 or -errno. */
+int bpf_cgroup_detach_id (int cgroup_fd, uint32_t id,
+                          enum bpf_attach_type hook);
+/* The ids of the programs attached to the cgroup itself at this hook: at
+ * most *n_ids in ids; *n_ids becomes how many are attached (which may be
+ * more than fit). 0 or -errno. */
+int bpf_cgroup_query (int cgroup_fd, enum bpf_attach_type hook, uint32_t *ids,
+                      uint32_t *n_ids);
+
+#endif

@@ -1,0 +1,44 @@
+/* What the policy hands the network guard (profile_netguard_rules): the
+ * lists and their bounds. Pure data; the guard itself is netguard.h. */
+#ifndef MOAT_NETGUARD_RULES_H
+#define MOAT_NETGUARD_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cidr.h"
+
+/* Bounds of the lists, checked when the operator config is read and again
+ * when the programs are built (E2BIG, never a shorter list). Every IPv4
+ * entry costs its four IPv6 forms too; at these bounds the longest program
+ * (connect6/sendmsg6, every entry a /32) is about 4300 instructions, which
+ * the verifier takes (test_netguard_lists.c loads it), far from its 1M
+ * limit for the privileged loads moat makes and from the 16-bit jump
+ * offsets. Attaching costs verification time in proportion. */
+#define NETGUARD_MAX_DENY 64    /* built-in metadata + operator's */
+#define NETGUARD_MAX_PRIVATE 32 /* egress: the built-in private ranges */
+#define NETGUARD_MAX_ALLOW 64   /* egress_allow / egress_allow_private */
+#define NETGUARD_MAX_DNS 3      /* nameservers, as libc reads (MAXNS) */
+
+struct netguard_rules
+{
+  bool egress; /* false: loopback only (strict) */
+  /* Refused in every mode, and in each IPv6 form that embeds an IPv4
+   * entry (cidr_v6_embeddings): G2 and the operator's egress_deny. */
+  const struct cidr *deny;
+  size_t n_deny;
+  /* Egress: passed (with their port, if any) before anything but deny;
+   * the IPv4 ones also as IPv4-mapped IPv6 (dual-stack sockets). */
+  const struct cidr *allow;
+  size_t n_allow;
+  /* Egress: the nameservers, passed on port 53 only (UDP and TCP). */
+  const struct cidr *dns;
+  size_t n_dns;
+  /* Egress: true: nothing else passes (an allowlist); false: all but
+   * the private ranges (and their IPv6 embeddings) passes. */
+  bool allowlist;
+  const struct cidr *private_nets;
+  size_t n_private;
+};
+
+#endif
