@@ -34,7 +34,7 @@ override LDFLAGS += -fsanitize=$(SAN)
 endif
 override LDFLAGS += -pie -Wl,-z,relro,-z,now
 
-LIB_SRCS := $(sort $(wildcard oci/*.c runtime/*.c hooks/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*.c oci/*.c policy/*.c runtime/*.c hooks/*.c))
 CMD_SRCS := $(sort $(wildcard cmd/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)

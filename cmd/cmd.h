@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "../runtime/container.h"
-#include "../runtime/error.h"
+#include "../lib/error.h"
 
 struct cmd_ctx
 {

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 enum

@@ -10,9 +10,9 @@
 #include "../oci/spec.h"
 #include "../runtime/cgroup.h"
 #include "../runtime/selinux.h"
-#include "../runtime/profile.h"
+#include "../policy/profile.h"
 #include "../runtime/userns.h"
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 static void

@@ -10,9 +10,9 @@
 #include "../oci/json.h"
 #include "../runtime/audit.h"
 #include "../runtime/log.h"
-#include "../runtime/profile.h"
+#include "../policy/profile.h"
 #include "../runtime/selinux.h"
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 struct verb

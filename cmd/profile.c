@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "../runtime/container.h"
-#include "../runtime/profile.h"
-#include "../runtime/util.h"
+#include "../policy/profile.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 #define PROFILE_USAGE                                                          \

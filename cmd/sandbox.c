@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/profile.h"
+#include "../policy/profile.h"
 #include "../runtime/sandbox.h"
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 enum

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../oci/duration.h"
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 static int

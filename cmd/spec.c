@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 const char spec_template[]

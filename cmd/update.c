@@ -1,7 +1,7 @@
 #include <string.h>
 
-#include "../runtime/profile.h"
-#include "../runtime/util.h"
+#include "../policy/profile.h"
+#include "../lib/util.h"
 #include "cmd.h"
 
 enum

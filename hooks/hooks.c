@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 
 /* Without pidfds (Linux < 5.3) the wait polls waitpid at this interval.
  * The fallback can go when the baseline kernel has pidfd_open. */

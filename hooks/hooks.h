@@ -3,7 +3,7 @@
 #ifndef MOAT_HOOKS_H
 #define MOAT_HOOKS_H
 
-#include "../runtime/error.h"
+#include "../lib/error.h"
 #include "../oci/spec.h"
 
 /* Run the hooks of one kind in order; the first failure stops and errors

@@ -10,7 +10,7 @@
 #include <sys/capability.h>
 #include <sys/resource.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "config_fields.h"
 #include "json.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 
 char *
 field_path (const char *parent, const char *key)

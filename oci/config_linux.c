@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "config_fields.h"
 #include "json.h"
 

@@ -12,7 +12,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 
 static inline yajl_val
 Y (const json_node *n)

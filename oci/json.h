@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/error.h"
+#include "../lib/error.h"
 
 #define JSON_MAX_SIZE (4u * 1024 * 1024)
 #define JSON_MAX_DEPTH 64

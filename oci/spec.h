@@ -1,5 +1,5 @@
 /* config.json as plain C structs. oci/config.c fills them from JSON (strict
- * types, unknown fields ignored); runtime/profile.c hardens them; runtime/
+ * types, unknown fields ignored); policy/profile.c hardens them; runtime/
  * executes exactly what they say. Every string and array is heap-owned and
  * released by spec_free(). String vectors are NULL-terminated (char **),
  * counted with strv_len(). Optional scalars carry a has_ flag. */

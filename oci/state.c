@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "../runtime/util.h"
+#include "../lib/util.h"
 #include "config_fields.h"
 #include "json.h"
 

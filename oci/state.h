@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "spec.h"
-#include "../runtime/error.h"
+#include "../lib/error.h"
 
 struct container_state
 {

@@ -5,7 +5,7 @@
 #include "audit.h"
 #include "log.h"
 #include "sha256.h"
-#include "util.h"
+#include "../lib/util.h"
 #include "../oci/json.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
 #ifndef MOAT_AUDIT_H
 #define MOAT_AUDIT_H
 
-#include "profile.h"
+#include "../policy/profile.h"
 
 struct audit_record
 {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "linux.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270

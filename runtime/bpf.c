@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 long
 bpf_sys (int cmd, union bpf_attr *attr)

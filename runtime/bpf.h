@@ -11,7 +11,7 @@
 
 #include <linux/bpf.h>
 
-#include "error.h"
+#include "../lib/error.h"
 
 /* The bpf() syscall; returns what the kernel returns, errno on failure. */
 long bpf_sys (int cmd, union bpf_attr *attr);

@@ -20,7 +20,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 #define DEFAULT_ROOT "/sys/fs/cgroup"
 /* Containers may nest cgroups of their own below the leaf; this bounds the

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "../lib/error.h"
 #include "../oci/spec.h"
 
 enum cgroup_mode

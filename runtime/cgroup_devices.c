@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bpf.h"
-#include "util.h"
+#include "../lib/util.h"
 
 /* Enough for any engine's list (Docker sends a dozen); keeps jump offsets
  * far from the 16-bit limit. */

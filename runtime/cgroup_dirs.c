@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 /* Containers may nest cgroups of their own below the leaf; this bounds the
  * walks over them. */

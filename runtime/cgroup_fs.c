@@ -19,7 +19,7 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 /* Kernels before 5.6 have no openat2: walk the components with O_NOFOLLOW
  * instead (paths were checked for ".." already). This fallback can go when

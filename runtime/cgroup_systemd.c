@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 static struct cgroup_hier *
 need (struct cgroup *cg, unsigned ctrl, const char *name,

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 /* What a container's cgroup needs from its ancestors' subtree_control. */
 static const char *const wanted_controllers[]

@@ -31,14 +31,14 @@
 #include "idmap.h"
 #include "linux.h"
 #include "netguard.h"
-#include "profile.h"
+#include "../policy/profile.h"
 #include "seccomp.h"
 #include "selinux.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
 #include "userns.h"
-#include "util.h"
+#include "../lib/util.h"
 
 int
 container_id_check (const char *id, struct moat_error **err)

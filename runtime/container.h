@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "../lib/error.h"
 #include "../oci/spec.h"
 
 struct profile;

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "container.h"
-#include "profile.h"
+#include "../policy/profile.h"
 #include "../oci/json.h"
 #include "../oci/state.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "container_internal.h"
-#include "profile.h"
-#include "util.h"
+#include "../policy/profile.h"
+#include "../lib/util.h"
 
 #define POLICY_MAX_SIZE (4u * 1024 * 1024)
 

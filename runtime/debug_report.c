@@ -9,7 +9,7 @@
 #include "cgroup.h"
 #include "container_internal.h"
 #include "log.h"
-#include "util.h"
+#include "../lib/util.h"
 
 /* The programs attached to a cgroup for one attach type (BPF_PROG_QUERY). */
 static void

@@ -17,11 +17,11 @@
 #include "cgroup.h"
 #include "container_internal.h"
 #include "linux.h"
-#include "profile.h"
+#include "../policy/profile.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 static const int ns_flag[NS__MAX] = {
   [NS_MOUNT] = CLONE_NEWNS,      [NS_PID] = CLONE_NEWPID,

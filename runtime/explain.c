@@ -12,9 +12,9 @@
 
 #include "container_internal.h"
 #include "mount_ops.h"
-#include "profile.h"
+#include "../policy/profile.h"
 #include "selinux.h"
-#include "util.h"
+#include "../lib/util.h"
 
 static void
 print_overrides (FILE *out, const struct override_list *ov)

@@ -18,7 +18,7 @@
 
 #include "linux.h"
 #include "userns.h"
-#include "util.h"
+#include "../lib/util.h"
 
 static void
 not_idmapped (const char *what, int errnum, struct override_list *ov)

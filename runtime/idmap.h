@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "error.h"
-#include "profile.h"
+#include "../lib/error.h"
+#include "../policy/profile.h"
 #include "../oci/spec.h"
 
 /* With the user namespace of pid (its maps written): idmap the detached

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "userns.h"
-#include "util.h"
+#include "../lib/util.h"
 
 /* The super options of the topmost overlay mounted at path. */
 static char *

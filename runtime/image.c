@@ -15,7 +15,7 @@
 #include "../oci/json.h"
 #include "image.h"
 #include "sha256.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #define IMAGE_JSON_MAX (4u * 1024 * 1024)
 

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "error.h"
+#include "../lib/error.h"
 
 /* What unpacking left out of the image, told to the user. */
 struct image_unpack_notes

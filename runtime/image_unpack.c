@@ -19,7 +19,7 @@
 
 #include "image.h"
 #include "sha256.h"
-#include "util.h"
+#include "../lib/util.h"
 
 int
 remove_tree_at (int dirfd, const char *name)

@@ -21,11 +21,11 @@
 #include "cgroup.h"
 #include "container_internal.h"
 #include "netguard.h"
-#include "profile.h"
+#include "../policy/profile.h"
 #include "statedir.h"
 #include "terminal.h"
 #include "userns.h"
-#include "util.h"
+#include "../lib/util.h"
 
 int
 signal_parse (const char *s, int *ret)

@@ -21,10 +21,10 @@
 
 #include "../hooks/hooks.h"
 #include "netguard.h"
-#include "profile.h"
+#include "../policy/profile.h"
 #include "sync.h"
 #include "terminal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 static const int ns_clone_flag[NS__MAX] = {
   [NS_MOUNT] = CLONE_NEWNS,      [NS_PID] = CLONE_NEWPID,

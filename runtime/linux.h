@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
-#include "error.h"
+#include "../lib/error.h"
 #include "seccomp.h"
 #include "../oci/spec.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "../oci/json.h"
-#include "util.h"
+#include "../lib/util.h"
 
 static struct
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "linux.h"
-#include "util.h"
+#include "../lib/util.h"
 
 /* The nodes every /dev gets (rootfs.c's default_devs). */
 static const char *const default_dev_nodes[]

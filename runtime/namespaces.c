@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "container_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 int
 container_enter_parent_namespaces (const struct spec *s, int *ns_fds,

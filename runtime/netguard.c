@@ -14,7 +14,7 @@
 
 #include "bpf.h"
 #include "netguard_bpf.h"
-#include "util.h"
+#include "../lib/util.h"
 
 struct attach_step
 {

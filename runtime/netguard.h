@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cidr.h"
-#include "error.h"
-#include "netguard_rules.h"
+#include "../policy/cidr.h"
+#include "../lib/error.h"
+#include "../policy/netguard_rules.h"
 
 struct spec;
 /* The nameservers of the container's resolv.conf (at most

@@ -24,7 +24,7 @@
 #include <linux/filter.h>
 
 #include "bpf.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #define INSN(CODE, DST, SRC, OFF, IMM)                                         \
   ((struct bpf_insn){ .code = (CODE),                                          \

@@ -9,7 +9,7 @@
 
 #include <linux/bpf.h>
 
-#include "error.h"
+#include "../lib/error.h"
 #include "netguard.h"
 
 enum netguard_prog

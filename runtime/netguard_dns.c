@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "linux.h"
-#include "util.h"
+#include "../lib/util.h"
 
 /* resolv.conf is a few lines; more is not a resolv.conf. */
 #define RESOLV_CONF_MAX (64 * 1024)

@@ -27,7 +27,7 @@
 #include <linux/rtnetlink.h>
 
 #include "netguard_bpf.h"
-#include "util.h"
+#include "../lib/util.h"
 
 /* Just after the local table's rule (0), before main (32766): the denied
  * ranges first, then egress mode's allowed entries and nameservers (which

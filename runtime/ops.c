@@ -13,8 +13,8 @@
 
 #include "cgroup.h"
 #include "container_internal.h"
-#include "profile.h"
-#include "util.h"
+#include "../policy/profile.h"
+#include "../lib/util.h"
 
 static int
 open_running_cgroup (const struct moat_globals *g, const char *id, bool lock,

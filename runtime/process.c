@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "selinux.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #define DEFAULT_PATH                                                           \
   "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -17,7 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 static int
 sys_openat2 (int dirfd, const char *path, uint64_t flags, uint64_t resolve)

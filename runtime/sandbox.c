@@ -33,7 +33,7 @@
 #include "container_internal.h"
 #include "image.h"
 #include "sandbox_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 /* How long processes get between SIGTERM and SIGKILL at the deadline. */
 #define SANDBOX_TERM_GRACE_MS 500

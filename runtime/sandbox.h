@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "container.h"
-#include "error.h"
+#include "../lib/error.h"
 
 struct sandbox_opts
 {

@@ -11,7 +11,7 @@
 
 #include "../oci/json.h"
 #include "sandbox_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 static void
 clamp (int64_t *v, int64_t cap, const char *flag, const char *unit,

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "cgroup.h"
-#include "profile.h"
+#include "../policy/profile.h"
 #include "sandbox.h"
 
 struct sandbox_stream

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "sandbox_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 void
 sandbox_stream_init (struct sandbox_stream *s, int fd, int out, int devnull,

@@ -17,7 +17,7 @@
 #include "container_internal.h"
 #include "image.h"
 #include "sandbox_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 static void
 jw_seconds (struct json_writer *w, const char *key, uint64_t ns)

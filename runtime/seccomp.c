@@ -6,7 +6,7 @@
  * the default action are dropped, and several conditions on one argument
  * index turn into one rule per condition. */
 #include "seccomp_internal.h" /* <seccomp.h> before "seccomp.h" */
-#include "util.h"
+#include "../lib/util.h"
 
 #include <errno.h>
 #include <linux/filter.h>

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "../lib/error.h"
 #include "../oci/spec.h"
 
 struct seccomp_prog

@@ -25,7 +25,7 @@
  * uses the errno of the most recently loaded one, so the init loads this
  * filter after config.json's (runtime/process.c does). */
 #include "seccomp_internal.h" /* <seccomp.h> before "seccomp.h" */
-#include "util.h"
+#include "../lib/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

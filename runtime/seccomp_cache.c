@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "seccomp_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #ifndef MOAT_VERSION
 #define MOAT_VERSION "unknown"

@@ -5,7 +5,7 @@
 #include <selinux/selinux.h>
 #include <string.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 static int
 lib_is_enabled (void)

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "../lib/error.h"
 #include "../oci/spec.h"
 
 /* libselinux's calls, behind a seam: tests put a stand-in here. */

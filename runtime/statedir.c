@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 int
 statedir_root_open (const char *root, int *ret_fd, struct moat_error **err)

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "error.h"
+#include "../lib/error.h"
 #include "../oci/state.h"
 
 /* Open (creating, 0700) the root directory. */

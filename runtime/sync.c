@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 int
 sync_send (int fd, enum sync_type type, struct moat_error **err)

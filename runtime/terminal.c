@@ -22,7 +22,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 /* /dev/ptmx, and pts/ptmx of a devpts instance, are char 5:2. */
 #define PTMX_MAJOR 5

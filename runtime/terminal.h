@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "../lib/error.h"
 
 /* In the container (after /dev/pts is mounted and the root is pivoted):
  * open /dev/ptmx (checked to be the real ptmx), unlock it, open the peer

@@ -22,7 +22,7 @@
 
 #include "cgroup.h"
 #include "linux.h"
-#include "util.h"
+#include "../lib/util.h"
 
 bool
 userns_moat_maps (const struct spec *s)

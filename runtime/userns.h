@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
-#include "profile.h"
+#include "../lib/error.h"
+#include "../policy/profile.h"
 #include "../oci/spec.h"
 
 /* Does moat map this container's user namespace itself (G12's default)? */

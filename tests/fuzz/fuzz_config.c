@@ -22,8 +22,8 @@
 
 #include "../../oci/spec.h"
 #include "../../oci/state.h"
-#include "../../runtime/error.h"
-#include "../../runtime/profile.h"
+#include "../../lib/error.h"
+#include "../../policy/profile.h"
 
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

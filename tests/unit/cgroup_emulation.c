@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../../runtime/cgroup_internal.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 static bool
 is_regular_file (const char *dir, const char *name)

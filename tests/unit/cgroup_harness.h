@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../runtime/error.h"
+#include "../../lib/error.h"
 
 #define MiB (1024 * 1024)
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 const char *
 fixtures_dir (void)

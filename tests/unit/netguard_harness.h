@@ -35,7 +35,7 @@
 #include "../../runtime/bpf.h"
 #include "../../runtime/netguard.h"
 #include "../../runtime/netguard_bpf.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 /* Everything a test creates, for teardown. */
 static char cg_root[64];

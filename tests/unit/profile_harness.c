@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 struct profile *
 load_profile (const char *name)

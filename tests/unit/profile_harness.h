@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "../../oci/spec.h"
-#include "../../runtime/profile.h"
+#include "../../policy/profile.h"
 
 #define FIXTURES "tests/fixtures"
 #define MIB (INT64_C (1) << 20)

@@ -21,7 +21,7 @@
 
 #include "../../oci/spec.h"
 #include "../../runtime/seccomp.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 /* The child's verdicts travel as text through a pipe; only write(2) and
  * snprintf, so that a filter that denies almost everything still lets a

@@ -14,7 +14,7 @@
 #include "../../oci/json.h"
 #include "../../oci/spec.h"
 #include "../../runtime/audit.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 struct tmpdir
 {

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/bpf.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 #define INSN(c, d, s, o, i)                                                    \
   ((struct bpf_insn){                                                          \

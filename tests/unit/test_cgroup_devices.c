@@ -23,7 +23,7 @@
 
 #include "../../runtime/cgroup.h"
 #include "../../runtime/cgroup_internal.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 #include "cgroup_harness.h"
 
 /* ---- device rules as a cgroup BPF program ---- */

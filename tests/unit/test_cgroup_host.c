@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/cgroup.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 #include "cgroup_harness.h"
 
 /* ---- the real host (root, v1 or hybrid) ---- */

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/cgroup.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 /* ---- cgroupsPath mapping ---- */
 

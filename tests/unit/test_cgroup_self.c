@@ -19,7 +19,7 @@
 
 #include "../../runtime/cgroup.h"
 #include "../../runtime/linux.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 static char rel[64];
 static struct cgroup *cg;

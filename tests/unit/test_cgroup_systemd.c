@@ -16,7 +16,7 @@
 
 #include "../../runtime/cgroup.h"
 #include "../../runtime/cgroup_internal.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 #include "cgroup_emulation.h"
 
 static void

@@ -14,7 +14,7 @@
 
 #include "../../oci/duration.h"
 #include "../../runtime/container.h"
-#include "../../runtime/error.h"
+#include "../../lib/error.h"
 #include "../../runtime/sha256.h"
 
 /* ---- signal_parse ---- */

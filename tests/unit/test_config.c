@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "../../oci/spec.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 #include "fixtures.h"
 
 static bool

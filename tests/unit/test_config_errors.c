@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "../../oci/spec.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 #include "fixtures.h"
 
 #define BASE "\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"}"

@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "../../hooks/hooks.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 #define DUMP_HOOK_NAME "dump-hook"
 

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "../../oci/json.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 /* Parse s; on failure return the error message (caller frees), else NULL
  * with *ret set. */

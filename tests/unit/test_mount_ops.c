@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../../runtime/mount_ops.h"
-#include "../../runtime/profile.h"
-#include "../../runtime/util.h"
+#include "../../policy/profile.h"
+#include "../../lib/util.h"
 
 static struct spec *
 hardened (const char *mounts_json, const char *extra)

@@ -10,7 +10,7 @@
 #include "netguard_harness.h"
 #include "netguard_skb.h"
 
-#include "../../runtime/profile.h"
+#include "../../policy/profile.h"
 
 /* ---- parsing ---- */
 

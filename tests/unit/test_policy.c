@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runtime/profile.h"
-#include "../../runtime/util.h"
+#include "../../policy/profile.h"
+#include "../../lib/util.h"
 
 static struct profile *
 load (const char *text, const char *name)

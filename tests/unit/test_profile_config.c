@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 
 #include "../../oci/json.h"
-#include "../../runtime/profile.h"
-#include "../../runtime/util.h"
+#include "../../policy/profile.h"
+#include "../../lib/util.h"
 
 #define MIB (INT64_C (1) << 20)
 

@@ -1,4 +1,4 @@
-/* runtime/profile.c, G9: a cgroup namespace always (added when absent,
+/* policy/profile.c, G9: a cgroup namespace always (added when absent,
  * the host's replaced, joining the host's refused) and the masks against
  * kernel exploits, whatever config.json lists. */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "../../oci/spec.h"
-#include "../../runtime/profile.h"
-#include "../../runtime/util.h"
+#include "../../policy/profile.h"
+#include "../../lib/util.h"
 
 static const char *const exploit_helpers[] = {
   "/proc/slabinfo",

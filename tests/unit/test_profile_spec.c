@@ -13,9 +13,9 @@
 #include <sys/resource.h>
 
 #include "../../oci/spec.h"
-#include "../../runtime/profile.h"
-#include "../../runtime/profile_internal.h"
-#include "../../runtime/util.h"
+#include "../../policy/profile.h"
+#include "../../policy/profile_internal.h"
+#include "../../lib/util.h"
 #include "profile_harness.h"
 
 /* ---- annotations ---- */

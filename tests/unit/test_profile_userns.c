@@ -1,4 +1,4 @@
-/* G12's policy (runtime/profile_userns.c) and its operator keys: who gets
+/* G12's policy (policy/profile_userns.c) and its operator keys: who gets
  * a user namespace moat maps, which config.json mappings are kept, which
  * are refused. */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/profile.h"
+#include "../../policy/profile.h"
 
 /* The profile an operator config text gives (NULL: an error, in *msg). */
 static struct profile *

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/seccomp.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 static char dir[64];
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../../runtime/selinux.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 static int fake_enabled;
 static char *fake_exec_label;

@@ -10,7 +10,7 @@
 
 #include "../../oci/json.h"
 #include "../../oci/state.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 static struct container_state *
 sample_state (void)

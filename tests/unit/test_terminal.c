@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/terminal.h"
-#include "../../runtime/util.h"
+#include "../../lib/util.h"
 
 static char tmpdir[PATH_MAX];
 

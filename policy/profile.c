@@ -4,7 +4,7 @@
  * profile_resources.c, the operator config in profile_config.c. */
 #include "profile.h"
 #include "profile_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 #include "../oci/json.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
  * Pure: no I/O (the nameservers are read by the runtime and passed in). */
 #include "profile.h"
 #include "profile_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 #include "../oci/json.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * `moat update`; and the run.moat.* annotations, which may only tighten. */
 #include "profile.h"
 #include "profile_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #include <errno.h>
 #include <fnmatch.h>

@@ -4,7 +4,7 @@
  * that a symlink to /etc is refused too. */
 #include "profile.h"
 #include "profile_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #include <errno.h>
 #include <fnmatch.h>

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "../lib/error.h"
 #include "cidr.h"
 #include "netguard_rules.h"
 #include "../oci/spec.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 /* Does [host, host + size) meet [lo, hi)? */
 static bool

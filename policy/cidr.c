@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "util.h"
+#include "../lib/util.h"
 
 static bool
 all_digits (const char *s)

@@ -7,7 +7,7 @@
  * made read-only, a refusal as refused. */
 #include "profile.h"
 #include "profile_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 
 #include <string.h>
 

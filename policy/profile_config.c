@@ -6,7 +6,7 @@
  * so that contrib/moat-config.example.json documents itself and loads. */
 #include "profile.h"
 #include "profile_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 #include "../oci/json.h"
 
 #include <arpa/inet.h>

@@ -6,7 +6,7 @@
  * struct profile is written as a number or a string, nothing is rounded. */
 #include "profile.h"
 #include "profile_internal.h"
-#include "util.h"
+#include "../lib/util.h"
 #include "../oci/json.h"
 
 #include <errno.h>
