@@ -118,6 +118,7 @@ check: deps
 	$(MAKE) check-asan
 	$(MAKE) check-fuzz
 	$(MAKE) format-check
+	tests/layers.sh $(BUILD)
 
 demo: deps $(BUILD)/moat $(BUILD)/tests/cmd/sysprobe
 	@tests/demo.sh $(CURDIR)/$(BUILD)/moat
