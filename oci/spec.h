@@ -66,6 +66,9 @@ struct spec_mount
   char *type;        /* may be NULL (bind) */
   char *source;      /* may be NULL */
   char **options;
+  /* Added by the profile (a scratch tmpfs), not asked by config.json:
+   * dropped, and told, where the rootfs has no place for it. */
+  bool profile_added;
 };
 
 struct spec_hook

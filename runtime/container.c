@@ -740,6 +740,8 @@ container_create_internal (const struct moat_globals *g,
                       "process.terminal is set: --console-socket is required");
   r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r == 0)
+    r = rootfs_place_profile_mounts (s, rootfs, ov, err);
+  if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)
     return r;

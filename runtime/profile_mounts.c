@@ -522,7 +522,8 @@ insert_scratch (struct spec *spec, const char *dest, const struct profile *p,
                 struct override_list *ov)
 {
   size_t at = spec->n_mounts;
-  struct spec_mount m = { .destination = xstrdup (dest) };
+  struct spec_mount m
+      = { .destination = xstrdup (dest), .profile_added = true };
   cleanup_free char *text = NULL, *path = NULL;
 
   for (size_t i = 0; i < spec->n_mounts && at == spec->n_mounts; i++)

@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "profile.h"
 #include "util.h"
 
 static int
@@ -36,6 +37,22 @@ mount_is_bind (const struct spec_mount *m)
   for (char **o = m->options; o && *o; o++)
     if (strcmp (*o, "bind") == 0 || strcmp (*o, "rbind") == 0)
       return true;
+  return false;
+}
+
+bool
+mount_below_other (const struct spec *s, size_t self)
+{
+  const char *path = s->mounts[self].destination;
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      const char *d = s->mounts[i].destination;
+      size_t n = strlen (d);
+      while (n > 1 && d[n - 1] == '/')
+        n--;
+      if (i != self && n > 1 && strncmp (path, d, n) == 0 && path[n] == '/')
+        return true;
+    }
   return false;
 }
 
@@ -500,6 +517,62 @@ rootfs_prepare (const struct spec *s, const char *rootfs,
   return 0;
 }
 
+/* Images built FROM scratch, distroless ones, have no /tmp or /var/tmp:
+ * the profile's scratch tmpfs needs its mount point all the same. The
+ * rootfs is the container's, so moat makes it there (as runc makes every
+ * mount point), now, as host root: an init in a user namespace may not be
+ * able to write a rootfs that was not idmapped. A read-only rootfs cannot
+ * take one; without the directory there is nothing to cover and nothing
+ * the container could write there either (its root ends read-only, G5),
+ * so the mount is left out and told. */
+int
+rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
+                             struct override_list *ov, struct moat_error **err)
+{
+  cleanup_close int rootfd = -1;
+  cleanup_free bool *drop = xcalloc (s->n_mounts + 1, sizeof (bool));
+  size_t kept = 0;
+
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      const char *dest = s->mounts[i].destination;
+      cleanup_free char *path = NULL;
+      cleanup_close int fd = -1;
+      struct moat_error *e = NULL;
+
+      if (!s->mounts[i].profile_added || mount_below_other (s, i))
+        continue;
+      if (rootfd < 0)
+        rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (rootfd < 0)
+        return moat_fail (err, errno, "opening the rootfs %s", rootfs);
+      if (rootfs_open_in (rootfd, dest, true, false, &fd, &e) == 0)
+        continue;
+      if (e->errnum != EROFS)
+        {
+          *err = e;
+          return moat_error_wrap (err, "mount %s", dest);
+        }
+      moat_error_free (&e);
+      path = xasprintf ("mounts[%s]", dest);
+      override_list_add (ov, OVERRIDE_CHANGED, path, "added by the profile",
+                         "not mounted: the rootfs is read-only and has no "
+                         "such directory");
+      fprintf (stderr,
+               "moat: warning: %s: the profile's tmpfs is not mounted: the "
+               "rootfs is read-only and has no %s\n",
+               path, dest);
+      drop[i] = true;
+    }
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (drop[i])
+      spec_mount_clear (&s->mounts[i]);
+    else
+      s->mounts[kept++] = s->mounts[i];
+  s->n_mounts = kept;
+  return 0;
+}
+
 int
 rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err)
 {
@@ -574,8 +647,12 @@ mask_path (int rootfd, const char *path, struct moat_error **err)
   fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
   if (fsfd < 0)
     return moat_fail (err, errno, "masking %s: fsopen", path);
-  if (fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "0", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0", 0) < 0
+  /* Mode 0555, as runc's read-only tmpfs: an empty directory a listing
+   * shows as empty, not one that fails with EACCES. Nothing is written:
+   * read-only, one inode, one page. */
+  if (fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "4k", 0) < 0
+      || fsconfig (fsfd, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0
+      || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0
       || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return moat_fail (err, errno, "masking %s: tmpfs", path);
   mnt = fsmount (fsfd, FSMOUNT_CLOEXEC,
