@@ -230,15 +230,20 @@ attrs_from_flags (unsigned long f)
   return a;
 }
 
-/* Set the attributes of a detached tree, attach it on dstfd. */
+/* Set the attributes of a detached tree, attach it on dstfd. With
+ * ro_top_only, read-only is for the top mount alone, as runc's "ro" on an
+ * rbind; every other attribute is for the whole tree when recursive. */
 static int
-attach_tree (int tree, int dstfd, bool recursive, unsigned long flags,
-             unsigned long propagation, const char *what,
+attach_tree (int tree, int dstfd, bool recursive, bool ro_top_only,
+             unsigned long flags, unsigned long propagation, const char *what,
              struct moat_error **err)
 {
   struct mount_attr attr = { 0 };
+  struct mount_attr top = { .attr_set = MOUNT_ATTR_RDONLY };
 
   attr.attr_set = attrs_from_flags (flags);
+  if (recursive && ro_top_only)
+    attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
   if (propagation)
     attr.propagation = propagation & ~MS_REC;
   if ((attr.attr_set || attr.propagation)
@@ -247,6 +252,9 @@ attach_tree (int tree, int dstfd, bool recursive, unsigned long flags,
                         sizeof (attr))
              < 0)
     return moat_fail (err, errno, "bind mount %s: setting attributes", what);
+  if (recursive && ro_top_only && (flags & MS_RDONLY)
+      && mount_setattr (tree, "", AT_EMPTY_PATH, &top, sizeof (top)) < 0)
+    return moat_fail (err, errno, "bind mount %s: making it read-only", what);
   if (move_mount (tree, "", dstfd, "",
                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
       < 0)
@@ -266,7 +274,8 @@ bind_fd (int srcfd, int dstfd, bool recursive, unsigned long flags,
                         | (recursive ? AT_RECURSIVE : 0));
   if (tree < 0)
     return moat_fail (err, errno, "bind mount %s: open_tree", what);
-  return attach_tree (tree, dstfd, recursive, flags, propagation, what, err);
+  return attach_tree (tree, dstfd, recursive, false, flags, propagation, what,
+                      err);
 }
 
 static int
@@ -338,8 +347,8 @@ mount_one (int rootfd, const struct spec_mount *m, int srcfd,
   /* srcfd is a detached tree, cloned by the parent (container.c), or a
    * sysfs/mqueue moat made in a namespace joined for the init (G12). */
   if (bind || srcfd >= 0)
-    return attach_tree (srcfd, dst, (mf.flags & MS_REC) != 0, mf.flags,
-                        mf.propagation, m->destination, err);
+    return attach_tree (srcfd, dst, (mf.flags & MS_REC) != 0, !mf.recursive_ro,
+                        mf.flags, mf.propagation, m->destination, err);
 
   if (type && strcmp (type, "cgroup") == 0)
     {

@@ -74,7 +74,7 @@ mountinfo_line() {
 	[ "${lines[0]}" = "moat: warning: mounts[7]: binding $HOSTDIR/src read-only: writable binds are only the engines' per-container and volume trees, the bundle and the trees listed in writable_bind_trees of the operator config" ]
 	[[ "${lines[1]}" == *"/mnt/rw/file: Read-only file system" ]]
 	[ ! -e "$HOSTDIR/src/file" ]
-	jq -e --arg s "$HOSTDIR/src" 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/rw].options" and .enforced == "rbind,nosuid,nodev,ro,noexec")' "$AUDIT_LOG"
+	jq -e --arg s "$HOSTDIR/src" 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/rw].options" and .enforced == "rbind,nosuid,nodev,ro,rro,noexec")' "$AUDIT_LOG"
 }
 
 @test "bind of a single file" {
@@ -368,4 +368,44 @@ scratch_rootfs() {
 	run_in_container 'true'
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"mount /proc: creating /proc in the rootfs: Read-only file system"* ]]
+}
+
+# A tree with a tmpfs mounted inside it, writable by container root (G12:
+# a stranger to host-root-owned files).
+tree_with_submount() {
+	mkdir -p "$HOSTDIR/src/sub"
+	chmod 1777 "$HOSTDIR/src"
+	mount -t tmpfs -o size=1m,mode=1777 moat-sub "$HOSTDIR/src/sub"
+	HOST_MOUNTS+=("$HOSTDIR/src/sub")
+}
+
+@test "\"rbind\",\"ro\" in a writable tree: the top is read-only, a submount stays writable, as runc's; \"rro\" makes it read-only too" {
+	tree_with_submount
+	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$HOSTDIR" >"$MOAT_CONFIG"
+	update_config --arg s "$HOSTDIR/src" '.mounts += [
+		{"destination": "/mnt/ro", "type": "bind", "source": $s, "options": ["rbind", "ro"]},
+		{"destination": "/mnt/rro", "type": "bind", "source": $s, "options": ["rbind", "rro"]}]'
+	run_in_container 'echo x >/mnt/ro/top; echo ro >/mnt/ro/sub/file && echo sub written
+		echo x >/mnt/rro/top; echo rro >/mnt/rro/sub/other'
+	[[ "${lines[0]}" == *"/mnt/ro/top: Read-only file system" ]]
+	[ "${lines[1]}" = "sub written" ]
+	[[ "${lines[2]}" == *"/mnt/rro/top: Read-only file system" ]]
+	[[ "${lines[3]}" == *"/mnt/rro/sub/other: Read-only file system" ]]
+	[ "$(cat "$HOSTDIR/src/sub/file")" = ro ]
+	[ ! -e "$HOSTDIR/src/sub/other" ]
+	[ ! -e "$HOSTDIR/src/top" ]
+}
+
+@test "a bind the profile makes read-only is read-only down to its submounts, whatever config.json asked" {
+	tree_with_submount
+	update_config --arg s "$HOSTDIR/src" '.mounts += [
+		{"destination": "/mnt/ro", "type": "bind", "source": $s, "options": ["rbind", "ro"]},
+		{"destination": "/mnt/rw", "type": "bind", "source": $s, "options": ["rbind", "rw", "rrw"]}]'
+	run_in_container 'echo x >/mnt/ro/sub/file; echo x >/mnt/rw/sub/file; echo x >/mnt/rw/top'
+	[[ "${lines[-3]}" == *"/mnt/ro/sub/file: Read-only file system" ]]
+	[[ "${lines[-2]}" == *"/mnt/rw/sub/file: Read-only file system" ]]
+	[[ "${lines[-1]}" == *"/mnt/rw/top: Read-only file system" ]]
+	[ ! -e "$HOSTDIR/src/sub/file" ]
+	jq -e 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/ro].options" and .enforced == "rbind,ro,nosuid,nodev,rro,noexec")' "$AUDIT_LOG"
+	jq -e 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/rw].options" and .enforced == "rbind,nosuid,nodev,ro,rro,noexec")' "$AUDIT_LOG"
 }
