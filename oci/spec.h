@@ -157,6 +157,14 @@ struct spec_cpu
   char *mems;
 };
 
+/* linux.resources.hugepageLimits[]: the kernel's name of a page size
+ * ("2MB", "1GB", "64KB"; checked, as it names a cgroup file) and bytes. */
+struct spec_hugepage_limit
+{
+  char *page_size;
+  uint64_t limit;
+};
+
 struct spec_resources
 {
   struct spec_device_rule *devices;
@@ -169,6 +177,8 @@ struct spec_resources
   uint16_t blkio_weight;
   struct spec_kv *unified; /* cgroup v2 "file": "value" */
   size_t n_unified;
+  struct spec_hugepage_limit *hugepage_limits;
+  size_t n_hugepage_limits;
 };
 
 struct spec_seccomp_arg
