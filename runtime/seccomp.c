@@ -70,10 +70,21 @@ static const struct flag_name filter_flags[] = {
   { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
 };
 
+/* Seccomp agents (Podman's, LXD's): refused until the operator config can
+ * name the agents it trusts. listenerPath comes from config.json, which
+ * moat does not trust: moat, as host root, would connect to whatever host
+ * socket it names and write it the container's state and the listener, a
+ * handle with which its holder answers the container's syscalls for the
+ * kernel and can put fds of its own into the container. README "Seccomp
+ * agents". */
 static int
 notify_unsupported (struct moat_error **err)
 {
-  return moat_fail (err, 0, "linux.seccomp: SCMP_ACT_NOTIFY is not supported");
+  return moat_fail (err, 0,
+                    "linux.seccomp: SCMP_ACT_NOTIFY (a seccomp agent at "
+                    "listenerPath) is not supported: moat will not hand a "
+                    "container's seccomp listener to a host socket that "
+                    "config.json names");
 }
 
 /* field is the JSON path of the action ("linux.seccomp.syscalls[3]"); the

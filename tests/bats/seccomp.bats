@@ -154,3 +154,16 @@ seccomp_allow_but() {
 	[ "${lines[0]}" = "mkdir: can't create directory '/tmp/x': Operation not permitted" ]
 	[ "${lines[1]}" = 2 ]
 }
+
+@test "SCMP_ACT_NOTIFY with a listenerPath is refused with the reason, nothing left; features says so" {
+	seccomp_allow_but '[{"names": ["mkdir"], "action": "SCMP_ACT_NOTIFY"}]'
+	update_config '.linux.seccomp.listenerPath = "/run/podman/seccomp-agent.sock" | .linux.seccomp.listenerMetadata = "x"'
+	moat create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: create $ID: linux.seccomp: SCMP_ACT_NOTIFY (a seccomp agent at listenerPath) is not supported: moat will not hand a container's seccomp listener to a host socket that config.json names" ]
+	assert_nothing_left "$ID"
+	moat features
+	[ "$status" -eq 0 ]
+	! jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY")' <<<"$output"
+	jq -e '.annotations["run.moat.seccomp-notify"] | startswith("refused: listenerPath names a host socket in config.json")' <<<"$output"
+}

@@ -381,8 +381,10 @@ test_config_errors_name_the_field (void **state)
     { "missing-default", "linux.seccomp.defaultAction: missing" },
     { "action", "linux.seccomp.syscalls[1].action: unknown action "
                 "SCMP_ACT_FOO" },
-    { "notify", "linux.seccomp: SCMP_ACT_NOTIFY is not supported" },
-    { "listener", "linux.seccomp: SCMP_ACT_NOTIFY is not supported" },
+    { "notify", "linux.seccomp: SCMP_ACT_NOTIFY (a seccomp agent at "
+                "listenerPath) is not supported" },
+    { "listener", "linux.seccomp: SCMP_ACT_NOTIFY (a seccomp agent at "
+                  "listenerPath) is not supported" },
     { "arch", "linux.seccomp.architectures[1]: unknown architecture "
               "SCMP_ARCH_FOO" },
     { "arch-bare", "linux.seccomp.architectures[0]: unknown architecture "
