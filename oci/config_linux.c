@@ -340,7 +340,10 @@ parse_seccomp (const json_node *lx, struct spec_seccomp *s,
              < 0
       || (r = get_strv (n, path, "architectures", &s->architectures, err)) < 0
       || (r = get_strv (n, path, "flags", &s->flags, err)) < 0
-      || (r = get_string (n, path, "listenerPath", &s->listener_path, err)) < 0)
+      || (r = get_string (n, path, "listenerPath", &s->listener_path, err)) < 0
+      || (r = get_string (n, path, "listenerMetadata", &s->listener_metadata,
+                          err))
+             < 0)
     return r;
   r = get_object_array (n, path, "syscalls", sizeof (*s->syscalls), &rules,
                         &s->n_syscalls, parse_seccomp_rule, err);
@@ -461,6 +464,7 @@ spec_seccomp_clear (struct spec_seccomp *s)
   strv_free (s->architectures);
   strv_free (s->flags);
   free (s->listener_path);
+  free (s->listener_metadata);
   for (size_t i = 0; s->syscalls && i < s->n_syscalls; i++)
     {
       struct spec_seccomp_rule *rule = &s->syscalls[i];

@@ -206,7 +206,8 @@ struct spec_seccomp
   uint32_t default_errno_ret;
   char **architectures;
   char **flags;
-  char *listener_path;
+  char *listener_path;     /* a seccomp agent's socket (SCMP_ACT_NOTIFY) */
+  char *listener_metadata; /* passed on to it as is */
   struct spec_seccomp_rule *syscalls;
   size_t n_syscalls;
 };
