@@ -48,9 +48,11 @@ VERB (features)
   static const char *const ns[] = { "cgroup", "ipc",  "mount", "network", "pid",
                                     "time",   "user", "uts",   NULL };
   static const char *const actions[]
-      = { "SCMP_ACT_ALLOW",        "SCMP_ACT_ERRNO",       "SCMP_ACT_KILL",
-          "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
-          "SCMP_ACT_TRACE",        "SCMP_ACT_TRAP",        NULL };
+      = { "SCMP_ACT_ALLOW",       "SCMP_ACT_ERRNO",
+          "SCMP_ACT_KILL",        "SCMP_ACT_KILL_PROCESS",
+          "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
+          "SCMP_ACT_NOTIFY",      "SCMP_ACT_TRACE",
+          "SCMP_ACT_TRAP",        NULL };
   static const char *const ops[]
       = { "SCMP_CMP_EQ", "SCMP_CMP_GE",        "SCMP_CMP_GT", "SCMP_CMP_LE",
           "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE", NULL };
@@ -58,7 +60,8 @@ VERB (features)
       = { "SCMP_ARCH_X86_64",  "SCMP_ARCH_X86", "SCMP_ARCH_X32",
           "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", NULL };
   static const char *const sflags[]
-      = { "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", NULL };
+      = { "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+          "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", NULL };
   struct json_writer *w = json_writer_new (true);
   cleanup_free char *text = NULL;
 
@@ -158,6 +161,12 @@ VERB (features)
                       ? "fallback"
                       : "cgroup-bpf");
   }
+  /* SCMP_ACT_NOTIFY: for whom (Podman's seccomp agents). */
+  jw_key (w, "run.moat.seccomp-notify");
+  jw_string (w, "only for the agents the operator config lists "
+                "(seccomp_agents): listenerPath comes from config.json; "
+                "moat's built-in filter stays above the agent's; exec'd "
+                "processes get ENOSYS for notified syscalls");
   /* G13: executable memfds refused where the kernel has the sysctl. */
   jw_key (w, "run.moat.memfd-noexec");
   jw_string (w, access ("/proc/sys/vm/memfd_noexec", F_OK) == 0

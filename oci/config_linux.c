@@ -212,6 +212,34 @@ parse_cpu (const json_node *res, const char *parent, struct spec_cpu *c,
   return get_string (n, path, "mems", &c->mems, err);
 }
 
+/* The kernel's page size names: digits, then KB, MB or GB. */
+static bool
+page_size_name_ok (const char *s)
+{
+  size_t digits = strspn (s, "0123456789");
+  return digits > 0 && digits <= 10 && s[0] != '0' && s[digits] != '\0'
+         && strchr ("KMG", s[digits]) && strcmp (s + digits + 1, "B") == 0;
+}
+
+static int
+parse_hugepage_limit (const json_node *n, const char *path, void *slot,
+                      struct moat_error **err)
+{
+  struct spec_hugepage_limit *h = slot;
+  int r;
+
+  if ((r = get_required_string (n, path, "pageSize", &h->page_size, err)) < 0
+      || (r = require_member (n, path, "limit", err)) < 0
+      || (r = get_u64 (n, path, "limit", UINT64_MAX, NULL, &h->limit, err)) < 0)
+    return r;
+  if (!page_size_name_ok (h->page_size))
+    return field_fail (err, path, "pageSize",
+                       "\"%s\" is not a page size (\"2MB\", \"1GB\", "
+                       "\"64KB\")",
+                       h->page_size);
+  return 0;
+}
+
 /* A resources object at path parent ("linux.resources" in config.json, ""
  * for update JSON). */
 int
@@ -221,7 +249,7 @@ parse_resources (const json_node *res, const char *parent,
   const json_node *pids = NULL, *blkio = NULL;
   cleanup_free char *pids_path = field_path (parent, "pids");
   cleanup_free char *blkio_path = field_path (parent, "blockIO");
-  void *devices = NULL;
+  void *devices = NULL, *hugepages = NULL;
   uint64_t weight = 0;
   int r;
 
@@ -240,6 +268,12 @@ parse_resources (const json_node *res, const char *parent,
              < 0)
     return r;
   ret->blkio_weight = (uint16_t)weight;
+  r = get_object_array (res, parent, "hugepageLimits",
+                        sizeof (*ret->hugepage_limits), &hugepages,
+                        &ret->n_hugepage_limits, parse_hugepage_limit, err);
+  ret->hugepage_limits = hugepages;
+  if (r < 0)
+    return r;
   return get_string_map (res, parent, "unified", &ret->unified, &ret->n_unified,
                          err);
 }
@@ -306,7 +340,10 @@ parse_seccomp (const json_node *lx, struct spec_seccomp *s,
              < 0
       || (r = get_strv (n, path, "architectures", &s->architectures, err)) < 0
       || (r = get_strv (n, path, "flags", &s->flags, err)) < 0
-      || (r = get_string (n, path, "listenerPath", &s->listener_path, err)) < 0)
+      || (r = get_string (n, path, "listenerPath", &s->listener_path, err)) < 0
+      || (r = get_string (n, path, "listenerMetadata", &s->listener_metadata,
+                          err))
+             < 0)
     return r;
   r = get_object_array (n, path, "syscalls", sizeof (*s->syscalls), &rules,
                         &s->n_syscalls, parse_seccomp_rule, err);
@@ -414,6 +451,9 @@ spec_resources_clear (struct spec_resources *r)
   free (r->cpu.cpus);
   free (r->cpu.mems);
   spec_kv_free (r->unified, r->n_unified);
+  for (size_t i = 0; i < r->n_hugepage_limits; i++)
+    free (r->hugepage_limits[i].page_size);
+  free (r->hugepage_limits);
   memset (r, 0, sizeof (*r));
 }
 
@@ -424,6 +464,7 @@ spec_seccomp_clear (struct spec_seccomp *s)
   strv_free (s->architectures);
   strv_free (s->flags);
   free (s->listener_path);
+  free (s->listener_metadata);
   for (size_t i = 0; s->syscalls && i < s->n_syscalls; i++)
     {
       struct spec_seccomp_rule *rule = &s->syscalls[i];

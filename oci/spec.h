@@ -66,6 +66,9 @@ struct spec_mount
   char *type;        /* may be NULL (bind) */
   char *source;      /* may be NULL */
   char **options;
+  /* Added by the profile (a scratch tmpfs), not asked by config.json:
+   * dropped, and told, where the rootfs has no place for it. */
+  bool profile_added;
 };
 
 struct spec_hook
@@ -154,6 +157,14 @@ struct spec_cpu
   char *mems;
 };
 
+/* linux.resources.hugepageLimits[]: the kernel's name of a page size
+ * ("2MB", "1GB", "64KB"; checked, as it names a cgroup file) and bytes. */
+struct spec_hugepage_limit
+{
+  char *page_size;
+  uint64_t limit;
+};
+
 struct spec_resources
 {
   struct spec_device_rule *devices;
@@ -166,6 +177,8 @@ struct spec_resources
   uint16_t blkio_weight;
   struct spec_kv *unified; /* cgroup v2 "file": "value" */
   size_t n_unified;
+  struct spec_hugepage_limit *hugepage_limits;
+  size_t n_hugepage_limits;
 };
 
 struct spec_seccomp_arg
@@ -193,7 +206,8 @@ struct spec_seccomp
   uint32_t default_errno_ret;
   char **architectures;
   char **flags;
-  char *listener_path;
+  char *listener_path;     /* a seccomp agent's socket (SCMP_ACT_NOTIFY) */
+  char *listener_metadata; /* passed on to it as is */
   struct spec_seccomp_rule *syscalls;
   size_t n_syscalls;
 };

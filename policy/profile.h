@@ -45,7 +45,10 @@ struct profile
   char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
   bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
   char **writable_bind_trees; /* G5: operator's trees binds may write to */
-  bool noexec_volumes;        /* G13: the engines' volume trees noexec too */
+  /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name
+   * (operator config only; none by default). */
+  char **seccomp_agents;
+  bool noexec_volumes; /* G13: the engines' volume trees noexec too */
   char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
   /* Not from any config: the host tree `moat sandbox --workdir` names (its
    * caller is as trusted as the operator), bound as a volume: writable and

@@ -61,6 +61,7 @@ static const char *const top_keys[] = { "profile",
                                         "engine_roots",
                                         "profiles",
                                         "userns",
+                                        "seccomp_agents",
                                         NULL };
 static const char *const per_profile_keys[] = { "limits",
                                                 "credential_env",
@@ -153,6 +154,7 @@ profile_free (struct profile *p)
   profile_network_free (p);
   free (p->audit_log);
   strv_free (p->writable_bind_trees);
+  strv_free (p->seccomp_agents);
   for (int k = 0; k < ENGINE__N; k++)
     strv_free (p->engine_roots[k]);
   free (p->caller_volume);
@@ -171,6 +173,7 @@ profile_dup (const struct profile *p)
   profile_network_dup (d, p);
   d->audit_log = xstrdup (p->audit_log);
   d->writable_bind_trees = strv_dup (p->writable_bind_trees);
+  d->seccomp_agents = strv_dup (p->seccomp_agents);
   for (int k = 0; k < ENGINE__N; k++)
     d->engine_roots[k] = strv_dup (p->engine_roots[k]);
   d->caller_volume = p->caller_volume ? xstrdup (p->caller_volume) : NULL;
@@ -555,6 +558,12 @@ apply_config (const json_node *root, struct profile *const *profiles,
       for (size_t i = 0; profile_names[i]; i++)
         profiles[i]->audit_read_verbs = json_bool (v);
     }
+  /* Seccomp agents: the host sockets a listenerPath may name. */
+  if ((v = json_get (root, "seccomp_agents")))
+    for (size_t i = 0; profile_names[i]; i++)
+      if (add_trees (v, "seccomp_agents", &profiles[i]->seccomp_agents, err)
+          < 0)
+        return -1;
   for (size_t i = 0; profile_names[i]; i++)
     if (apply_settings (root, "", profiles[i], err) < 0)
       return -1;
@@ -716,6 +725,7 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_string (w, p->audit_log);
   jw_key (w, "audit_read_verbs");
   jw_bool (w, p->audit_read_verbs);
+  jw_string_list (w, "seccomp_agents", (const char *const *)p->seccomp_agents);
   jw_key (w, "userns");
   jw_object_begin (w);
   jw_key (w, "enabled");

@@ -347,8 +347,13 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   asked = profile_strv_join (m->options, ",");
   asked_rw = !strv_has ((const char *const *)m->options, "ro");
   asked_exec = strv_has ((const char *const *)m->options, "exec");
+  /* Read-only down to every submount: "ro" alone would leave them as
+   * they are on the host (runc's "ro" on an rbind is the top only). */
   if (ro)
-    changed |= force_option (&m->options, "ro", "rw");
+    {
+      changed |= force_option (&m->options, "ro", "rw");
+      changed |= force_option (&m->options, "rro", "rrw");
+    }
   if (noexec)
     changed |= force_option (&m->options, "noexec", "exec");
   if (changed)
@@ -522,7 +527,8 @@ insert_scratch (struct spec *spec, const char *dest, const struct profile *p,
                 struct override_list *ov)
 {
   size_t at = spec->n_mounts;
-  struct spec_mount m = { .destination = xstrdup (dest) };
+  struct spec_mount m
+      = { .destination = xstrdup (dest), .profile_added = true };
   cleanup_free char *text = NULL, *path = NULL;
 
   for (size_t i = 0; i < spec->n_mounts && at == spec->n_mounts; i++)

@@ -223,6 +223,54 @@ harden_device_rules (struct spec_resources *r, bool create,
     }
 }
 
+static bool
+is_hugetlb_key (const char *key)
+{
+  return fnmatch ("hugetlb.*.max", key, FNM_PATHNAME) == 0
+         || fnmatch ("hugetlb.*.rsvd.max", key, FNM_PATHNAME) == 0;
+}
+
+/* G7: huge pages are memory that memory.limit does not count (v1, and v2
+ * without memory_hugetlb_accounting), taken from the host's reserved
+ * pool: no page size may have more than the memory limit, whether asked
+ * in hugepageLimits or through unified. The cgroup layer gives the sizes
+ * config.json leaves out the same cap (cg_apply_hugetlb). */
+static void
+harden_hugepages (struct spec_resources *r, const struct profile *p,
+                  struct override_list *ov)
+{
+  uint64_t cap = r->memory.has_limit && r->memory.limit > 0
+                     ? (uint64_t)r->memory.limit
+                     : (uint64_t)p->memory_limit;
+
+  for (size_t i = 0; i < r->n_hugepage_limits; i++)
+    {
+      struct spec_hugepage_limit *l = &r->hugepage_limits[i];
+      cleanup_free char *path = NULL, *asked = NULL, *enforced = NULL;
+      if (l->limit <= cap)
+        continue;
+      path = xasprintf ("linux.resources.hugepageLimits[%s]", l->page_size);
+      asked = xasprintf ("%" PRIu64, l->limit);
+      enforced = xasprintf ("%" PRIu64, cap);
+      override_list_add (ov, OVERRIDE_CHANGED, path, asked, enforced);
+      l->limit = cap;
+    }
+  for (size_t i = 0; i < r->n_unified; i++)
+    {
+      struct spec_kv *kv = &r->unified[i];
+      cleanup_free char *path = NULL, *asked = NULL;
+      uint64_t v;
+      if (!is_hugetlb_key (kv->key)
+          || (kv->value && parse_uint64 (kv->value, &v) == 0 && v <= cap))
+        continue;
+      path = xasprintf ("linux.resources.unified.%s", kv->key);
+      asked = kv->value;
+      kv->value = xasprintf ("%" PRIu64, cap);
+      override_list_add (ov, OVERRIDE_CHANGED, path, asked ? asked : "",
+                         kv->value);
+    }
+}
+
 void
 profile_harden_resources (struct spec_resources *r, const struct profile *p,
                           bool create, struct override_list *ov)
@@ -233,6 +281,7 @@ profile_harden_resources (struct spec_resources *r, const struct profile *p,
   harden_cpu (&r->cpu, p, create, ov);
   profile_filter_kv (r->unified, &r->n_unified, unified_key_allowed,
                      "linux.resources.unified", ov);
+  harden_hugepages (r, p, ov);
   harden_device_rules (r, create, ov);
 }
 

@@ -59,6 +59,7 @@ static const struct
   { "devices", "devices", CG_DEVICES },
   { "freezer", "freezer", CG_FREEZER },
   { "blkio", "blkio", CG_BLKIO },
+  { "hugetlb", "hugetlb", CG_HUGETLB },
   { "systemd", "name=systemd", CG_NAMED },
 };
 

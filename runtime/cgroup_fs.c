@@ -5,6 +5,7 @@
  * The bottom of the cgroup files: it calls none of the others. */
 #include "cgroup_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -386,3 +387,63 @@ const struct cgroup_fs cgroup_fs_kernel = {
   .attach_devices = cg_devices_attach,
   .systemd_booted = kernel_systemd_booted,
 };
+
+static bool
+hugepage_size_listed (const struct spec_resources *res, const char *size)
+{
+  for (size_t i = 0; i < res->n_hugepage_limits; i++)
+    if (strcmp (res->hugepage_limits[i].page_size, size) == 0)
+      return true;
+  return false;
+}
+
+int
+cg_apply_hugetlb (struct cgroup_hier *h, const struct spec_resources *res,
+                  const char *suffix, struct moat_error **err)
+{
+  int64_t cap
+      = res->memory.has_limit && res->memory.limit > 0 ? res->memory.limit : 0;
+  struct dirent *e;
+  DIR *d;
+  int fd, r = 0;
+
+  for (size_t i = 0; i < res->n_hugepage_limits; i++)
+    {
+      const struct spec_hugepage_limit *l = &res->hugepage_limits[i];
+      cleanup_free char *file
+          = xasprintf ("hugetlb.%s.%s", l->page_size, suffix);
+      if (!cg_has_file (h, file))
+        return moat_fail (err, 0,
+                          "linux.resources.hugepageLimits: this host has no "
+                          "%s huge pages (no %s in the container's cgroup)",
+                          l->page_size, file);
+      r = cg_writef (h, file, err, "%" PRIu64, l->limit);
+      if (r < 0)
+        return r;
+    }
+  if (cap == 0)
+    return 0;
+  fd = openat (h->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return moat_fail (err, errno, "listing the hugetlb cgroup");
+    }
+  while (r == 0 && (e = readdir (d)) != NULL)
+    {
+      const char *size = e->d_name + strlen ("hugetlb.");
+      const char *dot = strchr (size, '.');
+      cleanup_free char *name = NULL;
+
+      if (strncmp (e->d_name, "hugetlb.", 8) != 0 || dot == NULL
+          || strcmp (dot + 1, suffix) != 0)
+        continue;
+      name = xasprintf ("%.*s", (int)(dot - size), size);
+      if (!hugepage_size_listed (res, name))
+        r = cg_writef (h, e->d_name, err, "%" PRId64, cap);
+    }
+  closedir (d);
+  return r;
+}

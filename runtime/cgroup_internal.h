@@ -34,6 +34,7 @@ enum
   CG_BLKIO = 1u << 7,
   CG_NAMED = 1u << 8,   /* name=systemd: no controller, only membership */
   CG_UNIFIED = 1u << 9, /* a cgroup2 hierarchy */
+  CG_HUGETLB = 1u << 10,
 };
 
 struct cgroup_fs;
@@ -219,6 +220,12 @@ int cg_read_u64 (int dirfd, const char *file, uint64_t *ret);
 /* "key value" lines (memory.stat, cpu.stat, cgroup.events). */
 int cg_read_keyed (int dirfd, const char *file, const char *key, uint64_t *ret);
 bool cg_has_file (struct cgroup_hier *h, const char *file);
+/* linux.resources.hugepageLimits into hugetlb.SIZE.SUFFIX ("limit_in_bytes"
+ * on v1, "max" on v2); every other page size of the host gets the memory
+ * limit, when res has one (G7: huge pages are memory that memory.limit
+ * does not count). A size the host does not have is an error. */
+int cg_apply_hugetlb (struct cgroup_hier *h, const struct spec_resources *res,
+                      const char *suffix, struct moat_error **err);
 /* Is word one of the space-separated words of list? */
 bool cg_has_word (const char *list, const char *word);
 /* cpuset lists ("0-3,5") only: no stray characters reach the kernel. */

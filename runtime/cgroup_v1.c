@@ -256,6 +256,16 @@ v1_apply (struct cgroup *cg, const struct spec_resources *res,
     }
   if (r == 0)
     r = apply_devices (cg, res, err);
+  if (r == 0 && (res->n_hugepage_limits || res->memory.has_limit))
+    {
+      h = cgroup_hier_for (cg, CG_HUGETLB);
+      if (h == NULL && res->n_hugepage_limits)
+        return moat_fail (err, ENOTSUP,
+                          "linux.resources.hugepageLimits: the hugetlb "
+                          "controller is not available");
+      if (h)
+        r = cg_apply_hugetlb (h, res, "limit_in_bytes", err);
+    }
   return r;
 }
 

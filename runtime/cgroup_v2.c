@@ -13,7 +13,7 @@
 
 /* What a container's cgroup needs from its ancestors' subtree_control. */
 static const char *const wanted_controllers[]
-    = { "memory", "pids", "cpu", "cpuset", "io" };
+    = { "memory", "pids", "cpu", "cpuset", "io", "hugetlb" };
 
 static void
 enable_controllers (int dir_fd, const struct cgroup_fs *fs)
@@ -257,6 +257,8 @@ v2_apply (struct cgroup *cg, const struct spec_resources *res,
     }
   if (r == 0 && res->n_devices > 0)
     r = h->fs->attach_devices (h->fd, res->devices, res->n_devices, err);
+  if (r == 0)
+    r = cg_apply_hugetlb (h, res, "max", err);
   for (size_t i = 0; r == 0 && i < res->n_unified; i++)
     {
       r = check_unified_key (res->unified[i].key, err);

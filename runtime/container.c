@@ -33,6 +33,7 @@
 #include "netguard.h"
 #include "../policy/profile.h"
 #include "seccomp.h"
+#include "seccomp_agent.h"
 #include "selinux.h"
 #include "statedir.h"
 #include "sync.h"
@@ -481,8 +482,10 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   cache = seccomp_cache_dir (g);
   if (s->linux_.seccomp.present)
     {
-      r = seccomp_compile_config_cached (&s->linux_.seccomp, cache,
-                                         &c->sc_config, err);
+      r = seccomp_agent_check (&s->linux_.seccomp, eff, err);
+      if (r == 0)
+        r = seccomp_compile_config_cached (&s->linux_.seccomp, cache,
+                                           &c->sc_config, err);
       if (r < 0)
         return r;
     }
@@ -674,6 +677,10 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
         else if (for_run && ret_master)
           *ret_master = steal_fd (&master);
       }
+    r = seccomp_agent_relay (sync, &c->sc_config, &s->linux_.seccomp, c->pid,
+                             state_json, err);
+    if (r < 0)
+      return r;
     debug_pause ("before-ready");
     r = sync_recv (sync, SYNC_READY, err);
     if (r < 0)
@@ -739,6 +746,8 @@ container_create_internal (const struct moat_globals *g,
     return moat_fail (err, 0,
                       "process.terminal is set: --console-socket is required");
   r = resolve_rootfs (s, bundle, &rootfs, err);
+  if (r == 0)
+    r = rootfs_place_profile_mounts (s, rootfs, ov, err);
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)

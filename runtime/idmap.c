@@ -32,24 +32,6 @@ not_idmapped (const char *what, int errnum, struct override_list *ov)
   fprintf (stderr, "moat: warning: %s: %s\n", path, why);
 }
 
-/* Is path below the destination of another mount of the list (made on
- * that mount's filesystem, not on the rootfs)? */
-static bool
-below_other_mount (const struct spec *s, size_t self)
-{
-  const char *path = s->mounts[self].destination;
-  for (size_t i = 0; i < s->n_mounts; i++)
-    {
-      const char *d = s->mounts[i].destination;
-      size_t n = strlen (d);
-      while (n > 1 && d[n - 1] == '/')
-        n--;
-      if (i != self && n > 1 && strncmp (path, d, n) == 0 && path[n] == '/')
-        return true;
-    }
-  return false;
-}
-
 /* A rootfs that could not be idmapped belongs to nobody inside: the init,
  * root of its namespace only, could not make a missing mount point there
  * (Podman's /run/.containerenv). moat makes them now, as the host root
@@ -66,7 +48,7 @@ make_mountpoints (const struct spec *s, int rootfs_tree, const int *src_fds,
                      && !S_ISDIR (st.st_mode);
       int fd = -1;
 
-      if (below_other_mount (s, i))
+      if (mount_below_other (s, i))
         continue;
       if (rootfs_open_in (rootfs_tree, s->mounts[i].destination, true, as_file,
                           &fd, err)

@@ -8,6 +8,7 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -250,6 +251,32 @@ open_cwd (const char *cwd, int *ret, struct moat_error **err)
   return 0;
 }
 
+/* A config filter with a seccomp agent (listenerPath) is loaded here, at
+ * the end of create, with a new listener that moat sends the agent before
+ * the container can run; what is left of the init runs under it, as
+ * runc's does. Without no_new_privs yet: the init holds CAP_SYS_ADMIN in
+ * its user namespace. */
+static int
+load_agent_filter (struct init_args *a, struct moat_error **err)
+{
+  int listener = -1, r;
+
+  if (a->seccomp_config == NULL
+      || !(a->seccomp_config->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER))
+    return 0;
+  r = seccomp_prog_load_listener (a->seccomp_config, &listener, err);
+  if (r < 0)
+    return r;
+  a->seccomp_config = NULL; /* loaded: process_exec must not load it again */
+  r = sync_send (a->sync_fd, SYNC_SECCOMP, err);
+  if (r == 0)
+    r = fd_send (a->sync_fd, listener, err);
+  close (listener);
+  if (r == 0)
+    r = sync_recv (a->sync_fd, SYNC_GO, err);
+  return r;
+}
+
 static int
 init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
             char **ret_state, struct moat_error **err)
@@ -373,7 +400,10 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   r = open_cwd (p->cwd, ret_cwd, err);
   if (r < 0)
     return r;
-  return rootfs_finish (s, err);
+  r = rootfs_finish (s, err);
+  if (r < 0)
+    return r;
+  return load_agent_filter (a, err);
 }
 
 void

@@ -65,6 +65,17 @@ int rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
                     int *ret_fd, struct moat_error **err);
 /* Does this mount bind (type "bind", or a bind/rbind option)? */
 bool mount_is_bind (const struct spec_mount *m);
+/* Is mounts[self] below the destination of another mount of the list (made
+ * on that mount's filesystem, not on the rootfs)? */
+bool mount_below_other (const struct spec *s, size_t self);
+/* Before clone: the mount points of the profile's own mounts
+ * (profile_added) are made in the rootfs, as host root, resolved inside
+ * it; where the rootfs is read-only and lacks one, that mount is dropped
+ * from s and told on stderr and in ov (may be NULL). */
+struct override_list;
+int rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
+                                 struct override_list *ov,
+                                 struct moat_error **err);
 
 /* Process (process.c). */
 int process_resolve_exec (const struct spec_process *p, char **ret_path,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../lib/util.h"
+#include "../policy/profile.h"
 
 static int
 sys_openat2 (int dirfd, const char *path, uint64_t flags, uint64_t resolve)
@@ -36,6 +37,22 @@ mount_is_bind (const struct spec_mount *m)
   for (char **o = m->options; o && *o; o++)
     if (strcmp (*o, "bind") == 0 || strcmp (*o, "rbind") == 0)
       return true;
+  return false;
+}
+
+bool
+mount_below_other (const struct spec *s, size_t self)
+{
+  const char *path = s->mounts[self].destination;
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      const char *d = s->mounts[i].destination;
+      size_t n = strlen (d);
+      while (n > 1 && d[n - 1] == '/')
+        n--;
+      if (i != self && n > 1 && strncmp (path, d, n) == 0 && path[n] == '/')
+        return true;
+    }
   return false;
 }
 
@@ -213,15 +230,20 @@ attrs_from_flags (unsigned long f)
   return a;
 }
 
-/* Set the attributes of a detached tree, attach it on dstfd. */
+/* Set the attributes of a detached tree, attach it on dstfd. With
+ * ro_top_only, read-only is for the top mount alone, as runc's "ro" on an
+ * rbind; every other attribute is for the whole tree when recursive. */
 static int
-attach_tree (int tree, int dstfd, bool recursive, unsigned long flags,
-             unsigned long propagation, const char *what,
+attach_tree (int tree, int dstfd, bool recursive, bool ro_top_only,
+             unsigned long flags, unsigned long propagation, const char *what,
              struct moat_error **err)
 {
   struct mount_attr attr = { 0 };
+  struct mount_attr top = { .attr_set = MOUNT_ATTR_RDONLY };
 
   attr.attr_set = attrs_from_flags (flags);
+  if (recursive && ro_top_only)
+    attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
   if (propagation)
     attr.propagation = propagation & ~MS_REC;
   if ((attr.attr_set || attr.propagation)
@@ -230,6 +252,9 @@ attach_tree (int tree, int dstfd, bool recursive, unsigned long flags,
                         sizeof (attr))
              < 0)
     return moat_fail (err, errno, "bind mount %s: setting attributes", what);
+  if (recursive && ro_top_only && (flags & MS_RDONLY)
+      && mount_setattr (tree, "", AT_EMPTY_PATH, &top, sizeof (top)) < 0)
+    return moat_fail (err, errno, "bind mount %s: making it read-only", what);
   if (move_mount (tree, "", dstfd, "",
                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
       < 0)
@@ -249,7 +274,8 @@ bind_fd (int srcfd, int dstfd, bool recursive, unsigned long flags,
                         | (recursive ? AT_RECURSIVE : 0));
   if (tree < 0)
     return moat_fail (err, errno, "bind mount %s: open_tree", what);
-  return attach_tree (tree, dstfd, recursive, flags, propagation, what, err);
+  return attach_tree (tree, dstfd, recursive, false, flags, propagation, what,
+                      err);
 }
 
 static int
@@ -321,8 +347,8 @@ mount_one (int rootfd, const struct spec_mount *m, int srcfd,
   /* srcfd is a detached tree, cloned by the parent (container.c), or a
    * sysfs/mqueue moat made in a namespace joined for the init (G12). */
   if (bind || srcfd >= 0)
-    return attach_tree (srcfd, dst, (mf.flags & MS_REC) != 0, mf.flags,
-                        mf.propagation, m->destination, err);
+    return attach_tree (srcfd, dst, (mf.flags & MS_REC) != 0, !mf.recursive_ro,
+                        mf.flags, mf.propagation, m->destination, err);
 
   if (type && strcmp (type, "cgroup") == 0)
     {
@@ -500,6 +526,62 @@ rootfs_prepare (const struct spec *s, const char *rootfs,
   return 0;
 }
 
+/* Images built FROM scratch, distroless ones, have no /tmp or /var/tmp:
+ * the profile's scratch tmpfs needs its mount point all the same. The
+ * rootfs is the container's, so moat makes it there (as runc makes every
+ * mount point), now, as host root: an init in a user namespace may not be
+ * able to write a rootfs that was not idmapped. A read-only rootfs cannot
+ * take one; without the directory there is nothing to cover and nothing
+ * the container could write there either (its root ends read-only, G5),
+ * so the mount is left out and told. */
+int
+rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
+                             struct override_list *ov, struct moat_error **err)
+{
+  cleanup_close int rootfd = -1;
+  cleanup_free bool *drop = xcalloc (s->n_mounts + 1, sizeof (bool));
+  size_t kept = 0;
+
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      const char *dest = s->mounts[i].destination;
+      cleanup_free char *path = NULL;
+      cleanup_close int fd = -1;
+      struct moat_error *e = NULL;
+
+      if (!s->mounts[i].profile_added || mount_below_other (s, i))
+        continue;
+      if (rootfd < 0)
+        rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (rootfd < 0)
+        return moat_fail (err, errno, "opening the rootfs %s", rootfs);
+      if (rootfs_open_in (rootfd, dest, true, false, &fd, &e) == 0)
+        continue;
+      if (e->errnum != EROFS)
+        {
+          *err = e;
+          return moat_error_wrap (err, "mount %s", dest);
+        }
+      moat_error_free (&e);
+      path = xasprintf ("mounts[%s]", dest);
+      override_list_add (ov, OVERRIDE_CHANGED, path, "added by the profile",
+                         "not mounted: the rootfs is read-only and has no "
+                         "such directory");
+      fprintf (stderr,
+               "moat: warning: %s: the profile's tmpfs is not mounted: the "
+               "rootfs is read-only and has no %s\n",
+               path, dest);
+      drop[i] = true;
+    }
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (drop[i])
+      spec_mount_clear (&s->mounts[i]);
+    else
+      s->mounts[kept++] = s->mounts[i];
+  s->n_mounts = kept;
+  return 0;
+}
+
 int
 rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err)
 {
@@ -574,8 +656,12 @@ mask_path (int rootfd, const char *path, struct moat_error **err)
   fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
   if (fsfd < 0)
     return moat_fail (err, errno, "masking %s: fsopen", path);
-  if (fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "0", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0", 0) < 0
+  /* Mode 0555, as runc's read-only tmpfs: an empty directory a listing
+   * shows as empty, not one that fails with EACCES. Nothing is written:
+   * read-only, one inode, one page. */
+  if (fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "4k", 0) < 0
+      || fsconfig (fsfd, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0
+      || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0
       || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return moat_fail (err, errno, "masking %s: tmpfs", path);
   mnt = fsmount (fsfd, FSMOUNT_CLOEXEC,

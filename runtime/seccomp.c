@@ -70,25 +70,39 @@ static const struct flag_name filter_flags[] = {
   { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
 };
 
-static int
-notify_unsupported (struct moat_error **err)
-{
-  return moat_fail (err, 0, "linux.seccomp: SCMP_ACT_NOTIFY is not supported");
-}
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
 
 /* field is the JSON path of the action ("linux.seccomp.syscalls[3]"); the
  * errno return applies to ERRNO and TRACE only, EPERM when absent. */
 static int
 parse_action (const char *name, bool has_errno_ret, uint32_t errno_ret,
               const char *field, const char *action_key, const char *errno_key,
-              uint32_t *ret, struct moat_error **err)
+              bool notify_ok, uint32_t *ret, struct moat_error **err)
 {
   bool is_errno, is_trace;
 
   if (name == NULL)
     return moat_fail (err, 0, "%s.%s: missing", field, action_key);
+  /* For a rule, where an agent listens (listenerPath, which the operator
+   * config must name: container_check_seccomp_agent). */
   if (strcmp (name, "SCMP_ACT_NOTIFY") == 0)
-    return notify_unsupported (err);
+    {
+      if (!notify_ok)
+        return moat_fail (err, 0,
+                          "%s.%s: SCMP_ACT_NOTIFY needs "
+                          "linux.seccomp.listenerPath%s",
+                          field, action_key,
+                          strcmp (action_key, "defaultAction") == 0
+                              ? " and cannot be the default action"
+                              : "");
+      if (has_errno_ret)
+        return moat_fail (err, 0, "%s.%s: SCMP_ACT_NOTIFY takes no errno",
+                          field, errno_key);
+      *ret = SCMP_ACT_NOTIFY;
+      return 0;
+    }
 
   is_errno = strcmp (name, "SCMP_ACT_ERRNO") == 0;
   is_trace = strcmp (name, "SCMP_ACT_TRACE") == 0;
@@ -178,7 +192,8 @@ add_arch (scmp_filter_ctx ctx, const char *name, size_t i,
 }
 
 static int
-parse_flags (char *const *flags, unsigned int *ret, struct moat_error **err)
+parse_flags (char *const *flags, bool listener, unsigned int *ret,
+             struct moat_error **err)
 {
   unsigned int all = 0;
 
@@ -195,10 +210,15 @@ parse_flags (char *const *flags, unsigned int *ret, struct moat_error **err)
       if (known)
         continue;
       if (strcmp (flags[i], "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") == 0)
-        return moat_fail (err, 0,
-                          "linux.seccomp.flags[%zu]: %s only applies to "
-                          "SCMP_ACT_NOTIFY, which is not supported",
-                          i, flags[i]);
+        {
+          if (!listener)
+            return moat_fail (err, 0,
+                              "linux.seccomp.flags[%zu]: %s only applies "
+                              "with a listenerPath (SCMP_ACT_NOTIFY)",
+                              i, flags[i]);
+          all |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+          continue;
+        }
       return moat_fail (err, 0, "linux.seccomp.flags[%zu]: unknown flag %s", i,
                         flags[i]);
     }
@@ -220,7 +240,7 @@ args_share_an_index (const struct spec_seccomp_rule *rule)
 
 static int
 add_rule (scmp_filter_ctx ctx, const struct spec_seccomp_rule *rule, size_t i,
-          uint32_t default_action, struct moat_error **err)
+          uint32_t default_action, bool notify_ok, struct moat_error **err)
 {
   cleanup_free char *field = xasprintf ("linux.seccomp.syscalls[%zu]", i);
   cleanup_free struct scmp_arg_cmp *cmps = NULL;
@@ -229,7 +249,7 @@ add_rule (scmp_filter_ctx ctx, const struct spec_seccomp_rule *rule, size_t i,
   int r;
 
   r = parse_action (rule->action, rule->has_errno_ret, rule->errno_ret, field,
-                    "action", "errnoRet", &action, err);
+                    "action", "errnoRet", notify_ok, &action, err);
   if (r < 0)
     return r;
   cmps = xcalloc (rule->n_args, sizeof (*cmps));
@@ -281,16 +301,19 @@ seccomp_compile_config (const struct spec_seccomp *s, struct seccomp_prog *ret,
       *ret = prog;
       return 0;
     }
-  if (s->listener_path)
-    return notify_unsupported (err);
   r = parse_action (s->default_action, s->has_default_errno_ret,
                     s->default_errno_ret, "linux.seccomp", "defaultAction",
-                    "defaultErrnoRet", &default_action, err);
+                    "defaultErrnoRet", false, &default_action, err);
   if (r < 0)
     return r;
-  r = parse_flags (s->flags, &prog.flags, err);
+  r = parse_flags (s->flags, s->listener_path != NULL, &prog.flags, err);
   if (r < 0)
     return r;
+  /* The kernel hands the listener back from seccomp(2); TSYNC would take
+   * that return value for itself (the init is single-threaded anyway). */
+  if (s->listener_path)
+    prog.flags = (prog.flags & ~(unsigned int)SECCOMP_FILTER_FLAG_TSYNC)
+                 | SECCOMP_FILTER_FLAG_NEW_LISTENER;
 
   ctx = seccomp_init (default_action);
   if (ctx == NULL)
@@ -314,7 +337,8 @@ seccomp_compile_config (const struct spec_seccomp *s, struct seccomp_prog *ret,
     }
   for (size_t i = 0; i < s->n_syscalls; i++)
     {
-      r = add_rule (ctx, &s->syscalls[i], i, default_action, err);
+      r = add_rule (ctx, &s->syscalls[i], i, default_action,
+                    s->listener_path != NULL, err);
       if (r < 0)
         return r;
     }
@@ -388,6 +412,13 @@ seccomp_set_filter (unsigned int flags, struct sock_fprog *prog)
 int
 seccomp_prog_load (const struct seccomp_prog *p, struct moat_error **err)
 {
+  return seccomp_prog_load_listener (p, NULL, err);
+}
+
+int
+seccomp_prog_load_listener (const struct seccomp_prog *p, int *ret_listener,
+                            struct moat_error **err)
+{
   /* Optional flags an older kernel may not know: the filter matters more. */
   const unsigned int optional
       = SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
@@ -405,6 +436,14 @@ seccomp_prog_load (const struct seccomp_prog *p, struct moat_error **err)
     r = seccomp_set_filter (p->flags & ~optional, &prog);
   if (r < 0)
     return moat_fail (err, errno, "loading seccomp filter");
+  if (p->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER)
+    {
+      if (ret_listener)
+        *ret_listener = r;
+      else
+        close (r); /* no agent: notified syscalls fail with ENOSYS */
+      return 0;
+    }
   /* With TSYNC the kernel returns the id of a thread it could not sync. */
   if (r > 0)
     return moat_fail (err, 0,

@@ -45,6 +45,10 @@ int seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
  * any program that calls libseccomp's. seccomp_load (p, err) stays as a
  * name; a file that also includes <seccomp.h> must include it first. */
 int seccomp_prog_load (const struct seccomp_prog *p, struct moat_error **err);
+/* The same; for a filter with SECCOMP_FILTER_FLAG_NEW_LISTENER (a
+ * listenerPath), *ret_listener is the seccomp agent's fd. */
+int seccomp_prog_load_listener (const struct seccomp_prog *p, int *ret_listener,
+                                struct moat_error **err);
 #define seccomp_load(p, err) seccomp_prog_load ((p), (err))
 void seccomp_prog_clear (struct seccomp_prog *p);
 

@@ -16,6 +16,7 @@ enum sync_type
   SYNC_PTY,         /* child -> parent: pty master follows (fd) */
   SYNC_READY,       /* child -> parent: waiting for start */
   SYNC_ERROR,       /* child -> parent: msg holds the error, errnum set */
+  SYNC_SECCOMP,     /* child -> parent: a seccomp agent's listener (fd) */
 };
 
 struct sync_msg

@@ -139,7 +139,7 @@ terminal_setup_child (bool has_size, uint32_t height, uint32_t width,
   return 0;
 }
 
-static int
+int
 fd_send_payload (int sock, int fd, const void *data, size_t len,
                  struct moat_error **err)
 {
@@ -241,7 +241,7 @@ fd_recv (int sock, int *ret_fd, struct moat_error **err)
 
 /* connect() to a unix socket path of any length: one longer than sun_path
  * is reached through /proc/self/fd/N of an O_PATH fd to it. */
-static int
+int
 unix_connect_path (int sock, const char *path)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };

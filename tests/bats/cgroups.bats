@@ -224,3 +224,52 @@ cgroup_gone() {
 	assert_nothing_left "$ID"
 	cgroup_gone "/$CG_TOP/$ID"
 }
+
+# hugetlb.SIZE's limit file of cgroup path $1 (v1: limit_in_bytes, v2: max).
+hugetlb_limit() {
+	if $CG_V2; then cat "/sys/fs/cgroup$1/hugetlb.$2.max"; else cat "/sys/fs/cgroup/hugetlb$1/hugetlb.$2.limit_in_bytes"; fi
+}
+
+requires_hugetlb_2mb() {
+	[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2MB huge pages on this host"
+	grep -qw hugetlb /proc/cgroups || skip "no hugetlb controller"
+}
+
+@test "hugepageLimits: each page size's limit is written; a size left out gets the memory limit (G7)" {
+	requires_hugetlb_2mb
+	update_config '.linux.resources.memory = {"limit": 104857600}
+		| .linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(hugetlb_limit "/moat/$ID" 2MB)" = 4194304 ]
+	moat delete --force "$ID"
+	# Not named: capped at the memory limit, as huge pages are memory that
+	# the memory limit does not count.
+	update_config '.linux.resources.hugepageLimits = []'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(hugetlb_limit "/moat/$ID" 2MB)" = 104857600 ]
+}
+
+@test "hugepageLimits above the memory limit are clamped to it, and told" {
+	requires_hugetlb_2mb
+	update_config '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 1099511627776}]'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(hugetlb_limit "/moat/$ID" 2MB)" = $((512 * 1024 * 1024)) ]
+	[[ "$warnings" == *"linux.resources.hugepageLimits[2MB]: asked 1099511627776, holds 536870912 (above the profile's limit)"* ]]
+}
+
+@test "hugepageLimits: a page size the host lacks, or no page size, is a clear error, nothing left" {
+	requires_hugetlb_2mb
+	update_config '.linux.resources.hugepageLimits = [{"pageSize": "3MB", "limit": 4194304}]'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"linux.resources.hugepageLimits: this host has no 3MB huge pages"* ]]
+	cgroup_gone "/moat/$ID"
+	[ ! -e "$ROOT/$ID" ]
+	update_config '.linux.resources.hugepageLimits = [{"pageSize": "../../x", "limit": 1}]'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $ID: config.json: linux.resources.hugepageLimits[0].pageSize: \"../../x\" is not a page size (\"2MB\", \"1GB\", \"64KB\")" ]
+}

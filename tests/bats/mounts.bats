@@ -16,10 +16,10 @@ setup() {
 }
 
 teardown() {
-	teardown_bundle
 	for ((i = ${#HOST_MOUNTS[@]} - 1; i >= 0; i--)); do
 		umount "${HOST_MOUNTS[$i]}" 2>/dev/null || true
 	done
+	teardown_bundle
 	rm -rf "$HOSTDIR"
 	# Only ever created by a broken runtime; removed so that a failure
 	# leaves nothing either.
@@ -74,7 +74,7 @@ mountinfo_line() {
 	[ "${lines[0]}" = "moat: warning: mounts[7]: binding $HOSTDIR/src read-only: writable binds are only the engines' per-container and volume trees, the bundle and the trees listed in writable_bind_trees of the operator config" ]
 	[[ "${lines[1]}" == *"/mnt/rw/file: Read-only file system" ]]
 	[ ! -e "$HOSTDIR/src/file" ]
-	jq -e --arg s "$HOSTDIR/src" 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/rw].options" and .enforced == "rbind,nosuid,nodev,ro,noexec")' "$AUDIT_LOG"
+	jq -e --arg s "$HOSTDIR/src" 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/rw].options" and .enforced == "rbind,nosuid,nodev,ro,rro,noexec")' "$AUDIT_LOG"
 }
 
 @test "bind of a single file" {
@@ -291,4 +291,121 @@ mountinfo_line() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"bind source $HOSTDIR/missing: No such file or directory"* ]]
 	assert_nothing_left "$ID"
+}
+
+@test "a masked directory is an empty read-only directory, as runc's; a masked file reads empty" {
+	mkdir -p "$BUNDLE/rootfs/secret"
+	echo s3cret >"$BUNDLE/rootfs/secret/key"
+	echo s3cret >"$BUNDLE/rootfs/etc/secret-file"
+	update_config '.linux.maskedPaths += ["/secret", "/etc/secret-file"]'
+	run_in_container 'ls -A /secret && echo "listed $(ls -A /secret | wc -l)"
+		cat /secret/key; touch /secret/new; mkdir /secret/d; wc -c </etc/secret-file'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "listed 0" ]
+	[[ "${lines[1]}" == *"/secret/key"*"No such file or directory" ]]
+	[[ "${lines[2]}" == *"/secret/new"*"Read-only file system" ]]
+	[[ "${lines[3]}" == *"/secret/d"*"Read-only file system" ]]
+	[ "${lines[4]}" = 0 ]
+	! grep -q s3cret <<<"$output"
+	[ ! -e "$BUNDLE/rootfs/secret/new" ]
+}
+
+# An image built FROM scratch: /bin and nothing else.
+scratch_rootfs() {
+	rm -rf "$BUNDLE/rootfs"
+	mkdir -p "$BUNDLE/rootfs/bin"
+	cp "$BUSYBOX" "$BUNDLE/rootfs/bin/busybox"
+	for a in sh ls cat echo stat grep awk wc touch; do
+		ln -s busybox "$BUNDLE/rootfs/bin/$a"
+	done
+}
+
+@test "a rootfs with /bin only (FROM scratch): the mount points are made, /tmp is the profile's tmpfs" {
+	scratch_rootfs
+	run_in_container 'for d in /proc /sys /dev /dev/pts /dev/shm /tmp /var/tmp; do echo "$d $(stat -f -c %T $d)"; done
+		echo x >/tmp/f && echo x >/var/tmp/f && echo written'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "/proc proc" ]
+	[ "${lines[1]}" = "/sys sysfs" ]
+	[ "${lines[2]}" = "/dev tmpfs" ]
+	[ "${lines[3]}" = "/dev/pts devpts" ]
+	[ "${lines[4]}" = "/dev/shm tmpfs" ]
+	[ "${lines[5]}" = "/tmp tmpfs" ]
+	[ "${lines[6]}" = "/var/tmp tmpfs" ]
+	[ "${lines[7]}" = written ]
+}
+
+@test "a read-only rootfs without /tmp or /var/tmp runs: the profile's tmpfs there is left out and told" {
+	scratch_rootfs
+	mkdir "$BUNDLE/rootfs/proc" "$BUNDLE/rootfs/sys" "$BUNDLE/rootfs/dev"
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	HOST_MOUNTS+=("$BUNDLE/rootfs")
+	mount -o remount,bind,ro "$BUNDLE/rootfs"
+	update_config --arg c 'for d in /proc /dev/pts /dev/shm; do echo "$d $(stat -f -c %T $d)"; done
+		ls -d /tmp /var/tmp 2>&1; echo x >/dev/shm/f && echo written' '.process.args = ["sh", "-c", $c]'
+	moat_sep run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	mapfile -t lines <<<"$output"
+	[ "${lines[0]}" = "/proc proc" ]
+	[ "${lines[1]}" = "/dev/pts devpts" ]
+	[ "${lines[2]}" = "/dev/shm tmpfs" ]
+	[[ "${lines[3]}" == *"/tmp: No such file or directory" ]]
+	[[ "${lines[4]}" == *"/var/tmp: No such file or directory" ]]
+	[ "${lines[5]}" = written ]
+	grep -q 'warning: mounts\[/tmp\]: the profile.s tmpfs is not mounted: the rootfs is read-only' <<<"$stderr"
+	grep -q 'warning: mounts\[/var/tmp\]' <<<"$stderr"
+	jq -e 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/tmp]" and (.enforced | test("not mounted")))' "$AUDIT_LOG" >/dev/null
+	umount "$BUNDLE/rootfs"
+	HOST_MOUNTS=()
+	[ ! -e "$BUNDLE/rootfs/tmp" ]
+}
+
+@test "a read-only rootfs without /proc: a clear error naming it, as runc's" {
+	scratch_rootfs
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	HOST_MOUNTS+=("$BUNDLE/rootfs")
+	mount -o remount,bind,ro "$BUNDLE/rootfs"
+	run_in_container 'true'
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"mount /proc: creating /proc in the rootfs: Read-only file system"* ]]
+}
+
+# A tree with a tmpfs mounted inside it, writable by container root (G12:
+# a stranger to host-root-owned files).
+tree_with_submount() {
+	mkdir -p "$HOSTDIR/src/sub"
+	chmod 1777 "$HOSTDIR/src"
+	mount -t tmpfs -o size=1m,mode=1777 moat-sub "$HOSTDIR/src/sub"
+	HOST_MOUNTS+=("$HOSTDIR/src/sub")
+}
+
+@test "\"rbind\",\"ro\" in a writable tree: the top is read-only, a submount stays writable, as runc's; \"rro\" makes it read-only too" {
+	tree_with_submount
+	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$HOSTDIR" >"$MOAT_CONFIG"
+	update_config --arg s "$HOSTDIR/src" '.mounts += [
+		{"destination": "/mnt/ro", "type": "bind", "source": $s, "options": ["rbind", "ro"]},
+		{"destination": "/mnt/rro", "type": "bind", "source": $s, "options": ["rbind", "rro"]}]'
+	run_in_container 'echo x >/mnt/ro/top; echo ro >/mnt/ro/sub/file && echo sub written
+		echo x >/mnt/rro/top; echo rro >/mnt/rro/sub/other'
+	[[ "${lines[0]}" == *"/mnt/ro/top: Read-only file system" ]]
+	[ "${lines[1]}" = "sub written" ]
+	[[ "${lines[2]}" == *"/mnt/rro/top: Read-only file system" ]]
+	[[ "${lines[3]}" == *"/mnt/rro/sub/other: Read-only file system" ]]
+	[ "$(cat "$HOSTDIR/src/sub/file")" = ro ]
+	[ ! -e "$HOSTDIR/src/sub/other" ]
+	[ ! -e "$HOSTDIR/src/top" ]
+}
+
+@test "a bind the profile makes read-only is read-only down to its submounts, whatever config.json asked" {
+	tree_with_submount
+	update_config --arg s "$HOSTDIR/src" '.mounts += [
+		{"destination": "/mnt/ro", "type": "bind", "source": $s, "options": ["rbind", "ro"]},
+		{"destination": "/mnt/rw", "type": "bind", "source": $s, "options": ["rbind", "rw", "rrw"]}]'
+	run_in_container 'echo x >/mnt/ro/sub/file; echo x >/mnt/rw/sub/file; echo x >/mnt/rw/top'
+	[[ "${lines[-3]}" == *"/mnt/ro/sub/file: Read-only file system" ]]
+	[[ "${lines[-2]}" == *"/mnt/rw/sub/file: Read-only file system" ]]
+	[[ "${lines[-1]}" == *"/mnt/rw/top: Read-only file system" ]]
+	[ ! -e "$HOSTDIR/src/sub/file" ]
+	jq -e 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/ro].options" and .enforced == "rbind,ro,nosuid,nodev,rro,noexec")' "$AUDIT_LOG"
+	jq -e 'select(.verb == "run") | .overrides[] | select(.path == "mounts[/mnt/rw].options" and .enforced == "rbind,nosuid,nodev,ro,rro,noexec")' "$AUDIT_LOG"
 }

@@ -14,6 +14,7 @@ setup() {
 
 teardown() {
 	teardown_bundle
+	if [ -n "${AGENT_PID:-}" ]; then kill "$AGENT_PID" 2>/dev/null || true; fi
 }
 
 # A config filter that allows everything but the rules given as JSON.
@@ -153,4 +154,82 @@ seccomp_allow_but() {
 	moat exec "$ID" sh -c 'mkdir /tmp/x; grep ^Seccomp_filters: /proc/self/status | cut -f 2'
 	[ "${lines[0]}" = "mkdir: can't create directory '/tmp/x': Operation not permitted" ]
 	[ "${lines[1]}" = 2 ]
+}
+
+# A config filter sending mkdir (and unshare, which the built-in filter
+# refuses) to a seccomp agent at $BUNDLE/agent.sock; the agent answers EXDEV.
+seccomp_with_agent() {
+	seccomp_allow_but '[{"names": ["mkdir", "mkdirat", "unshare"], "action": "SCMP_ACT_NOTIFY"}]'
+	update_config --arg p "$BUNDLE/agent.sock" '.linux.seccomp.listenerPath = $p | .linux.seccomp.listenerMetadata = "agent-meta"'
+}
+
+start_agent() {
+	"$TESTBIN/seccompagent" "$BUNDLE/agent.sock" "$BUNDLE/agent.out" 18 &
+	AGENT_PID=$!
+	for _ in $(seq 1 100); do
+		[ -S "$BUNDLE/agent.sock" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "SCMP_ACT_NOTIFY: the agent the operator lists gets the listener and the state, and answers the container's syscalls" {
+	seccomp_with_agent
+	printf '{"audit_log": "%s", "seccomp_agents": ["%s"]}\n' "$AUDIT_LOG" "$BUNDLE/agent.sock" >"$MOAT_CONFIG"
+	start_agent
+	run_in_container 'mkdir /tmp/d; ls -d /tmp/d; sysprobe unshare net; echo done'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"/tmp/d"*"Invalid cross-device link" ]]
+	[[ "${lines[1]}" == *"/tmp/d: No such file or directory" ]]
+	# Stacked above the engine's filter, moat's EPERM wins: the agent never
+	# hears of unshare.
+	[[ "${lines[2]}" == *"Operation not permitted"* ]]
+	[ "${lines[3]}" = done ]
+	wait "$AGENT_PID"
+	jq -e --arg id "$(jq -r .state.id "$BUNDLE/agent.out")" '.fds == ["seccompFd"] and .metadata == "agent-meta" and .state.status == "creating" and .pid == .state.pid and .pid > 0' "$BUNDLE/agent.out"
+	[ "$(jq -r .state.bundle "$BUNDLE/agent.out")" = "$BUNDLE" ]
+	# mkdir (83) or mkdirat (258) on x86_64, never unshare (272).
+	grep -qxE '83|258' "$BUNDLE/agent.out.log"
+	! grep -qx 272 "$BUNDLE/agent.out.log"
+}
+
+@test "SCMP_ACT_NOTIFY: a listenerPath the operator config does not list is refused, nothing left, no connection" {
+	seccomp_with_agent
+	start_agent
+	moat create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: create $ID: linux.seccomp.listenerPath $BUNDLE/agent.sock: not a seccomp agent the operator config lists (seccomp_agents): moat will not hand a container's seccomp listener to a host socket that config.json names" ]
+	assert_nothing_left "$ID"
+	[ ! -e "$BUNDLE/agent.out" ]
+	# Listed, but nobody listens: a clear error, nothing left.
+	printf '{"audit_log": "%s", "seccomp_agents": ["%s"]}\n' "$AUDIT_LOG" "$BUNDLE/none.sock" >"$MOAT_CONFIG"
+	update_config --arg p "$BUNDLE/none.sock" '.linux.seccomp.listenerPath = $p'
+	moat create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: create $ID: connecting to the seccomp agent at $BUNDLE/none.sock: No such file or directory" ]
+	assert_nothing_left "$ID"
+	# Without a listenerPath, SCMP_ACT_NOTIFY is an error too.
+	seccomp_allow_but '[{"names": ["mkdir"], "action": "SCMP_ACT_NOTIFY"}]'
+	moat create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"linux.seccomp.syscalls[0].action: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath"* ]]
+	assert_nothing_left "$ID"
+}
+
+@test "SCMP_ACT_NOTIFY: an exec'd process gets the filter without an agent (ENOSYS); features lists the action" {
+	seccomp_with_agent
+	printf '{"audit_log": "%s", "seccomp_agents": ["%s"]}\n' "$AUDIT_LOG" "$BUNDLE/agent.sock" >"$MOAT_CONFIG"
+	update_config '.process.args = ["sleep", "100"]'
+	start_agent
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	moat exec "$ID" mkdir /tmp/e
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"/tmp/e"*"Function not implemented" ]]
+	moat delete --force "$ID"
+	wait "$AGENT_PID"
+	moat features
+	jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY")' <<<"$output"
+	jq -e '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV")' <<<"$output"
+	jq -e '.annotations["run.moat.seccomp-notify"] | startswith("only for the agents the operator config lists")' <<<"$output"
 }

@@ -161,6 +161,7 @@ const struct cg_fake_hier v1_tree[] = {
     { "cgroup.procs", "devices.allow", "devices.deny", "devices.list", NULL } },
   { "freezer", { "cgroup.procs", "freezer.state", NULL } },
   { "blkio", { "cgroup.procs", "blkio.weight", NULL } },
+  { "hugetlb", { "cgroup.procs", NULL } },
   { "systemd", { "cgroup.procs", NULL } },
   { "unified",
     { "cgroup.procs", "cgroup.controllers", "cgroup.subtree_control",

@@ -91,9 +91,9 @@ test_v2_create_update_destroy (void **state)
   assert_file ("1", "%s/moat/c1/cpuset.cpus", tree);
   assert_file ("50000000", "%s/moat/c1/memory.high", tree);
   /* Controllers enabled for the children of every ancestor, not the leaf. */
-  assert_file ("+memory +pids +cpu +cpuset +io", "%s/cgroup.subtree_control",
-               tree);
-  assert_file ("+memory +pids +cpu +cpuset +io",
+  assert_file ("+memory +pids +cpu +cpuset +io +hugetlb",
+               "%s/cgroup.subtree_control", tree);
+  assert_file ("+memory +pids +cpu +cpuset +io +hugetlb",
                "%s/moat/cgroup.subtree_control", tree);
   assert_file ("", "%s/moat/c1/cgroup.subtree_control", tree);
   assert_true (cgroup_unified_fd (cg) >= 0);
@@ -366,6 +366,53 @@ test_hybrid_create_update_destroy (void **state)
     }
 }
 
+/* hugetlb.SIZE.SUFFIX of a container's cgroup at dir: hugepageLimits
+ * where named, the memory limit for every other size (G7), a size the
+ * host lacks refused. The kernel makes the files; here the test does. */
+static void
+check_hugetlb (const char *dir, const char *suffix)
+{
+  cleanup_error struct moat_error *err = NULL;
+  struct spec_hugepage_limit one_gb[] = { { (char *)"1GB", 0 } };
+  struct spec_hugepage_limit missing[] = { { (char *)"3MB", 4096 } };
+  struct spec_resources res;
+  struct cgroup *cg = NULL;
+
+  assert_int_equal (cgroup_create ("/moat/hp", NULL, &cg, &err), 0);
+  put ("", "%s/moat/hp/hugetlb.2MB.%s", dir, suffix);
+  put ("", "%s/moat/hp/hugetlb.1GB.%s", dir, suffix);
+  put ("", "%s/moat/hp/hugetlb.2MB.rsvd.%s", dir, suffix);
+  memset (&res, 0, sizeof (res));
+  res.memory.has_limit = true;
+  res.memory.limit = 64 * MiB;
+  res.hugepage_limits = one_gb;
+  res.n_hugepage_limits = 1;
+  assert_int_equal (cgroup_update (cg, &res, &err), 0);
+  assert_file ("0", "%s/moat/hp/hugetlb.1GB.%s", dir, suffix);
+  assert_file ("67108864", "%s/moat/hp/hugetlb.2MB.%s", dir, suffix);
+  assert_file ("", "%s/moat/hp/hugetlb.2MB.rsvd.%s", dir, suffix);
+
+  res.memory.has_limit = false;
+  res.hugepage_limits = missing;
+  assert_true (cgroup_update (cg, &res, &err) < 0);
+  assert_non_null (strstr (err->msg, "this host has no 3MB huge pages"));
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
+}
+
+static void
+test_v2_hugetlb (void **state)
+{
+  check_hugetlb (tree, "max");
+}
+
+static void
+test_hybrid_hugetlb (void **state)
+{
+  cleanup_free char *dir = xasprintf ("%s/hugetlb", tree);
+  check_hugetlb (dir, "limit_in_bytes");
+}
+
 static void
 test_hybrid_refuses_unified_and_cleans_up (void **state)
 {
@@ -433,6 +480,10 @@ main (void)
                                      teardown_tree),
     cmocka_unit_test_setup_teardown (test_v2_destroy_keeps_shared_parents,
                                      setup_v2_tree, teardown_tree),
+    cmocka_unit_test_setup_teardown (test_v2_hugetlb, setup_v2_tree,
+                                     teardown_tree),
+    cmocka_unit_test_setup_teardown (test_hybrid_hugetlb, setup_hybrid_tree,
+                                     teardown_tree),
     cmocka_unit_test_setup_teardown (test_hybrid_create_update_destroy,
                                      setup_hybrid_tree, teardown_tree),
     cmocka_unit_test_setup_teardown (test_hybrid_refuses_unified_and_cleans_up,

@@ -214,22 +214,24 @@ test_bind_source_step (void **state)
   m.options = strv ("rbind", "nosuid", "nodev");
   assert_int_equal (harden (&m, "/usr/share", p, &ov, &err), 0);
   assert_string_equal (m.options[3], "ro");
+  /* Down to every submount ("ro" alone is the top only, as runc's). */
+  assert_string_equal (m.options[4], "rro");
   assert_int_equal (ov.n, 1);
   assert_int_equal (ov.v[0].kind, OVERRIDE_CHANGED);
   assert_string_equal (ov.v[0].path, "mounts[/mnt/share].options");
   assert_string_equal (ov.v[0].asked, "rbind,nosuid,nodev");
-  assert_string_equal (ov.v[0].enforced, "rbind,nosuid,nodev,ro");
+  assert_string_equal (ov.v[0].enforced, "rbind,nosuid,nodev,ro,rro");
   /* Already read-only: nothing changes, nothing recorded. */
   assert_int_equal (harden (&m, "/usr/share", p, &ov, &err), 0);
   assert_int_equal (ov.n, 1);
-  assert_null (m.options[4]);
+  assert_null (m.options[5]);
   strv_free (m.options);
 
   /* An ordinary host directory: read-only and noexec (G5, G13). */
   m.options = strv ("rbind", NULL, NULL);
   assert_int_equal (harden (&m, "/home/user/data", p, &ov, &err), 0);
   assert_int_equal (ov.n, 2);
-  assert_string_equal (ov.v[1].enforced, "rbind,ro,noexec");
+  assert_string_equal (ov.v[1].enforced, "rbind,ro,rro,noexec");
 
   /* A link to /etc: refused, and the refusal is in the list. */
   assert_true (harden (&m, "/etc", p, &ov, &err) < 0);

@@ -94,6 +94,80 @@ test_apply_resources_update (void **state)
   profile_free (p);
 }
 
+/* Issue 15, G7: hugepageLimits are parsed, and no page size gets more
+ * than the memory limit, asked in hugepageLimits or in unified. */
+static void
+test_hugepage_limits_capped (void **state)
+{
+  struct profile *p = load_profile (NULL);
+  static const char *json
+      = "{\"memory\":{\"limit\":104857600},"
+        "\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":4194304},"
+        "{\"pageSize\":\"1GB\",\"limit\":2147483648}],"
+        "\"unified\":{\"hugetlb.2MB.max\":\"max\","
+        "\"hugetlb.1GB.rsvd.max\":\"1048576\"}}";
+  static const char *bad[]
+      = { "{\"hugepageLimits\":[{\"pageSize\":\"../x\",\"limit\":1}]}",
+          "{\"hugepageLimits\":[{\"pageSize\":\"2MB\"}]}",
+          "{\"hugepageLimits\":[{\"pageSize\":\"02MB\",\"limit\":1}]}",
+          "{\"hugepageLimits\":[{\"pageSize\":\"2mb\",\"limit\":1}]}",
+          "{\"hugepageLimits\":[{\"limit\":1}]}" };
+  struct spec_resources r = { 0 };
+  struct override_list ov = { 0 };
+  struct moat_error *err = NULL;
+  const struct override *o;
+  (void)state;
+
+  if (spec_resources_parse (json, strlen (json), &r, &err) < 0)
+    fail_msg ("spec_resources_parse: %s", err->msg);
+  assert_int_equal (profile_apply_resources (&r, p, &ov, &err), 0);
+  assert_int_equal (r.n_hugepage_limits, 2);
+  assert_string_equal (r.hugepage_limits[0].page_size, "2MB");
+  assert_int_equal (r.hugepage_limits[0].limit, 4194304);
+  assert_int_equal (r.hugepage_limits[1].limit, 104857600);
+  o = find_override (&ov, OVERRIDE_CHANGED,
+                     "linux.resources.hugepageLimits[1GB]");
+  assert_non_null (o);
+  assert_string_equal (o->asked, "2147483648");
+  assert_string_equal (o->enforced, "104857600");
+  assert_null (find_override (&ov, OVERRIDE_CHANGED,
+                              "linux.resources.hugepageLimits[2MB]"));
+  assert_int_equal (r.n_unified, 2);
+  for (size_t i = 0; i < r.n_unified; i++)
+    if (strcmp (r.unified[i].key, "hugetlb.2MB.max") == 0)
+      assert_string_equal (r.unified[i].value, "104857600");
+    else
+      assert_string_equal (r.unified[i].value, "1048576");
+  o = find_override (&ov, OVERRIDE_CHANGED,
+                     "linux.resources.unified.hugetlb.2MB.max");
+  assert_non_null (o);
+  assert_string_equal (o->asked, "max");
+  spec_resources_clear (&r);
+  override_list_clear (&ov);
+
+  /* An update without a memory limit: the profile's is the cap. */
+  memset (&r, 0, sizeof (r));
+  json = "{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":"
+         "1099511627776}]}";
+  if (spec_resources_parse (json, strlen (json), &r, &err) < 0)
+    fail_msg ("spec_resources_parse: %s", err->msg);
+  assert_int_equal (profile_apply_resources (&r, p, &ov, &err), 0);
+  assert_int_equal (r.hugepage_limits[0].limit, 512 * MIB);
+  spec_resources_clear (&r);
+  override_list_clear (&ov);
+
+  for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
+    {
+      memset (&r, 0, sizeof (r));
+      assert_true (spec_resources_parse (bad[i], strlen (bad[i]), &r, &err)
+                   < 0);
+      assert_non_null (strstr (err->msg, "hugepageLimits[0]"));
+      moat_error_free (&err);
+      spec_resources_clear (&r);
+    }
+  profile_free (p);
+}
+
 /* Issue 15: the config's device rules narrow the profile's set (a denial
  * of a safe device holds) and never widen it. */
 static void
@@ -145,6 +219,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_device_rules_narrow_never_widen),
+    cmocka_unit_test (test_hugepage_limits_capped),
     cmocka_unit_test (test_apply_process),
     cmocka_unit_test (test_apply_resources_update),
   };

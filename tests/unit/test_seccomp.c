@@ -373,6 +373,34 @@ struct error_case
   const char *expected;
 };
 
+/* A listenerPath: NOTIFY rules compile, the filter asks the kernel for a
+ * listener (and drops TSYNC, whose return value it would take). */
+static void
+test_notify_with_listener (void **state)
+{
+  struct spec_seccomp_rule rules[] = {
+    { .names = (char *[]){ "mkdir", NULL }, .action = "SCMP_ACT_NOTIFY" },
+  };
+  char *flags[] = { "SECCOMP_FILTER_FLAG_TSYNC",
+                    "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", NULL };
+  struct spec_seccomp s = { .present = true,
+                            .default_action = "SCMP_ACT_ALLOW",
+                            .listener_path = "/run/agent.sock",
+                            .flags = flags,
+                            .syscalls = rules,
+                            .n_syscalls = 1 };
+  struct seccomp_prog prog = { 0 };
+  struct moat_error *err = NULL;
+  (void)state;
+
+  assert_int_equal (seccomp_compile_config (&s, &prog, &err), 0);
+  assert_true (prog.n_insns > 0);
+  assert_true (prog.flags & SECCOMP_FILTER_FLAG_NEW_LISTENER);
+  assert_true (prog.flags & (1u << 5)); /* WAIT_KILLABLE_RECV */
+  assert_false (prog.flags & SECCOMP_FILTER_FLAG_TSYNC);
+  seccomp_prog_clear (&prog);
+}
+
 static void
 test_config_errors_name_the_field (void **state)
 {
@@ -381,8 +409,11 @@ test_config_errors_name_the_field (void **state)
     { "missing-default", "linux.seccomp.defaultAction: missing" },
     { "action", "linux.seccomp.syscalls[1].action: unknown action "
                 "SCMP_ACT_FOO" },
-    { "notify", "linux.seccomp: SCMP_ACT_NOTIFY is not supported" },
-    { "listener", "linux.seccomp: SCMP_ACT_NOTIFY is not supported" },
+    { "notify", "linux.seccomp.syscalls[1].action: SCMP_ACT_NOTIFY needs "
+                "linux.seccomp.listenerPath" },
+    { "notify-default", "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY needs "
+                        "linux.seccomp.listenerPath and cannot be the "
+                        "default action" },
     { "arch", "linux.seccomp.architectures[1]: unknown architecture "
               "SCMP_ARCH_FOO" },
     { "arch-bare", "linux.seccomp.architectures[0]: unknown architecture "
@@ -434,8 +465,11 @@ test_config_errors_name_the_field (void **state)
         rules[1].action = "SCMP_ACT_FOO";
       else if (strcmp (w, "notify") == 0)
         rules[1].action = "SCMP_ACT_NOTIFY";
-      else if (strcmp (w, "listener") == 0)
-        s.listener_path = "/run/agent.sock";
+      else if (strcmp (w, "notify-default") == 0)
+        {
+          s.listener_path = "/run/agent.sock";
+          s.default_action = "SCMP_ACT_NOTIFY";
+        }
       else if (strcmp (w, "arch") == 0)
         s.architectures = bad_arch;
       else if (strcmp (w, "arch-bare") == 0)
@@ -511,6 +545,7 @@ main (void)
     cmocka_unit_test (test_config_absent),
     cmocka_unit_test (test_config_flags_and_architectures),
     cmocka_unit_test (test_config_errors_name_the_field),
+    cmocka_unit_test (test_notify_with_listener),
     cmocka_unit_test (test_load_rejects_a_bad_program),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

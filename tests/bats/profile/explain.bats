@@ -45,8 +45,8 @@ symlink_bind() {
 	moat profile explain -b "$BUNDLE"
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "bundle $BUNDLE, profile strict" ]
-	has_line "  changed  mounts[/mnt/share].options: rbind,nosuid,nodev -> rbind,nosuid,nodev,ro"
-	[[ "$output" == *"bind $BUNDLE/host/share-link at /mnt/share (rbind,nosuid,nodev,ro)"* ]]
+	has_line "  changed  mounts[/mnt/share].options: rbind,nosuid,nodev -> rbind,nosuid,nodev,ro,rro"
+	[[ "$output" == *"bind $BUNDLE/host/share-link at /mnt/share (rbind,nosuid,nodev,ro,rro)"* ]]
 	[[ "$output" == *"added    mounts[/tmp]: (unset) -> tmpfs tmpfs nosuid,nodev,noexec"* ]]
 	[[ "$output" == *"changed  linux.resources.pids.limit: unlimited -> 64"* ]]
 	[[ "$output" == *". mask /proc/kcore"* ]]
