@@ -408,6 +408,29 @@ $(realpath "$ROOT")/$third" ]
 	[ "$status" -eq 0 ]
 }
 
+@test "g12: a user namespace joined by path (a pod with hostUsers: false) with its pid namespace: the namespaces made are its own, /proc and lo work; with a new pid namespace, a clear error" {
+	prepare_bundle spec
+	start_sleeper
+	first="$CID"
+	pid=$(init_pid "$first")
+	update_config --arg p "/proc/$pid/ns/user" '.linux.namespaces += [{"type": "user", "path": $p}]'
+	next_id
+	update_config '.process.args = ["true"]'
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: user namespace /proc/$pid/ns/user: joined by path, it needs the pid namespace of a container of its own joined too: in a new one, /proc cannot be mounted" ]
+	assert_nothing_left "$CID"
+	join_ns pid "/proc/$pid/ns/pid"
+	in_container 'ps -o args | grep -c "^sleep 1000$"; readlink /proc/self/ns/user; cat /proc/self/uid_map; cat /sys/class/net/lo/flags; touch /tmp/x && stat -c %u /tmp/x'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = "$(readlink "/proc/$pid/ns/user")" ]
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[2]}")" = "0 $(host_uid "$first") 65536" ]
+	# lo up (IFF_UP | IFF_LOOPBACK), in a network namespace of its own.
+	[ "${lines[3]}" = 0x9 ]
+	[ "${lines[4]}" = 0 ]
+}
+
 @test "g12: a pid namespace of a host process, or of a user namespace not moat's, is refused: a clear error, nothing left behind" {
 	prepare_bundle spec
 	update_config '.process.args = ["true"]'
