@@ -104,15 +104,6 @@ container_open_namespaces (const struct spec *s, const struct profile *p,
 
 /* ---- G12: a namespace joined by path, and the user namespace it needs ---- */
 
-static bool
-has_proc_mount (const struct spec *s)
-{
-  for (size_t i = 0; i < s->n_mounts; i++)
-    if (s->mounts[i].type && strcmp (s->mounts[i].type, "proc") == 0)
-      return true;
-  return false;
-}
-
 /* /proc/PID/{uid,gid}_map are exactly moat's block FIRST: one line, ids
  * 0-65535 onto it, nothing onto host 0. */
 static bool
@@ -211,7 +202,7 @@ container_adopt_userns (struct spec *s, const struct profile *p,
         {
           /* Without /proc, a pid namespace of the host's runs as before:
            * its processes stay strangers to the container's root. */
-          if (t == NS_PID && !has_proc_mount (s))
+          if (t == NS_PID && !userns_has_proc_mount (s))
             continue;
           return moat_fail (err, 0,
                             "%s namespace %s: joined by path, it belongs to "

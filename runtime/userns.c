@@ -500,6 +500,15 @@ joined_sysctls (const struct spec *s, const int *ns_fds, uint32_t first,
   return r;
 }
 
+bool
+userns_has_proc_mount (const struct spec *s)
+{
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (s->mounts[i].type && strcmp (s->mounts[i].type, "proc") == 0)
+      return true;
+  return false;
+}
+
 int
 userns_before_clone (const struct spec *s, const char *rootfs, bool userns,
                      uint32_t first, const int *ns_fds, int *init_fds,
@@ -516,26 +525,22 @@ userns_before_clone (const struct spec *s, const char *rootfs, bool userns,
    * for the init; and from inside, a pid namespace of another user
    * namespace refuses it. Said plainly, not as a mount's EPERM. (A pid
    * namespace of a user namespace joined by path is its own.) */
-  if (ns_fds[NS_PID] >= 0 && ns_fds[NS_USER] < 0)
-    for (size_t i = 0; i < s->n_mounts; i++)
-      if (s->mounts[i].type && strcmp (s->mounts[i].type, "proc") == 0)
-        return moat_fail (err, 0,
-                          "pid namespace %s: joined by path, it belongs to "
-                          "another user namespace than the container's own "
-                          "(G12), where /proc cannot be mounted",
-                          s->linux_.ns[NS_PID].path);
+  if (ns_fds[NS_PID] >= 0 && ns_fds[NS_USER] < 0 && userns_has_proc_mount (s))
+    return moat_fail (err, 0,
+                      "pid namespace %s: joined by path, it belongs to "
+                      "another user namespace than the container's own "
+                      "(G12), where /proc cannot be mounted",
+                      s->linux_.ns[NS_PID].path);
   /* A new pid namespace is made by clone, in moat's user namespace: the
    * kernel hands out no pid namespace without its init, so moat cannot
    * make one in the joined user namespace for the init to be pid 1 of. */
-  if (ns_fds[NS_USER] >= 0 && ns_fds[NS_PID] < 0
-      && s->linux_.ns[NS_PID].present)
-    for (size_t i = 0; i < s->n_mounts; i++)
-      if (s->mounts[i].type && strcmp (s->mounts[i].type, "proc") == 0)
-        return moat_fail (err, 0,
-                          "user namespace %s: joined by path, it needs the "
-                          "pid namespace of a container of its own joined "
-                          "too: in a new one, /proc cannot be mounted",
-                          s->linux_.ns[NS_USER].path);
+  if (ns_fds[NS_USER] >= 0 && ns_fds[NS_PID] < 0 && s->linux_.ns[NS_PID].present
+      && userns_has_proc_mount (s))
+    return moat_fail (err, 0,
+                      "user namespace %s: joined by path, it needs the pid "
+                      "namespace of a container of its own joined too: in "
+                      "a new one, /proc cannot be mounted",
+                      s->linux_.ns[NS_USER].path);
   *ret_tree = open_tree (AT_FDCWD, rootfs,
                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (*ret_tree < 0)

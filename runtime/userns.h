@@ -74,6 +74,9 @@ int userns_parent_restore (int *saved, struct moat_error **err);
 int userns_pseudo_mounts (const struct spec *s, const int *init_fds_before,
                           int *src_fds, struct moat_error **err);
 
+/* Does config.json mount a procfs? */
+bool userns_has_proc_mount (const struct spec *s);
+
 /* Everything above, before clone, for an init with a user namespace of
  * its own, new or joined by path (userns false: saved[] is only cleared):
  * the rootfs cloned as a
