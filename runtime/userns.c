@@ -541,10 +541,15 @@ userns_before_clone (const struct spec *s, const char *rootfs, bool userns,
                       "namespace of a container of its own joined too: in "
                       "a new one, /proc cannot be mounted",
                       s->linux_.ns[NS_USER].path);
-  *ret_tree = open_tree (AT_FDCWD, rootfs,
-                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-  if (*ret_tree < 0)
-    return moat_fail (err, errno, "root.path %s: open_tree", rootfs);
+  /* In a mount namespace joined by path the init finds the rootfs there:
+   * the tree would be attached in moat's before the init joins it. */
+  if (ns_fds[NS_MOUNT] < 0)
+    {
+      *ret_tree = open_tree (
+          AT_FDCWD, rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+      if (*ret_tree < 0)
+        return moat_fail (err, errno, "root.path %s: open_tree", rootfs);
+    }
   r = userns_parent_join (s, ns_fds, init_fds, saved, err);
   if (r == 0)
     r = userns_pseudo_mounts (s, ns_fds, src_fds, err);
