@@ -400,6 +400,13 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
     return r;
   c->statedir_made = true;
   debug_pause ("after-statedir");
+  r = container_open_namespaces (s, eff, ov, c->ns_fds, err);
+  if (r == 0)
+    r = container_adopt_userns (s, g->profile, g->root, o->id, c->ns_fds, ov,
+                                &c->userns_first, &c->root_path, err);
+  if (r < 0)
+    return r;
+  st.userns_host_id = c->userns_first;
   if (userns_moat_maps (s))
     {
       r = userns_block_take (g->profile, g->root, o->id,
@@ -466,9 +473,6 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   if (g->audit)
     g->audit->mechanism = st.netguard;
 
-  r = container_open_namespaces (s, eff, ov, c->ns_fds, err);
-  if (r < 0)
-    return r;
   c->n_src = s->n_mounts;
   c->idmap = xcalloc (s->n_mounts + 1, sizeof (bool));
   r = container_open_bind_sources (s, bundle, rootfs, eff, ov, &c->src_fds,
@@ -529,9 +533,9 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
   ia.new_userns
       = s->linux_.ns[NS_USER].present && s->linux_.ns[NS_USER].path == NULL;
   /* G12: what the init cannot do from its own user namespace. */
-  r = userns_before_clone (s, rootfs, ia.new_userns, c->userns_first, c->ns_fds,
-                           ia.ns_fds, c->src_fds, &c->rootfs_tree, saved_ns,
-                           err);
+  r = userns_before_clone (s, rootfs, ia.new_userns || c->ns_fds[NS_USER] >= 0,
+                           c->userns_first, c->ns_fds, ia.ns_fds, c->src_fds,
+                           &c->rootfs_tree, saved_ns, err);
   ia.rootfs_tree = c->rootfs_tree;
   if (r < 0)
     {
@@ -604,16 +608,17 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
         if (r < 0)
           return r;
       }
+    /* The block's user namespace: the init's new one, or the one it
+     * adopted (it joins it after GO). */
     if (ia.new_userns)
-      {
-        r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
-        if (r == 0 && c->userns_first)
-          r = idmap_container_mounts (
-              c->pid, s, rootfs, &c->rootfs_tree, c->src_fds, c->idmap,
-              g->audit ? g->audit->overrides : NULL, err);
-        if (r < 0)
-          return r;
-      }
+      r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
+    if (r == 0 && c->userns_first)
+      r = idmap_container_mounts (ia.new_userns ? -1 : c->ns_fds[NS_USER],
+                                  c->pid, s, rootfs, &c->rootfs_tree,
+                                  c->src_fds, c->idmap,
+                                  g->audit ? g->audit->overrides : NULL, err);
+    if (r < 0)
+      return r;
     r = linux_refuse_exec_memfd (c->pid, err);
     if (r < 0)
       return r;

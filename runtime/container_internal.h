@@ -100,6 +100,20 @@ int container_wait_forwarding (pid_t pid, int master, int *ret_status,
 int container_open_namespaces (const struct spec *s, const struct profile *p,
                                struct override_list *ov, int *ns_fds,
                                struct moat_error **err);
+/* G12, for a container whose user namespace moat makes: a pid or cgroup
+ * namespace joined by path belongs to a user namespace. The host's: the
+ * container's root could not use it (a pid namespace without /proc runs as
+ * before); refused. A live moat container's, mapped on its block: the
+ * container adopts that user namespace and block instead of a new one
+ * (docker run --pid container:X, a Kubernetes pod sharing its pid
+ * namespace), ns_fds[NS_USER] and linux.namespaces.user's path set, the
+ * pool's record naming it too (*ret_first, *ret_root_path as
+ * userns_block_take's). Any other: refused. A mount namespace joined by
+ * path is refused. *ret_first is 0 where nothing is adopted. */
+int container_adopt_userns (struct spec *s, const struct profile *p,
+                            const char *root, const char *id, int *ns_fds,
+                            struct override_list *ov, uint32_t *ret_first,
+                            char **ret_root_path, struct moat_error **err);
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
                                        struct moat_error **err);

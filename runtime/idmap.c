@@ -68,16 +68,21 @@ make_mountpoints (const struct spec *s, int rootfs_tree, const int *src_fds,
 }
 
 int
-idmap_container_mounts (pid_t pid, const struct spec *s, const char *rootfs,
-                        int *rootfs_tree, const int *src_fds, const bool *idmap,
+idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
+                        const char *rootfs, int *rootfs_tree,
+                        const int *src_fds, const bool *idmap,
                         struct override_list *ov, struct moat_error **err)
 {
-  cleanup_close int userns = -1;
+  cleanup_close int own = -1;
+  int userns = userns_fd;
   char path[64];
   int r;
 
-  snprintf (path, sizeof (path), "/proc/%d/ns/user", pid);
-  userns = open (path, O_RDONLY | O_CLOEXEC);
+  if (userns < 0)
+    {
+      snprintf (path, sizeof (path), "/proc/%d/ns/user", pid);
+      userns = own = open (path, O_RDONLY | O_CLOEXEC);
+    }
   if (userns < 0)
     return moat_fail (err, errno, "opening the container's user namespace");
   if (*rootfs_tree >= 0)

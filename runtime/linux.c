@@ -34,6 +34,23 @@ static const int ns_clone_flag[NS__MAX] = {
   [NS_CGROUP] = CLONE_NEWCGROUP, [NS_TIME] = CLONE_NEWTIME,
 };
 
+/* A user namespace joined by path: the namespaces made for the init must
+ * be that one's, so the init makes them once it has joined it (a clone
+ * flag would make them the host's, where the container's root can do
+ * nothing: bring lo up, mount). */
+static bool
+userns_joined (const struct spec *s)
+{
+  return s->linux_.ns[NS_USER].present && s->linux_.ns[NS_USER].path;
+}
+
+static bool
+made_after_userns (const struct spec *s, int t)
+{
+  return userns_joined (s)
+         && (t == NS_MOUNT || t == NS_NET || t == NS_IPC || t == NS_UTS);
+}
+
 unsigned long
 linux_clone_flags (const struct spec *s)
 {
@@ -43,7 +60,7 @@ linux_clone_flags (const struct spec *s)
       /* cgroup: unshared by the init once it is in its cgroup, so that the
        * namespace is rooted there. time: not a clone() flag (moat unshares
        * it in the parent). */
-      if (t == NS_CGROUP || t == NS_TIME)
+      if (t == NS_CGROUP || t == NS_TIME || made_after_userns (s, t))
         continue;
       if (s->linux_.ns[t].present && s->linux_.ns[t].path == NULL)
         flags |= ns_clone_flag[t];
@@ -92,6 +109,49 @@ check_joined_userns (struct moat_error **err)
       if (profile_check_joined_idmap (text, files[i][1], err) < 0)
         return -1;
     }
+  return 0;
+}
+
+static int
+become_userns_root (struct moat_error **err)
+{
+  /* Become the namespace's root where 0 is mapped; otherwise stay as we
+   * are (the caps in the namespace are full either way). */
+  if (setresgid (0, 0, 0) < 0 && errno != EINVAL)
+    return moat_fail (err, errno, "setresgid 0 in the user namespace");
+  if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
+    return moat_fail (err, errno, "setresuid 0 in the user namespace");
+  /* A change of ids cleared it: until READY the init must not outlive
+   * moat. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return moat_fail (err, errno, "PR_SET_PDEATHSIG");
+  return 0;
+}
+
+/* The user namespace joined by path, then the namespaces made in it. */
+static int
+enter_joined_userns (struct init_args *a, struct moat_error **err)
+{
+  const struct spec *s = a->spec;
+  int flags = 0, r;
+
+  if (setns (a->ns_fds[NS_USER], CLONE_NEWUSER) < 0)
+    return moat_fail (err, errno, "joining user namespace %s",
+                      s->linux_.ns[NS_USER].path);
+  close (a->ns_fds[NS_USER]);
+  a->ns_fds[NS_USER] = -1;
+  r = check_joined_userns (err);
+  if (r == 0)
+    r = become_userns_root (err);
+  if (r < 0)
+    return r;
+  for (int t = 0; t < NS__MAX; t++)
+    if (made_after_userns (s, t) && s->linux_.ns[t].present
+        && s->linux_.ns[t].path == NULL)
+      flags |= ns_clone_flag[t];
+  if (flags && unshare (flags) < 0)
+    return moat_fail (err, errno, "creating namespaces in user namespace %s",
+                      s->linux_.ns[NS_USER].path);
   return 0;
 }
 
@@ -310,11 +370,25 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
         return r;
       close (a->rootfs_tree);
       a->rootfs_tree = tree;
-      /* G12: attached while the init is still host uid 0 to the host's
-       * files: the path to the rootfs may cross root-only dirs (a 0700
-       * bundle, /var/lib/docker) that the container's root cannot. From
-       * here on the rootfs is reached through the tree's fd. */
-      if (move_mount (a->rootfs_tree, "", AT_FDCWD, a->rootfs,
+    }
+  /* G12: the rootfs is attached while the init is still host uid 0 to
+   * the host's files: the path to it may cross root-only dirs (a 0700
+   * bundle, /var/lib/docker) that the container's root cannot. With a
+   * user namespace joined by path, the init reaches it now (its cwd moves
+   * with it into the mount namespace made in that user namespace). */
+  if (userns_joined (s) && a->ns_fds[NS_USER] >= 0)
+    {
+      if (a->rootfs_tree >= 0 && chdir (a->rootfs) < 0)
+        return moat_fail (err, errno, "root.path %s", a->rootfs);
+      r = enter_joined_userns (a, err);
+      if (r < 0)
+        return r;
+    }
+  if (a->rootfs_tree >= 0)
+    {
+      /* From here on the rootfs is reached through the tree's fd. */
+      if (move_mount (a->rootfs_tree, "", AT_FDCWD,
+                      userns_joined (s) ? "." : a->rootfs,
                       MOVE_MOUNT_F_EMPTY_PATH)
           < 0)
         return moat_fail (err, errno, "attaching the rootfs %s", a->rootfs);
@@ -324,16 +398,9 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
     }
   if (a->new_userns)
     {
-      /* Become the namespace's root where 0 is mapped; otherwise stay as we
-       * are (the caps in the new namespace are full either way). */
-      if (setresgid (0, 0, 0) < 0 && errno != EINVAL)
-        return moat_fail (err, errno, "setresgid 0 in the user namespace");
-      if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
-        return moat_fail (err, errno, "setresuid 0 in the user namespace");
-      /* A change of ids cleared it: until READY the init must not outlive
-       * moat. */
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-        return moat_fail (err, errno, "PR_SET_PDEATHSIG");
+      r = become_userns_root (err);
+      if (r < 0)
+        return r;
     }
   r = join_namespaces (a, err);
   if (r < 0)

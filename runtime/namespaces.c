@@ -1,14 +1,23 @@
 /* The namespaces config.json names by path, on the host side of create:
- * opened and judged (the host's own are refused), and those moat must be
- * in before clone (pid and time apply to children only). */
+ * opened and judged (the host's own are refused), those moat must be in
+ * before clone (pid and time apply to children only), and under G12 the
+ * user namespace they need: a moat container's, adopted. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "container_internal.h"
+#include "statedir.h"
+#include "userns.h"
 #include "../lib/util.h"
 
 int
@@ -90,5 +99,168 @@ container_open_namespaces (const struct spec *s, const struct profile *p,
             return r;
         }
     }
+  return 0;
+}
+
+/* ---- G12: a namespace joined by path, and the user namespace it needs ---- */
+
+/* /proc/PID/{uid,gid}_map are exactly moat's block FIRST: one line, ids
+ * 0-65535 onto it, nothing onto host 0. */
+static bool
+maps_are_block (pid_t pid, uint32_t first)
+{
+  static const char *const files[] = { "uid_map", "gid_map" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      cleanup_free char *path = xasprintf ("/proc/%d/%s", pid, files[i]);
+      cleanup_free char *text = NULL;
+      unsigned long long in, out, count;
+      int n = 0;
+
+      if (read_file_at (AT_FDCWD, path, 4096, &text, NULL) < 0
+          || sscanf (text, " %llu %llu %llu %n", &in, &out, &count, &n) != 3
+          || text[n] != '\0' || in != 0 || out != first
+          || count != PROFILE_USERNS_BLOCK)
+        return false;
+    }
+  return true;
+}
+
+struct adopt_probe
+{
+  struct stat userns; /* the user namespace to find */
+  pid_t pid;          /* the holder's init, once found */
+  char *holder;       /* its state dir */
+};
+
+/* Is OWNER (a state dir the pool names) a live moat container holding
+ * FIRST, whose init is in the user namespace probed? */
+static bool
+holder_is (const char *owner, uint32_t first, void *data)
+{
+  struct adopt_probe *a = data;
+  cleanup_close int dirfd = open (owner, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  cleanup_state struct container_state *st = NULL;
+  char path[64];
+  struct stat sb;
+
+  if (dirfd < 0 || statedir_read_state (dirfd, &st, NULL) < 0
+      || st->userns_host_id != first || !container_init_alive (st))
+    return false;
+  snprintf (path, sizeof (path), "/proc/%d/ns/user", st->pid);
+  if (stat (path, &sb) < 0 || sb.st_dev != a->userns.st_dev
+      || sb.st_ino != a->userns.st_ino || !maps_are_block (st->pid, first))
+    return false;
+  a->pid = st->pid;
+  a->holder = xstrdup (owner);
+  return true;
+}
+
+int
+container_adopt_userns (struct spec *s, const struct profile *p,
+                        const char *root, const char *id, int *ns_fds,
+                        struct override_list *ov, uint32_t *ret_first,
+                        char **ret_root_path, struct moat_error **err)
+{
+  static const enum ns_type judged[] = { NS_PID, NS_CGROUP };
+  struct adopt_probe probe = { .pid = 0 };
+  cleanup_close int adopt = -1;
+  cleanup_free char *by = NULL;
+  cleanup_free char *holder = NULL;
+  char real[PATH_MAX];
+  struct stat own;
+  int r;
+
+  *ret_first = 0;
+  if (!userns_moat_maps (s))
+    return 0;
+  /* moat builds the rootfs by mounting and pivoting: in a mount namespace
+   * of the host's user namespace the container's root cannot, and in
+   * another container's it would rearrange that one's files. */
+  if (ns_fds[NS_MOUNT] >= 0)
+    return moat_fail (err, 0,
+                      "mount namespace %s: cannot be joined by path with the "
+                      "container's own user namespace (G12): its root could "
+                      "not mount there",
+                      s->linux_.ns[NS_MOUNT].path);
+  if (stat ("/proc/self/ns/user", &own) < 0)
+    return moat_fail (err, errno, "checking moat's user namespace");
+  for (size_t i = 0; i < sizeof (judged) / sizeof (judged[0]); i++)
+    {
+      enum ns_type t = judged[i];
+      const char *path = s->linux_.ns[t].path;
+      cleanup_close int owner = -1;
+      struct stat st;
+
+      if (ns_fds[t] < 0)
+        continue;
+      owner = ioctl (ns_fds[t], NS_GET_USERNS);
+      if (owner < 0 || fstat (owner, &st) < 0)
+        return moat_fail (err, errno, "%s namespace %s: its user namespace",
+                          ns_type_name (t), path);
+      if (st.st_dev == own.st_dev && st.st_ino == own.st_ino)
+        {
+          /* Without /proc, a pid namespace of the host's runs as before:
+           * its processes stay strangers to the container's root. */
+          if (t == NS_PID && !userns_has_proc_mount (s))
+            continue;
+          return moat_fail (err, 0,
+                            "%s namespace %s: joined by path, it belongs to "
+                            "the host's user namespace, where the container's "
+                            "root (G12) cannot %s",
+                            ns_type_name (t), path,
+                            t == NS_PID ? "mount /proc" : "join it");
+        }
+      if (adopt >= 0
+          && (st.st_dev != probe.userns.st_dev
+              || st.st_ino != probe.userns.st_ino))
+        return moat_fail (err, 0,
+                          "%s namespace %s: belongs to another user namespace "
+                          "than %s namespace %s",
+                          ns_type_name (t), path, ns_type_name (NS_PID), by);
+      if (adopt < 0)
+        {
+          adopt = steal_fd (&owner);
+          probe.userns = st;
+          by = xstrdup (path);
+        }
+    }
+  if (adopt < 0)
+    return 0;
+  /* A cgroup namespace alone: the new pid namespace would be the host
+   * user namespace's, where the container's root cannot mount /proc. */
+  if (ns_fds[NS_PID] < 0 && s->linux_.ns[NS_PID].present)
+    return moat_fail (err, 0,
+                      "cgroup namespace %s: sharing another container's user "
+                      "namespace (G12) needs its pid namespace shared too",
+                      by);
+  if (realpath (root, real) == NULL)
+    return moat_fail (err, errno, "state root %s", root);
+  r = userns_block_adopt (p, real, id, holder_is, &probe, ret_first, err);
+  holder = probe.holder;
+  if (r < 0)
+    return r;
+  if (*ret_first == 0)
+    return moat_fail (err, 0,
+                      "namespace %s: joined by path, it belongs to a user "
+                      "namespace that is not a live moat container's: the "
+                      "container's root (G12) could not use it",
+                      by);
+  {
+    const char *holder_id = strrchr (holder, '/');
+    cleanup_free char *why
+        = xasprintf ("joined: that of moat container %s (block %" PRIu32
+                     "), whose namespace %s it shares",
+                     holder_id ? holder_id + 1 : holder, *ret_first, by);
+    cleanup_free char *map
+        = xasprintf ("0 %" PRIu32 " %u", *ret_first, PROFILE_USERNS_BLOCK);
+    override_list_add (ov, OVERRIDE_CHANGED, "linux.namespaces.user",
+                       "new (G12)", why);
+    override_list_add (ov, OVERRIDE_ADDED, "linux.uidMappings", NULL, map);
+    override_list_add (ov, OVERRIDE_ADDED, "linux.gidMappings", NULL, map);
+  }
+  s->linux_.ns[NS_USER].path = xasprintf ("/proc/%d/ns/user", probe.pid);
+  ns_fds[NS_USER] = steal_fd (&adopt);
+  *ret_root_path = xstrdup (real);
   return 0;
 }

@@ -65,28 +65,70 @@ pool_open_locked (const char *dir, int *ret_dirfd, int *ret_lockfd,
   return 0;
 }
 
-/* The record names the state dir of the container holding the block. */
+/* The record names the state dirs of the containers holding the block,
+ * one a line: the first that took it, and those that adopted its user
+ * namespace since (userns_block_adopt). */
 static char *
 record_read (int dfd, const char *name)
 {
   char *text = NULL;
-  if (read_file_at (dfd, name, PATH_MAX + 16, &text, NULL) < 0)
+  if (read_file_at (dfd, name, 64 * (PATH_MAX + 16), &text, NULL) < 0)
     return NULL;
-  text[strcspn (text, "\n")] = '\0';
   return text;
 }
 
-/* Stale: its container's state dir is gone (deleted by force after a
+/* Is the state dir OWNER (a line of a record) gone? */
+static bool
+owner_gone (const char *owner, size_t n)
+{
+  cleanup_free char *path = strndup (owner, n);
+  return path == NULL || path[0] != '/'
+         || (faccessat (AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0
+             && errno == ENOENT);
+}
+
+/* Stale: the state dir of every holder is gone (deleted by force after a
  * crash, or never written). An unreadable record is not judged stale. */
 static bool
 record_stale (int dfd, const char *name)
 {
-  cleanup_free char *owner = record_read (dfd, name);
-  if (owner == NULL)
+  cleanup_free char *text = record_read (dfd, name);
+  if (text == NULL)
     return false;
-  return owner[0] != '/'
-         || (faccessat (AT_FDCWD, owner, F_OK, AT_SYMLINK_NOFOLLOW) < 0
-             && errno == ENOENT);
+  for (char *l = text; *l; l += strcspn (l, "\n"), l += *l == '\n')
+    if (!owner_gone (l, strcspn (l, "\n")))
+      return false;
+  return true;
+}
+
+/* Drop the lines naming WANT from the record NAME; the block is free (the
+ * record removed) once no line is left. */
+static void
+record_drop (int dfd, const char *name, const char *want)
+{
+  cleanup_free char *text = record_read (dfd, name);
+  cleanup_free char *kept = NULL;
+  size_t n_kept = 0, w = strlen (want);
+
+  if (text == NULL)
+    return;
+  kept = xcalloc (strlen (text) + 1, 1);
+  for (char *l = text; *l;)
+    {
+      size_t n = strcspn (l, "\n");
+      if (!(n == w && strncmp (l, want, n) == 0))
+        {
+          memcpy (kept + n_kept, l, n);
+          n_kept += n;
+          kept[n_kept++] = '\n';
+        }
+      l += n;
+      l += *l == '\n';
+    }
+  if (n_kept == 0)
+    unlinkat (dfd, name, 0);
+  else if (n_kept != strlen (text))
+    write_file_atomic (dfd, name, kept, n_kept, 0600);
 }
 
 static int
@@ -182,16 +224,13 @@ userns_block_release (const struct profile *p, uint32_t first,
   cleanup_close int dfd = -1;
   cleanup_close int lock = -1;
   cleanup_free char *want = xasprintf ("%s/%s", root_path, id);
-  cleanup_free char *owner = NULL;
   char name[16];
 
   if (first == 0
       || pool_open_locked (p->userns_pool_dir, &dfd, &lock, NULL) < 0)
     return;
   snprintf (name, sizeof (name), "%" PRIu32, first);
-  owner = record_read (dfd, name);
-  if (owner && strcmp (owner, want) == 0)
-    unlinkat (dfd, name, 0);
+  record_drop (dfd, name, want);
 }
 
 void
@@ -210,15 +249,63 @@ userns_block_release_owner (const struct profile *p, const char *root_path,
   if (d == NULL)
     return;
   while ((de = readdir (d)))
+    if (de->d_name[0] != '.')
+      record_drop (dfd, de->d_name, want);
+  closedir (d);
+}
+
+int
+userns_block_adopt (const struct profile *p, const char *root_path,
+                    const char *id, userns_holder_fn holds, void *data,
+                    uint32_t *ret_first, struct moat_error **err)
+{
+  cleanup_close int dfd = -1;
+  cleanup_close int lock = -1;
+  cleanup_free char *mine = xasprintf ("%s/%s\n", root_path, id);
+  struct dirent *de;
+  DIR *d;
+  int r;
+
+  *ret_first = 0;
+  r = pool_open_locked (p->userns_pool_dir, &dfd, &lock, err);
+  if (r < 0)
+    return r;
+  d = fdopendir (fcntl (dfd, F_DUPFD_CLOEXEC, 3));
+  if (d == NULL)
+    return moat_fail (err, errno, "user namespace id pool %s",
+                      p->userns_pool_dir);
+  while ((de = readdir (d)) && *ret_first == 0)
     {
-      cleanup_free char *owner = NULL;
-      if (de->d_name[0] == '.')
+      cleanup_free char *text = NULL;
+      uint64_t first;
+
+      if (de->d_name[0] == '.' || parse_uint64 (de->d_name, &first) < 0
+          || first == 0 || first > UINT32_MAX)
         continue;
-      owner = record_read (dfd, de->d_name);
-      if (owner && strcmp (owner, want) == 0)
-        unlinkat (dfd, de->d_name, 0);
+      text = record_read (dfd, de->d_name);
+      for (char *l = text; l && *l && *ret_first == 0;)
+        {
+          cleanup_free char *owner = strndup (l, strcspn (l, "\n"));
+          l += strcspn (l, "\n");
+          l += *l == '\n';
+          if (owner && holds (owner, (uint32_t)first, data))
+            *ret_first = (uint32_t)first;
+        }
+      if (*ret_first)
+        {
+          /* Under the lock, as the holder's record was judged live. */
+          cleanup_free char *both
+              = xasprintf ("%s%s%s", text,
+                           text[strlen (text) - 1] == '\n' ? "" : "\n", mine);
+          r = write_file_atomic (dfd, de->d_name, both, strlen (both), 0600);
+          if (r < 0)
+            *ret_first = 0;
+        }
     }
   closedir (d);
+  if (r < 0)
+    return moat_fail (err, -r, "user namespace id pool %s", p->userns_pool_dir);
+  return 0;
 }
 
 /* ---- maps ---- */
@@ -413,8 +500,17 @@ joined_sysctls (const struct spec *s, const int *ns_fds, uint32_t first,
   return r;
 }
 
+bool
+userns_has_proc_mount (const struct spec *s)
+{
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (s->mounts[i].type && strcmp (s->mounts[i].type, "proc") == 0)
+      return true;
+  return false;
+}
+
 int
-userns_before_clone (const struct spec *s, const char *rootfs, bool new_userns,
+userns_before_clone (const struct spec *s, const char *rootfs, bool userns,
                      uint32_t first, const int *ns_fds, int *init_fds,
                      int *src_fds, int *ret_tree, int *saved,
                      struct moat_error **err)
@@ -423,23 +519,37 @@ userns_before_clone (const struct spec *s, const char *rootfs, bool new_userns,
 
   for (int t = 0; t < NS__MAX; t++)
     saved[t] = -1;
-  if (!new_userns)
+  if (!userns)
     return 0;
   /* procfs shows the mounter's own pid namespace, so moat cannot make it
    * for the init; and from inside, a pid namespace of another user
-   * namespace refuses it. Said plainly, not as a mount's EPERM. */
-  if (ns_fds[NS_PID] >= 0)
-    for (size_t i = 0; i < s->n_mounts; i++)
-      if (s->mounts[i].type && strcmp (s->mounts[i].type, "proc") == 0)
-        return moat_fail (err, 0,
-                          "pid namespace %s: joined by path, it belongs to "
-                          "another user namespace than the container's own "
-                          "(G12), where /proc cannot be mounted",
-                          s->linux_.ns[NS_PID].path);
-  *ret_tree = open_tree (AT_FDCWD, rootfs,
-                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-  if (*ret_tree < 0)
-    return moat_fail (err, errno, "root.path %s: open_tree", rootfs);
+   * namespace refuses it. Said plainly, not as a mount's EPERM. (A pid
+   * namespace of a user namespace joined by path is its own.) */
+  if (ns_fds[NS_PID] >= 0 && ns_fds[NS_USER] < 0 && userns_has_proc_mount (s))
+    return moat_fail (err, 0,
+                      "pid namespace %s: joined by path, it belongs to "
+                      "another user namespace than the container's own "
+                      "(G12), where /proc cannot be mounted",
+                      s->linux_.ns[NS_PID].path);
+  /* A new pid namespace is made by clone, in moat's user namespace: the
+   * kernel hands out no pid namespace without its init, so moat cannot
+   * make one in the joined user namespace for the init to be pid 1 of. */
+  if (ns_fds[NS_USER] >= 0 && ns_fds[NS_PID] < 0 && s->linux_.ns[NS_PID].present
+      && userns_has_proc_mount (s))
+    return moat_fail (err, 0,
+                      "user namespace %s: joined by path, it needs the pid "
+                      "namespace of a container of its own joined too: in "
+                      "a new one, /proc cannot be mounted",
+                      s->linux_.ns[NS_USER].path);
+  /* In a mount namespace joined by path the init finds the rootfs there:
+   * the tree would be attached in moat's before the init joins it. */
+  if (ns_fds[NS_MOUNT] < 0)
+    {
+      *ret_tree = open_tree (
+          AT_FDCWD, rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+      if (*ret_tree < 0)
+        return moat_fail (err, errno, "root.path %s: open_tree", rootfs);
+    }
   r = userns_parent_join (s, ns_fds, init_fds, saved, err);
   if (r == 0)
     r = userns_pseudo_mounts (s, ns_fds, src_fds, err);

@@ -30,7 +30,8 @@ int userns_block_take (const struct profile *p, const char *root,
                        const char *id, struct override_list *ov,
                        char **ret_root_path, uint32_t *ret_first,
                        struct moat_error **err);
-/* Give the block back if its record still names ROOT_PATH/ID. */
+/* ROOT_PATH/ID no longer holds the block: the block is given back once its
+ * record names no other holder. */
 void userns_block_release (const struct profile *p, uint32_t first,
                            const char *root_path, const char *id);
 
@@ -38,6 +39,20 @@ void userns_block_release (const struct profile *p, uint32_t first,
  * the middle of create): every record naming ROOT_PATH/ID. */
 void userns_block_release_owner (const struct profile *p, const char *root_path,
                                  const char *id);
+
+/* A namespace joined by path that belongs to the user namespace of a live
+ * moat container (docker run --pid container:X, a Kubernetes pod that
+ * shares its pid namespace): the new container adopts that user namespace
+ * and its block, as a second holder. HOLDS judges each holder of each
+ * record (OWNER: its state dir, FIRST: the block), under the pool's lock;
+ * the first it accepts gets ROOT_PATH/ID added to its record, and
+ * *ret_first is set (0: none accepted). The block stays held until its
+ * last holder releases it (userns_block_release drops one line). */
+typedef bool (*userns_holder_fn) (const char *owner, uint32_t first,
+                                  void *data);
+int userns_block_adopt (const struct profile *p, const char *root_path,
+                        const char *id, userns_holder_fn holds, void *data,
+                        uint32_t *ret_first, struct moat_error **err);
 
 /* Write /proc/PID/{uid,gid}_map: moat's block (first != 0), or the
  * mappings of config.json. setgroups stays allowed: the payload's
@@ -59,15 +74,19 @@ int userns_parent_restore (int *saved, struct moat_error **err);
 int userns_pseudo_mounts (const struct spec *s, const int *init_fds_before,
                           int *src_fds, struct moat_error **err);
 
-/* Everything above, before clone, for an init with a new user namespace
- * (new_userns false: saved[] is only cleared): the rootfs cloned as a
+/* Does config.json mount a procfs? */
+bool userns_has_proc_mount (const struct spec *s);
+
+/* Everything above, before clone, for an init with a user namespace of
+ * its own, new or joined by path (userns false: saved[] is only cleared):
+ * the rootfs cloned as a
  * detached tree (*ret_tree) that the init attaches while it is still host
  * uid 0 to host files, the joins, the pseudo filesystems and sysctls of
  * joined namespaces (first: moat's block, 0: none). On failure
  * moat is back in its own namespaces. */
-int userns_before_clone (const struct spec *s, const char *rootfs,
-                         bool new_userns, uint32_t first, const int *ns_fds,
-                         int *init_fds, int *src_fds, int *ret_tree, int *saved,
+int userns_before_clone (const struct spec *s, const char *rootfs, bool userns,
+                         uint32_t first, const int *ns_fds, int *init_fds,
+                         int *src_fds, int *ret_tree, int *saved,
                          struct moat_error **err);
 
 /* The owner of a user namespace is the effective uid that makes it, and

@@ -196,6 +196,31 @@ run_pod() { # run_pod NAME HANDLER NETWORK(0 pod, 2 node) PRIVILEGED [NAMESERVER
 	[ "$(cri_container_state "$server")" = "1 0" ]
 }
 
+@test "RuntimeClass handler moat: shareProcessNamespace: a pod's containers see each other's processes, in the pause container's user namespace and block (G12)" {
+	CRI_PID_MODE=0
+	run_pod sharedpid moat 0 0
+	cri_start_container "$pod_cfg" "$(container_config one "$IMAGE" 0 sleep 1001)"
+	one=$ctr_id
+	cri_start_container "$pod_cfg" "$(container_config two "$IMAGE" 0 sleep 1002)"
+	two=$ctr_id
+	cri_exec_sync "$two" sh -c 'ps -o args | grep -c "^sleep 100[12]\$"; ps -o pid,args | awk "\$1 == 1 { print \$2, \$3 }"; cat /proc/self/uid_map; id -u; readlink /proc/self/ns/user'
+	echo "$exec_stdout" >&2
+	[ "$exec_exit" = 0 ]
+	mapfile -t lines <<<"$exec_stdout"
+	[ "${lines[0]}" = 2 ]
+	# pid 1 is the pod's pause container (sleep, in the tests' image).
+	[ "${lines[1]}" = "sleep 2147483647" ]
+	read -r inside outside count <<<"${lines[2]}"
+	[ "$inside $count" = "0 65536" ]
+	[ "$outside" -ge $((0x40000000)) ]
+	[ "${lines[3]}" = 0 ]
+	cri_exec_sync "$one" sh -c 'cat /proc/self/uid_map; readlink /proc/self/ns/user'
+	[ "$exec_exit" = 0 ]
+	mapfile -t mine <<<"$exec_stdout"
+	[ "${mine[0]}" = "${lines[2]}" ]
+	[ "${mine[1]}" = "${lines[4]}" ]
+}
+
 @test "RuntimeClass handler moat: a privileged pod on the host network is still sandboxed" {
 	run_pod hostnet moat 2 1
 	cc=$(container_config app "$IMAGE" 1 sh -c "$PROBE; exit 7")

@@ -81,12 +81,14 @@ cri_call() {
 }
 
 # --- the messages the tests send ---
+# NamespaceOption.pid of the pod and its containers: $CRI_PID_MODE, 1
+# (CONTAINER) unless set; 0 (POD) is shareProcessNamespace.
 # pod_config NAME LOGDIR NETWORK(0 pod, 2 node) PRIVILEGED(0/1) [NAMESERVER]
 #   [ANNOTATION_KEY ANNOTATION_VALUE]
 pod_config() {
 	local meta nsopt sec
 	meta=$(pb_str 1 "$1"; pb_str 2 "uid-$1"; pb_str 3 default)
-	nsopt=$(pb_uint 1 "$3"; pb_uint 2 1)
+	nsopt=$(pb_uint 1 "$3"; pb_uint 2 "${CRI_PID_MODE:-1}")
 	sec=$(pb_bytes 1 "$nsopt"; [ "$4" = 1 ] && pb_uint 6 1)
 	pb_bytes 1 "$meta"
 	[ "$3" = 2 ] || pb_str 2 "$1"
@@ -106,7 +108,7 @@ container_config() {
 	pb_bytes 2 "$(pb_str 1 "$image")"
 	for a in "$@"; do pb_str 3 "$a"; done
 	pb_str 11 "$name.log"
-	sec=$(pb_bytes 3 "$(pb_uint 2 1)"; [ "$priv" = 1 ] && pb_uint 2 1)
+	sec=$(pb_bytes 3 "$(pb_uint 2 "${CRI_PID_MODE:-1}")"; [ "$priv" = 1 ] && pb_uint 2 1)
 	pb_bytes 15 "$(pb_bytes 2 "$sec")"
 }
 

@@ -210,6 +210,23 @@ start_detached() {
 	docker_cli volume rm "$vol" >/dev/null
 }
 
+@test "docker run --pid container:X: one pid namespace, and the user namespace of X on its block (G12); each sees the other's processes" {
+	start_detached
+	dk exec "$name" cat /proc/self/uid_map
+	[ "$status" -eq 0 ]
+	first_map=$output
+	dk run --rm --runtime=moat --pid "container:$name" "$IMAGE" sh -c 'ps -o pid,args | awk "\$1 == 1"; cat /proc/self/uid_map; id -u; readlink /proc/self/ns/user'
+	[ "$status" -eq 0 ]
+	# pid 1 is the first container's shell.
+	[[ "${lines[0]}" == *"echo started"* ]]
+	[ "${lines[1]}" = "$first_map" ]
+	read -r inside outside count <<<"${lines[1]}"
+	[ "$inside $count" = "0 65536" ]
+	[ "$outside" -ge $((0x40000000)) ]
+	[ "${lines[2]}" = 0 ]
+	[ "${lines[3]}" = "$(readlink "/proc/$pid/ns/user")" ]
+}
+
 @test "profile from inside: default bridge network carries nothing, no capabilities, read-only root" {
 	# The control: runc on the same bridge reaches the gateway (refused =
 	# answered), over TCP and UDP (a DNS query).

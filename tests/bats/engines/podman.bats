@@ -160,6 +160,23 @@ start_detached() {
 	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
 }
 
+@test "podman run --pid container:X: one pid namespace, and the user namespace of X on its block (G12); each sees the other's processes" {
+	start_detached
+	pm exec "$name" cat /proc/self/uid_map
+	[ "$status" -eq 0 ]
+	first_map=$output
+	prun --rm --network none --pid "container:$name" "$IMAGE" sh -c 'ps -o pid,args | awk "\$1 == 1"; cat /proc/self/uid_map; id -u; readlink /proc/self/ns/user'
+	[ "$status" -eq 0 ]
+	# pid 1 is the first container's shell.
+	[[ "${lines[0]}" == *"echo started"* ]]
+	[ "${lines[1]}" = "$first_map" ]
+	read -r inside outside count <<<"${lines[1]}"
+	[ "$inside $count" = "0 65536" ]
+	[ "$outside" -ge $((0x40000000)) ]
+	[ "${lines[2]}" = 0 ]
+	[ "${lines[3]}" = "$(readlink "/proc/$pid/ns/user")" ]
+}
+
 @test "profile from inside: no capabilities (even --privileged), read-only root, lo only" {
 	prun --rm --network none --privileged "$IMAGE" sh -c "$PROBE"
 	[ "$status" -eq 0 ]

@@ -13,9 +13,11 @@ GUARANTEE=g12
 setup() {
 	requires_root
 	VOLUME=""
+	HOSTNS_PID=""
 }
 
 teardown() {
+	[ -n "${HOSTNS_PID:-}" ] && kill -9 "$HOSTNS_PID" 2>/dev/null
 	[ -n "${OVL:-}" ] && umount "$OVL/merged" 2>/dev/null
 	[ -n "$VOLUME" ] && rm -rf "$(dirname "$VOLUME")"
 	[ -n "${NETNS:-}" ] && ip netns del "$NETNS" 2>/dev/null
@@ -305,18 +307,176 @@ check_mapped_root() {
 	done
 }
 
-@test "g12: a pid namespace joined by path cannot be the container's (its /proc): a clear error, nothing left behind" {
+# The pid of container $1's init.
+init_pid() {
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$1" | jq -r .pid
+}
+
+# A host process in namespaces of its own (unshare FLAGS...): its pid in
+# $child, unshare's in $HOSTNS_PID (teardown kills it).
+start_ns_holder() {
+	unshare --kill-child "$@" sleep 1000 >/dev/null 2>&1 3>&- &
+	HOSTNS_PID=$!
+	for _ in $(seq 1 50); do
+		child=$(pgrep -P "$HOSTNS_PID" -x sleep) && break
+		sleep 0.1
+	done
+	[ -n "$child" ]
+}
+
+# Its sleep is pid 1 of its namespace: SIGKILL, through --kill-child.
+stop_ns_holder() {
+	kill -9 "$HOSTNS_PID"
+	wait "$HOSTNS_PID" || true
+	HOSTNS_PID=""
+}
+
+# Make the bundle's config join namespace TYPE (pid, cgroup, mount) by
+# PATH.
+join_ns() {
+	update_config --arg t "$1" --arg p "$2" \
+		'.linux.namespaces |= (map(select(.type != $t)) + [{"type": $t, "path": $p}])'
+}
+
+@test "g12: two containers sharing a pid namespace (docker --pid container:X) share its user namespace and block: each sees the other's processes" {
 	prepare_bundle spec
 	start_sleeper
-	pid=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$CID" | jq -r .pid)
-	update_config --arg p "/proc/$pid/ns/pid" \
-		'.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)
-		| .process.args = ["true"]'
+	first="$CID"
+	join_ns pid "/proc/$(init_pid "$first")/ns/pid"
+	start_sleeper
+	second="$CID"
+	audit_has "$second" '.overrides[] | select(.path == "linux.namespaces.user" and .kind == "changed" and (.enforced | startswith("joined: that of moat container '"$first"' ")))'
+	moat exec "$second" sh -c 'ps -o pid,args | grep -c "[s]leep 1000"; readlink /proc/self/ns/user; cat /proc/self/uid_map /proc/self/gid_map; id -u; stat -c %u:%g /bin/busybox'
+	[ "$status" -eq 0 ]
+	# Both sleeps, the first's as pid 1.
+	[ "${lines[0]}" = 2 ]
+	userns="${lines[1]}"
+	read -r inside outside count <<<"${lines[2]}"
+	[ "$inside" = 0 ] && [ "$count" = 65536 ]
+	[ "$outside" -ge $((0x40000000)) ]
+	[ "${lines[3]}" = "${lines[2]}" ]
+	[ "${lines[4]}" = 0 ]
+	[ "${lines[5]}" = 0:0 ]
+	[ "${#lines[@]}" -eq 6 ]
+	moat exec "$first" sh -c 'ps -o pid,args | grep "[s]leep 1000" | awk "{print \$1}" | tr "\n" " "; echo; readlink /proc/self/ns/user; cat /proc/self/uid_map'
+	[ "$status" -eq 0 ]
+	# Its own pid 1 and the second's sleep.
+	[[ "${lines[0]}" =~ ^1\ [0-9]+\ $ ]]
+	[ "${lines[1]}" = "$userns" ]
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[2]}")" = "0 $outside 65536" ]
+	# One block, two holders, in the pool's record.
+	[ "$(host_uid "$first")" = "$outside" ]
+	[ "$(host_uid "$second")" = "$outside" ]
+	[ "$(cat "/run/moat-idpool/$outside")" = "$(realpath "$ROOT")/$first
+$(realpath "$ROOT")/$second" ]
+}
+
+@test "g12: a pid namespace shared by two containers keeps its block while any holder's state lives; delete of one does not free it" {
+	prepare_bundle spec
+	POOL="$BUNDLE/pool"
+	printf '{"audit_log": "%s", "userns": {"first_id": 3221225472, "blocks": 1, "pool_dir": "%s"}}\n' \
+		"$AUDIT_LOG" "$POOL" >"$MOAT_CONFIG"
+	start_sleeper
+	first="$CID"
+	join_ns pid "/proc/$(init_pid "$first")/ns/pid"
+	start_sleeper
+	second="$CID"
+	start_sleeper
+	third="$CID"
+	[ "$(host_uid "$third")" = 3221225472 ]
+	[ "$(wc -l <"$POOL/3221225472")" = 3 ]
+	moat delete --force "$second"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$POOL/3221225472")" = "$(realpath "$ROOT")/$first
+$(realpath "$ROOT")/$third" ]
+	moat exec "$third" true
+	[ "$status" -eq 0 ]
+	# The first's init is the pid namespace's: its delete ends the third's
+	# processes, but the third's state still holds the block.
+	moat delete --force "$first"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$POOL/3221225472")" = "$(realpath "$ROOT")/$third" ]
+	update_config '.process.args = ["true"] | .linux.namespaces |= map(del(.path))'
 	next_id
 	moat run -b "$BUNDLE" "$CID"
 	[ "$status" -eq 1 ]
-	[ "$output" = "moat: run $CID: pid namespace /proc/$pid/ns/pid: joined by path, it belongs to another user namespace than the container's own (G12), where /proc cannot be mounted" ]
-	[ ! -e "$ROOT/$CID" ]
+	[[ "$output" == *"every block of the id pool is held"* ]]
+	moat delete --force "$third"
+	[ "$status" -eq 0 ]
+	[ ! -e "$POOL/3221225472" ]
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+}
+
+@test "g12: a user namespace joined by path (a pod with hostUsers: false) with its pid namespace: the namespaces made are its own, /proc and lo work; with a new pid namespace, a clear error" {
+	prepare_bundle spec
+	start_sleeper
+	first="$CID"
+	pid=$(init_pid "$first")
+	update_config --arg p "/proc/$pid/ns/user" '.linux.namespaces += [{"type": "user", "path": $p}]'
+	next_id
+	update_config '.process.args = ["true"]'
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: user namespace /proc/$pid/ns/user: joined by path, it needs the pid namespace of a container of its own joined too: in a new one, /proc cannot be mounted" ]
+	assert_nothing_left "$CID"
+	join_ns pid "/proc/$pid/ns/pid"
+	in_container 'ps -o args | grep -c "^sleep 1000$"; readlink /proc/self/ns/user; cat /proc/self/uid_map; cat /sys/class/net/lo/flags; touch /tmp/x && stat -c %u /tmp/x'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = "$(readlink "/proc/$pid/ns/user")" ]
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[2]}")" = "0 $(host_uid "$first") 65536" ]
+	# lo up (IFF_UP | IFF_LOOPBACK), in a network namespace of its own.
+	[ "${lines[3]}" = 0x9 ]
+	[ "${lines[4]}" = 0 ]
+}
+
+@test "g12: a pid namespace of a host process, or of a user namespace not moat's, is refused: a clear error, nothing left behind" {
+	prepare_bundle spec
+	update_config '.process.args = ["true"]'
+	pools_before=$(ls /run/moat-idpool | wc -l)
+	# The host's user namespace owns it: the container's root could not
+	# mount its /proc.
+	start_ns_holder --pid
+	join_ns pid "/proc/$child/ns/pid"
+	next_id
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: pid namespace /proc/$child/ns/pid: joined by path, it belongs to the host's user namespace, where the container's root (G12) cannot mount /proc" ]
+	assert_nothing_left "$CID"
+	stop_ns_holder
+	# An attacker's user namespace mapping container root onto host root:
+	# adopting it would make container root host root.
+	start_ns_holder --user --map-root-user --pid
+	join_ns pid "/proc/$child/ns/pid"
+	next_id
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: namespace /proc/$child/ns/pid: joined by path, it belongs to a user namespace that is not a live moat container's: the container's root (G12) could not use it" ]
+	assert_nothing_left "$CID"
+	stop_ns_holder
+	! grep -rqxF "$(realpath "$ROOT")/$CID" /run/moat-idpool/
+	[ "$(ls /run/moat-idpool | wc -l)" -le $((pools_before + 2)) ]
+}
+
+@test "g12: a mount namespace joined by path, and a cgroup namespace of the host's, are refused with a clear error" {
+	prepare_bundle spec
+	update_config '.process.args = ["true"]'
+	start_ns_holder --mount --cgroup
+	join_ns mount "/proc/$child/ns/mnt"
+	next_id
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: mount namespace /proc/$child/ns/mnt: cannot be joined by path with the container's own user namespace (G12): its root could not mount there" ]
+	assert_nothing_left "$CID"
+	update_config '.linux.namespaces |= map(select(.type != "mount")) + [{"type": "mount"}]'
+	join_ns cgroup "/proc/$child/ns/cgroup"
+	next_id
+	moat run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: cgroup namespace /proc/$child/ns/cgroup: joined by path, it belongs to the host's user namespace, where the container's root (G12) cannot join it" ]
+	assert_nothing_left "$CID"
+	stop_ns_holder
 }
 
 @test "g12: an overlay rootfs (Docker's, Podman's) shows as container root's: rebuilt from idmapped layers; a missing mount point is made" {
