@@ -611,7 +611,9 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
         if (r < 0)
           return r;
       }
-    r = linux_refuse_exec_memfd (c->pid, err);
+    r = process_raise_rlimits (c->pid, s->process, err);
+    if (r == 0)
+      r = linux_refuse_exec_memfd (c->pid, err);
     if (r < 0)
       return r;
     if (s->process->has_oom_score_adj)
