@@ -151,13 +151,12 @@ status_field() {
 	moat run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	wait_status "$ID" running
-	moat exec "$ID" sh -c 'cat /proc/self/uid_map; ulimit -Su; ulimit -Hu'
+	moat exec "$ID" sh -c 'cat /proc/1/uid_map; grep "^Max processes" /proc/1/limits'
 	[ "$status" -eq 0 ]
 	# Really in a user namespace: one block of the pool.
 	[ "$(echo "${lines[0]}" | awk '{print $1, $3}')" = "0 65536" ]
-	[ "${lines[1]}" = 900 ]
-	[ "${lines[2]}" = 1000 ]
-	jq '.rlimits = [{"type": "RLIMIT_NPROC", "soft": 700, "hard": 800}] | .args = ["sh", "-c", "ulimit -Su; ulimit -Hu"]' \
+	[ "$(echo "${lines[1]}" | awk '{print $3, $4}')" = "900 1000" ]
+	jq '.process | .rlimits = [{"type": "RLIMIT_NPROC", "soft": 700, "hard": 800}] | .args = ["sh", "-c", "ulimit -Su; ulimit -Hu"]' \
 		"$BUNDLE/config.json" >"$BUNDLE/process.json"
 	moat exec -p "$BUNDLE/process.json" "$ID"
 	[ "$status" -eq 0 ]

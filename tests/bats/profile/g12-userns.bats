@@ -341,12 +341,15 @@ check_mapped_root() {
 		audit_has "$CID" '.overrides[] | select(.path == "idmap root.path" and (.enforced | startswith("overlay rebuilt")))'
 	else
 		[ "$said" = "not idmapped (kernel before 6.8): host-owned files show as nobody" ]
+		[[ "${lines[0]}" == "moat: warning: idmap root.path: not idmapped ("*"): host-owned files show as nobody (65534) inside" ]]
+		lines=("${lines[@]:1}")
 		[ "${lines[0]}" = 65534:65534 ]
 		[ "${lines[1]}" = 65534:65534 ]
 		audit_has "$CID" '.overrides[] | select(.path == "idmap root.path" and (.enforced | startswith("not idmapped")))'
 	fi
 	[ "${lines[2]}" = env ]
 	[ "${lines[3]}" = 0 ]
+	[ "${#lines[@]}" -eq 4 ]
 	# The engine's own mount is left as it was.
 	[ "$(stat -c %u "$OVL/merged/bin/busybox")" = 0 ]
 }
