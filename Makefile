@@ -126,10 +126,10 @@ check-engines: deps $(BUILD)/moat test-bins
 # shared read-only over 9p, running the unit tests, the guest's systemd and
 # containerd tests (tests/host/*.bats) and the subset of the integration
 # tests in tests/host/bats.list. moat is built here and copied in (building
-# it under TCG takes ~2 min). Time on 2 cores (load 2-12 from other work):
-# image 48 s cold (debootstrap 43 s; cached: 0 s), boot 20 s, unit tests
-# 46 s, ~26 s per bats test (49 in the list, 21 min): 22 min in all; more
-# under heavy load (80 s a test at a load of 16). Results in build/host/.
+# it under TCG takes ~2 min). Time on 2 cores: image 48 s cold (debootstrap
+# 43 s; cached: 0 s), boot 20 s, unit tests 46 s, 19-26 s per bats test (49
+# in the list): 17 min in all at a load of 1.5, 22 min at 2-12 from other
+# work, more under heavy load (80 s a test at 16). Results in build/host/.
 check-host: deps $(BUILD)/moat test-bins $(UNIT_BINS)
 	tests/host/run.sh
 
