@@ -135,10 +135,10 @@ check-engines: deps $(BUILD)/moat test-bins
 # shared read-only over 9p, running the unit tests, the guest's systemd and
 # containerd tests (tests/host/*.bats) and the subset of the integration
 # tests in tests/host/bats.list. moat is built here and copied in (building
-# it under TCG takes ~2 min). Time on 2 cores: image 1-2 min cold (cached:
-# 0 s), boot 17 s, unit tests 25 s, ~40 s per bats test (36 in the list):
-# ~28 min in all when the machine is otherwise idle, far more under load
-# (80 s a test at a load of 16). Results in build/host/.
+# it under TCG takes ~2 min). Time on 2 cores: image 48 s cold (debootstrap
+# 43 s; cached: 0 s), boot 20 s, unit tests 46 s, 19-26 s per bats test (49
+# in the list): 17 min in all at a load of 1.5, 22 min at 2-12 from other
+# work, more under heavy load (80 s a test at 16). Results in build/host/.
 check-host: deps $(BUILD)/moat test-bins $(UNIT_BINS)
 	tests/host/run.sh
 

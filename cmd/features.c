@@ -9,6 +9,7 @@
 #include "../oci/json.h"
 #include "../oci/spec.h"
 #include "../runtime/cgroup.h"
+#include "../runtime/idmap.h"
 #include "../runtime/selinux.h"
 #include "../policy/profile.h"
 #include "../runtime/userns.h"
@@ -183,6 +184,12 @@ VERB (features)
                   : userns_idmap_supported ()
                       ? "on, idmapped mounts"
                       : "on, no idmapped mounts (files show as nobody)");
+    /* An engine's overlay rootfs: rebuilt from idmapped layers (6.8). */
+    jw_key (w, "run.moat.userns-overlay");
+    jw_string (w, idmap_overlay_supported ()
+                      ? "rebuilt from idmapped layers"
+                      : "not idmapped (kernel before 6.8): host-owned files "
+                        "show as nobody");
     profile_free (p);
   }
   jw_object_end (w);

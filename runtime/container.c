@@ -610,6 +610,7 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
       }
     /* The block's user namespace: the init's new one, or the one it
      * adopted (it joins it after GO). */
+    r = 0;
     if (ia.new_userns)
       r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
     if (r == 0 && c->userns_first)
@@ -619,7 +620,9 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
                                   g->audit ? g->audit->overrides : NULL, err);
     if (r < 0)
       return r;
-    r = linux_refuse_exec_memfd (c->pid, err);
+    r = process_raise_rlimits (c->pid, s->process, err);
+    if (r == 0)
+      r = linux_refuse_exec_memfd (c->pid, err);
     if (r < 0)
       return r;
     if (s->process->has_oom_score_adj)

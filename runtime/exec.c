@@ -357,6 +357,8 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
       /* Into the container's cgroup before it runs anything. */
       r = cgroup_add_pid (cg, pid, err);
       if (r == 0)
+        r = process_raise_rlimits (pid, proc, err);
+      if (r == 0)
         r = sync_send (sync, SYNC_GO, err);
       if (r == 0)
         r = wait_exec (sync, &master, o, err);

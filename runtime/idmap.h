@@ -25,5 +25,8 @@ int idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
  * layers, each idmapped with userns_fd, as a detached mount in *ret_tree;
  * -errno where the layers are not what it knows. */
 int idmap_overlay_rebuild (const char *rootfs, int userns_fd, int *ret_tree);
+/* Can this kernel make that overlay (overlayfs' "lowerdir+" taking a layer
+ * by fd: Linux 6.8)? Before it an overlay rootfs is not idmapped. */
+bool idmap_overlay_supported (void);
 
 #endif

@@ -141,3 +141,17 @@ idmap_overlay_rebuild (const char *rootfs, int userns_fd, int *ret_tree)
   *ret_tree = mnt;
   return 0;
 }
+
+bool
+idmap_overlay_supported (void)
+{
+  cleanup_close int fsfd = fsopen ("overlay", FSOPEN_CLOEXEC);
+  cleanup_close int dir = -1;
+
+  if (fsfd < 0)
+    return false;
+  dir = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* Nothing is mounted: the context is dropped without FSCONFIG_CMD_CREATE. */
+  return dir >= 0
+         && fsconfig (fsfd, FSCONFIG_SET_FD, "lowerdir+", NULL, dir) == 0;
+}

@@ -88,5 +88,7 @@ int process_exec (const struct spec_process *p, const char *exec_path,
                   const struct seccomp_prog *seccomp_builtin,
                   struct moat_error **err);
 int process_set_rlimits (const struct spec_process *p, struct moat_error **err);
+int process_raise_rlimits (pid_t pid, const struct spec_process *p,
+                           struct moat_error **err);
 
 #endif

@@ -111,6 +111,31 @@ process_set_rlimits (const struct spec_process *p, struct moat_error **err)
   return 0;
 }
 
+/* A payload in a user namespace cannot raise a hard limit (that takes
+ * CAP_SYS_RESOURCE in the host's namespace): moat raises the ones the
+ * config asks above the child's with prlimit before the child enters it,
+ * as runc does, and the child sets the exact values. A systemd service's
+ * hard RLIMIT_NPROC (from the kernel's threads-max) is often below what
+ * Podman asks. The child is moat's clone: its limits are moat's own. */
+int
+process_raise_rlimits (pid_t pid, const struct spec_process *p,
+                       struct moat_error **err)
+{
+  for (size_t i = 0; i < p->n_rlimits; i++)
+    {
+      struct rlimit cur, rl;
+      if (getrlimit (p->rlimits[i].resource, &cur) < 0)
+        return moat_fail (err, errno, "getrlimit %s", p->rlimits[i].type);
+      if (p->rlimits[i].hard <= cur.rlim_max)
+        continue;
+      rl.rlim_cur = cur.rlim_cur;
+      rl.rlim_max = p->rlimits[i].hard;
+      if (prlimit (pid, p->rlimits[i].resource, &rl, NULL) < 0)
+        return moat_fail (err, errno, "setrlimit %s", p->rlimits[i].type);
+    }
+  return 0;
+}
+
 static int
 set_user (const struct spec_user *u, struct moat_error **err)
 {

@@ -134,6 +134,36 @@ status_field() {
 	[ "$(echo "$output" | xargs)" = "100 200 50 60 1024 2048" ]
 }
 
+# In the user namespace (G12) the payload cannot raise a hard limit itself:
+# under a systemd service moat's hard RLIMIT_NPROC is often below what
+# Podman asks (32768). moat raises it from outside, as runc does (which
+# takes CAP_SYS_RESOURCE: a root without it cannot raise one at all).
+@test "rlimits: a hard limit above moat's own holds in the user namespace, for run and exec" {
+	(($(printf '%d' "0x$(awk '/^CapEff/ {print $2}' /proc/self/status)") >> 24 & 1)) ||
+		skip "root here lacks CAP_SYS_RESOURCE"
+	# moat itself under a hard RLIMIT_NPROC of 500.
+	local real=$MOAT
+	MOAT="$BUNDLE/moat-nproc-500"
+	printf '#!/bin/sh\nexec prlimit --nproc=500:500 %s "$@"\n' "$real" >"$MOAT"
+	chmod 755 "$MOAT"
+	update_config '.process.rlimits = [{"type": "RLIMIT_NPROC", "soft": 900, "hard": 1000}]
+		| .process.args = ["sleep", "100"]'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait_status "$ID" running
+	moat exec "$ID" sh -c 'cat /proc/1/uid_map; grep "^Max processes" /proc/1/limits'
+	[ "$status" -eq 0 ]
+	# Really in a user namespace: one block of the pool.
+	[ "$(echo "${lines[0]}" | awk '{print $1, $3}')" = "0 65536" ]
+	[ "$(echo "${lines[1]}" | awk '{print $3, $4}')" = "900 1000" ]
+	jq '.process | .rlimits = [{"type": "RLIMIT_NPROC", "soft": 700, "hard": 800}] | .args = ["sh", "-c", "ulimit -Su; ulimit -Hu"]' \
+		"$BUNDLE/config.json" >"$BUNDLE/process.json"
+	moat exec -p "$BUNDLE/process.json" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | xargs)" = "700 800" ]
+	MOAT=$real
+}
+
 @test "rlimits: RLIMIT_NOFILE above the profile's cap gets the cap, RLIMIT_CORE is 0" {
 	update_config '.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 65536, "hard": 1048576},
 		{"type": "RLIMIT_CORE", "soft": 1000000, "hard": 1000000}]'

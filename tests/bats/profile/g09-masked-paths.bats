@@ -45,7 +45,18 @@ G9_SCRIPT='
 	done
 	(cat /proc/sys/kernel/hostname >/proc/sys/kernel/hostname) 2>&1
 	awk "\$5 == \"/proc/irq\" { print \"irq-mount\", \$6 }" /proc/self/mountinfo
+	awk "\$5 == \"/proc/sysrq-trigger\" { o = \$6 } END { print \"sysrq-mount\", o }" /proc/self/mountinfo
 	echo done'
+
+# Does the script's line "TAG OPTIONS" say the mount at PATH is read-only?
+mounted_ro() {
+	local l
+	for l in "${lines[@]}"; do
+		[[ "$l" == "$1 ro,"* || "$l" == "$1 ro" ]] && return 0
+	done
+	echo "$2 is not mounted read-only" >&2
+	return 1
+}
 
 check_masked() {
 	local l path count
@@ -68,17 +79,18 @@ check_masked() {
 	for f in $EXPLOIT_FILES $EXPLOIT_DIRS; do
 		[ ! -e "$f" ] || has_line "$f 0"
 	done
-	[ ! -e /proc/sysrq-trigger ] || has_line "sh: can't create /proc/sysrq-trigger: Read-only file system"
-	# G12: a host-root-owned proc file refuses container root (EACCES)
-	# before the read-only mount can (EROFS); the mount is read-only all
-	# the same.
+	# G12: a host-root-owned proc file that only its owner may write
+	# (/proc/sysrq-trigger is 0200 where the kernel has it, as Debian's
+	# does) refuses container root (EACCES) before the read-only mount can
+	# (EROFS); the mount is read-only all the same.
+	if [ -e /proc/sysrq-trigger ]; then
+		has_line "sh: can't create /proc/sysrq-trigger: Read-only file system" 2>/dev/null ||
+			has_line "sh: can't create /proc/sysrq-trigger: Permission denied"
+		mounted_ro sysrq-mount /proc/sysrq-trigger
+	fi
 	has_line "sh: can't create /proc/irq/default_smp_affinity: Read-only file system" 2>/dev/null ||
 		has_line "sh: can't create /proc/irq/default_smp_affinity: Permission denied"
-	local ro=0
-	for l in "${lines[@]}"; do
-		[[ "$l" == "irq-mount ro,"* || "$l" == "irq-mount ro" ]] && ro=1
-	done
-	[ "$ro" = 1 ] || { echo "/proc/irq is not mounted read-only" >&2; return 1; }
+	mounted_ro irq-mount /proc/irq
 	has_line "sh: can't create /sys/class/net/lo/mtu: Read-only file system"
 	has_line "sh: can't create /proc/sys/kernel/hostname: Read-only file system"
 	has_line done
