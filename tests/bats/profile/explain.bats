@@ -63,7 +63,9 @@ symlink_bind() {
 	[[ "$output" == *"refused  mounts["*"]: bind /etc -> refused"* ]]
 	[[ "$output" == *"moat: profile: create would fail: mounts["*"refusing"* ]]
 	assert_nothing_created
-	# A symlink to /etc is judged by where it leads.
+	# A symlink to /etc is judged by where it leads (a fresh bundle: the
+	# first one goes first, or it would be left in /tmp).
+	teardown_bundle
 	prepare_bundle spec
 	update_config --arg p "/$CG" '.linux.cgroupsPath = $p'
 	mkdir -p "$BUNDLE/host"
