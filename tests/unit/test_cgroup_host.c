@@ -24,8 +24,8 @@
 /* ---- the real host (root, v1 or hybrid) ---- */
 
 static const char *const host_hierarchies[]
-    = { "cpu",     "cpuacct", "cpuset", "memory",  "pids",
-        "devices", "freezer", "blkio",  "systemd", "unified" };
+    = { "cpu",     "cpuacct", "cpuset",  "memory",  "pids",   "devices",
+        "freezer", "blkio",   "hugetlb", "systemd", "unified" };
 #define N_HOST (sizeof (host_hierarchies) / sizeof (host_hierarchies[0]))
 
 static char host_parent[64];
