@@ -562,8 +562,18 @@ create_in_ctx (const struct moat_globals *g, const struct profile *eff,
       return r;
     }
   ia.cgroup_self_fds = c->cg_self_fds;
-  c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
-                        &ia.in_unified_cgroup);
+  /* A new pid namespace in a user namespace joined by path: cloned from
+   * there, so that it is that one's. */
+  ia.born_in_userns = c->ns_fds[NS_USER] >= 0 && s->linux_.ns[NS_PID].present
+                      && s->linux_.ns[NS_PID].path == NULL;
+  if (ia.born_in_userns)
+    c->pid = linux_clone_in_userns (
+        c->ns_fds[NS_USER], c->rootfs_tree >= 0 ? rootfs : NULL,
+        linux_clone_flags (s), cgroup_unified_fd (c->cg),
+        &ia.in_unified_cgroup);
+  else
+    c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
+                          &ia.in_unified_cgroup);
   if (owner && c->pid != 0 && userns_owner_leave (NULL) < 0)
     abort (); /* moat must never go on as anything but euid 0 */
   if (c->pid == 0)

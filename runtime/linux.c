@@ -92,6 +92,65 @@ linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
   return (pid_t)syscall (SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
 }
 
+pid_t
+linux_clone_in_userns (int userns_fd, const char *cwd, unsigned long flags,
+                       int cgroup_fd, bool *ret_in_cgroup)
+{
+  struct
+  {
+    pid_t pid;
+    int err;
+    bool in_cgroup;
+  } m = { -1, 0, false };
+  int p[2];
+  ssize_t n;
+  pid_t mid;
+
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return -1;
+  mid = fork ();
+  if (mid == 0)
+    {
+      close (p[0]);
+      if ((cwd && chdir (cwd) < 0) || setns (userns_fd, CLONE_NEWUSER) < 0)
+        m.err = errno;
+      else
+        {
+          m.pid = linux_clone (flags | CLONE_PARENT, cgroup_fd, &m.in_cgroup);
+          if (m.pid == 0)
+            {
+              close (p[1]);
+              *ret_in_cgroup = m.in_cgroup;
+              return 0;
+            }
+          m.err = errno;
+        }
+      n = write (p[1], &m, sizeof (m));
+      _exit (n == (ssize_t)sizeof (m) ? 0 : 1);
+    }
+  close (p[1]);
+  if (mid > 0)
+    {
+      do
+        n = read (p[0], &m, sizeof (m));
+      while (n < 0 && errno == EINTR);
+      if (n != (ssize_t)sizeof (m))
+        m = (typeof (m)){ -1, n < 0 ? errno : EPIPE, false };
+      while (waitpid (mid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    }
+  else
+    m.err = errno;
+  close (p[0]);
+  if (m.pid < 0)
+    {
+      errno = m.err;
+      return -1;
+    }
+  *ret_in_cgroup = m.in_cgroup;
+  return m.pid;
+}
+
 /* G12: a user namespace joined by path must not make container root host
  * root. Its maps read from inside: host ids as the parent namespace sees
  * them, which is the host's for a namespace made from the host. */
@@ -135,7 +194,7 @@ enter_joined_userns (struct init_args *a, struct moat_error **err)
   const struct spec *s = a->spec;
   int flags = 0, r;
 
-  if (setns (a->ns_fds[NS_USER], CLONE_NEWUSER) < 0)
+  if (!a->born_in_userns && setns (a->ns_fds[NS_USER], CLONE_NEWUSER) < 0)
     return moat_fail (err, errno, "joining user namespace %s",
                       s->linux_.ns[NS_USER].path);
   close (a->ns_fds[NS_USER]);
@@ -378,7 +437,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
    * with it into the mount namespace made in that user namespace). */
   if (userns_joined (s) && a->ns_fds[NS_USER] >= 0)
     {
-      if (a->rootfs_tree >= 0 && chdir (a->rootfs) < 0)
+      if (a->rootfs_tree >= 0 && !a->born_in_userns && chdir (a->rootfs) < 0)
         return moat_fail (err, errno, "root.path %s", a->rootfs);
       r = enter_joined_userns (a, err);
       if (r < 0)

@@ -24,6 +24,9 @@ struct init_args
   enum cgroup_mode cgroup_mode;
   bool no_pivot;
   bool new_userns;
+  /* Born in the joined user namespace ns_fds[NS_USER] (a new pid namespace
+   * in it: linux_clone_in_userns), which it does not join again. */
+  bool born_in_userns;
   int rootfs_tree; /* G12: the rootfs, detached (and idmapped); -1: none */
   int preserve_fds;
   int lock_fd; /* the state dir's flock fd: the init must not hold it */
@@ -42,6 +45,19 @@ unsigned long linux_clone_flags (const struct spec *s);
  * v2 cgroup (clone3 CLONE_INTO_CGROUP) where the kernel can, which
  * *ret_in_cgroup tells. Returns the pid, 0 in the child, -1 with errno. */
 pid_t linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup);
+/* The same, from user namespace userns_fd (joined by path, or adopted),
+ * with cwd as the child's working directory: a short-lived intermediate
+ * process changes to cwd (as host root: the way may cross root-only
+ * dirs), joins the user namespace, and clones the child as moat's own
+ * (CLONE_PARENT), so that the namespaces made by flags, its pid namespace
+ * above all, belong to that user namespace: the child is pid 1 of a pid
+ * namespace whose root may mount its /proc (Kubernetes' hostUsers: false:
+ * each app container joins the pod's user namespace and makes a pid
+ * namespace of its own). The kernel hands out no pid namespace before its
+ * init exists, so moat cannot make one there and enter it. */
+pid_t linux_clone_in_userns (int userns_fd, const char *cwd,
+                             unsigned long flags, int cgroup_fd,
+                             bool *ret_in_cgroup);
 /* Never returns: the init's body; exits the process on failure. */
 void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 

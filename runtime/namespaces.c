@@ -227,13 +227,6 @@ container_adopt_userns (struct spec *s, const struct profile *p,
     }
   if (adopt < 0)
     return 0;
-  /* A cgroup namespace alone: the new pid namespace would be the host
-   * user namespace's, where the container's root cannot mount /proc. */
-  if (ns_fds[NS_PID] < 0 && s->linux_.ns[NS_PID].present)
-    return moat_fail (err, 0,
-                      "cgroup namespace %s: sharing another container's user "
-                      "namespace (G12) needs its pid namespace shared too",
-                      by);
   if (realpath (root, real) == NULL)
     return moat_fail (err, errno, "state root %s", root);
   r = userns_block_adopt (p, real, id, holder_is, &probe, ret_first, err);

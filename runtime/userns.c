@@ -531,16 +531,6 @@ userns_before_clone (const struct spec *s, const char *rootfs, bool userns,
                       "another user namespace than the container's own "
                       "(G12), where /proc cannot be mounted",
                       s->linux_.ns[NS_PID].path);
-  /* A new pid namespace is made by clone, in moat's user namespace: the
-   * kernel hands out no pid namespace without its init, so moat cannot
-   * make one in the joined user namespace for the init to be pid 1 of. */
-  if (ns_fds[NS_USER] >= 0 && ns_fds[NS_PID] < 0 && s->linux_.ns[NS_PID].present
-      && userns_has_proc_mount (s))
-    return moat_fail (err, 0,
-                      "user namespace %s: joined by path, it needs the pid "
-                      "namespace of a container of its own joined too: in "
-                      "a new one, /proc cannot be mounted",
-                      s->linux_.ns[NS_USER].path);
   /* In a mount namespace joined by path the init finds the rootfs there:
    * the tree would be attached in moat's before the init joins it. */
   if (ns_fds[NS_MOUNT] < 0)

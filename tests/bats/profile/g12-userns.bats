@@ -408,27 +408,77 @@ $(realpath "$ROOT")/$third" ]
 	[ "$status" -eq 0 ]
 }
 
-@test "g12: a user namespace joined by path (a pod with hostUsers: false) with its pid namespace: the namespaces made are its own, /proc and lo work; with a new pid namespace, a clear error" {
+@test "g12: a user namespace joined by path (a pod with hostUsers: false) with a new pid namespace: the namespaces made are its own, the init is pid 1 of its own, /proc and lo work" {
 	prepare_bundle spec
 	start_sleeper
 	first="$CID"
 	pid=$(init_pid "$first")
 	update_config --arg p "/proc/$pid/ns/user" '.linux.namespaces += [{"type": "user", "path": $p}]'
-	next_id
-	update_config '.process.args = ["true"]'
-	moat run -b "$BUNDLE" "$CID"
-	[ "$status" -eq 1 ]
-	[ "$output" = "moat: run $CID: user namespace /proc/$pid/ns/user: joined by path, it needs the pid namespace of a container of its own joined too: in a new one, /proc cannot be mounted" ]
-	assert_nothing_left "$CID"
-	join_ns pid "/proc/$pid/ns/pid"
-	in_container 'ps -o args | grep -c "^sleep 1000$"; readlink /proc/self/ns/user; cat /proc/self/uid_map; cat /sys/class/net/lo/flags; touch /tmp/x && stat -c %u /tmp/x'
+	in_container 'echo $$; ps -o args | grep -c "^sleep 1000$"; readlink /proc/self/ns/user; cat /proc/self/uid_map; readlink /proc/self/ns/pid; cat /sys/class/net/lo/flags; touch /tmp/x && stat -c %u /tmp/x'
+	[ "$status" -eq 0 ]
+	# pid 1 of a pid namespace of its own: the first's sleep is not seen.
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = 0 ]
+	[ "${lines[2]}" = "$(readlink "/proc/$pid/ns/user")" ]
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[3]}")" = "0 $(host_uid "$first") 65536" ]
+	[ "${lines[4]}" != "$(readlink "/proc/$pid/ns/pid")" ]
+	[ "${lines[4]}" != "$(readlink /proc/self/ns/pid)" ]
+	# lo up (IFF_UP | IFF_LOOPBACK), in a network namespace of its own.
+	[ "${lines[5]}" = 0x9 ]
+	[ "${lines[6]}" = 0 ]
+	[ "${#lines[@]}" -eq 7 ]
+	# exec joins the same pid namespace: it sees the init as pid 1.
+	start_sleeper
+	moat exec "$CID" sh -c 'ps -o pid,args | grep "[s]leep 1000"'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^\ *1\ sleep\ 1000$ ]]
+	[ "${#lines[@]}" -eq 1 ]
+	# A cgroup namespace of the first's alone: its user namespace adopted,
+	# a pid namespace of its own made in it.
+	update_config '.linux.namespaces |= map(select(.type != "user"))'
+	join_ns cgroup "/proc/$pid/ns/cgroup"
+	in_container 'echo $$; readlink /proc/self/ns/user; readlink /proc/self/ns/cgroup; mount | grep -c "^proc on /proc "'
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = 1 ]
 	[ "${lines[1]}" = "$(readlink "/proc/$pid/ns/user")" ]
-	[ "$(awk '{print $1, $2, $3}' <<<"${lines[2]}")" = "0 $(host_uid "$first") 65536" ]
-	# lo up (IFF_UP | IFF_LOOPBACK), in a network namespace of its own.
-	[ "${lines[3]}" = 0x9 ]
+	[ "${lines[2]}" = "$(readlink "/proc/$pid/ns/cgroup")" ]
+	[ "${lines[3]}" = 1 ]
+	# With its container's pid namespace joined too, it sees that one's.
+	join_ns pid "/proc/$pid/ns/pid"
+	in_container 'ps -o args | grep -c "^sleep 1000$"; readlink /proc/self/ns/user'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = "$(readlink "/proc/$pid/ns/user")" ]
+}
+
+@test "g12: a Kubernetes pod with hostUsers: false: a pause container with the kubelet's mapping, an app joining its user, network, ipc and uts namespaces by path with new pid and mount namespaces" {
+	prepare_bundle spec
+	chown -R 268435456:268435456 "$BUNDLE/rootfs"
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 268435456, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 268435456, "size": 65536}]'
+	start_sleeper
+	pause="$CID"
+	pid=$(init_pid "$pause")
+	update_config --arg p "/proc/$pid/ns" '
+		.linux.namespaces = [{"type": "pid"}, {"type": "mount"}, {"type": "cgroup"},
+			{"type": "user", "path": ($p + "/user")}, {"type": "network", "path": ($p + "/net")},
+			{"type": "ipc", "path": ($p + "/ipc")}, {"type": "uts", "path": ($p + "/uts")}]
+		| del(.linux.uidMappings, .linux.gidMappings)'
+	in_container 'echo $$; ps -o args | grep -c "^sleep 1000$"; cat /proc/self/uid_map; readlink /proc/self/ns/net; id -u; stat -c %u /bin/busybox; mount | grep -c "^proc on /proc "'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = 0 ]
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[2]}")" = "0 268435456 65536" ]
+	[ "${lines[3]}" = "$(readlink "/proc/$pid/ns/net")" ]
 	[ "${lines[4]}" = 0 ]
+	[ "${lines[5]}" = 0 ]
+	[ "${lines[6]}" -ge 1 ]
+	# Its pid namespace belongs to the pod's user namespace, not the host's.
+	start_sleeper
+	app=$(init_pid "$CID")
+	[ "$(readlink "/proc/$app/ns/pid")" != "$(readlink "/proc/$pid/ns/pid")" ]
+	[ "$(awk '/^Uid:/ { print $2 }' "/proc/$app/status")" = 268435456 ]
 }
 
 @test "g12: a pid namespace of a host process, or of a user namespace not moat's, is refused: a clear error, nothing left behind" {
