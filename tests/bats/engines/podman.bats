@@ -177,6 +177,24 @@ start_detached() {
 	[ "${lines[3]}" = "$(readlink "/proc/$pid/ns/user")" ]
 }
 
+@test "podman run --uidmap: the container's own mapping is kept as asked (G12), the image's files are its root's, a file written in a named volume shows on the host as the mapped id" {
+	vol="moat-uidmap-$$"
+	pm volume create "$vol"
+	[ "$status" -eq 0 ]
+	data=$(podman_cli volume inspect -f '{{.Mountpoint}}' "$vol")
+	prun --rm --network none --uidmap 0:200000:65536 --gidmap 0:200000:65536 \
+		-v "$vol:/data" "$IMAGE" sh -c 'id -u; cat /proc/self/uid_map; stat -c %u /bin/busybox; touch /tmp/x && echo tmp-ok; touch /data/f && echo data-ok'
+	host_owner=$(stat -c %u:%g "$data/f" 2>/dev/null || echo none)
+	podman_cli volume rm -f "$vol" >/dev/null 2>&1 || true
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 0 ]
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[1]}")" = "0 200000 65536" ]
+	[ "${lines[2]}" = 0 ]
+	[ "${lines[3]}" = tmp-ok ]
+	[ "${lines[4]}" = data-ok ]
+	[ "$host_owner" = 200000:200000 ]
+}
+
 @test "profile from inside: no capabilities (even --privileged), read-only root, lo only" {
 	prun --rm --network none --privileged "$IMAGE" sh -c "$PROBE"
 	[ "$status" -eq 0 ]
