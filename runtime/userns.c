@@ -77,6 +77,20 @@ record_read (int dfd, const char *name)
   return text;
 }
 
+/* Each line of a record in turn (one holder's state dir a line): *pos
+ * walks TEXT; the line is *ret_line, *ret_n bytes, without its newline. */
+static bool
+record_next_line (const char **pos, const char **ret_line, size_t *ret_n)
+{
+  const char *l = *pos;
+  if (l == NULL || *l == '\0')
+    return false;
+  *ret_line = l;
+  *ret_n = strcspn (l, "\n");
+  *pos = l + *ret_n + (l[*ret_n] == '\n');
+  return true;
+}
+
 /* Is the state dir OWNER (a line of a record) gone? */
 static bool
 owner_gone (const char *owner, size_t n)
@@ -93,10 +107,13 @@ static bool
 record_stale (int dfd, const char *name)
 {
   cleanup_free char *text = record_read (dfd, name);
+  const char *pos = text, *l;
+  size_t n;
+
   if (text == NULL)
     return false;
-  for (char *l = text; *l; l += strcspn (l, "\n"), l += *l == '\n')
-    if (!owner_gone (l, strcspn (l, "\n")))
+  while (record_next_line (&pos, &l, &n))
+    if (!owner_gone (l, n))
       return false;
   return true;
 }
@@ -108,23 +125,19 @@ record_drop (int dfd, const char *name, const char *want)
 {
   cleanup_free char *text = record_read (dfd, name);
   cleanup_free char *kept = NULL;
-  size_t n_kept = 0, w = strlen (want);
+  size_t n_kept = 0, w = strlen (want), n;
+  const char *pos = text, *l;
 
   if (text == NULL)
     return;
   kept = xcalloc (strlen (text) + 1, 1);
-  for (char *l = text; *l;)
-    {
-      size_t n = strcspn (l, "\n");
-      if (!(n == w && strncmp (l, want, n) == 0))
-        {
-          memcpy (kept + n_kept, l, n);
-          n_kept += n;
-          kept[n_kept++] = '\n';
-        }
-      l += n;
-      l += *l == '\n';
-    }
+  while (record_next_line (&pos, &l, &n))
+    if (!(n == w && strncmp (l, want, n) == 0))
+      {
+        memcpy (kept + n_kept, l, n);
+        n_kept += n;
+        kept[n_kept++] = '\n';
+      }
   if (n_kept == 0)
     unlinkat (dfd, name, 0);
   else if (n_kept != strlen (text))
@@ -277,17 +290,18 @@ userns_block_adopt (const struct profile *p, const char *root_path,
   while ((de = readdir (d)) && *ret_first == 0)
     {
       cleanup_free char *text = NULL;
+      const char *pos, *l;
       uint64_t first;
+      size_t n;
 
       if (de->d_name[0] == '.' || parse_uint64 (de->d_name, &first) < 0
           || first == 0 || first > UINT32_MAX)
         continue;
       text = record_read (dfd, de->d_name);
-      for (char *l = text; l && *l && *ret_first == 0;)
+      pos = text;
+      while (*ret_first == 0 && record_next_line (&pos, &l, &n))
         {
-          cleanup_free char *owner = strndup (l, strcspn (l, "\n"));
-          l += strcspn (l, "\n");
-          l += *l == '\n';
+          cleanup_free char *owner = strndup (l, n);
           if (owner && holds (owner, (uint32_t)first, data))
             *ret_first = (uint32_t)first;
         }
