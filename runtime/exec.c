@@ -175,6 +175,8 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
       && ((setresgid (0, 0, 0) < 0 && errno != EINVAL)
           || (setresuid (0, 0, 0) < 0 && errno != EINVAL)))
     moat_fail (&err, errno, "becoming root in the user namespace");
+  if (err == NULL && linux_undumpable () < 0)
+    moat_fail (&err, errno, "PR_SET_DUMPABLE");
   if (err == NULL && c->proc->terminal)
     {
       int master = -1;

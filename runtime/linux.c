@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../hooks/hooks.h"
+#include "debug.h"
 #include "netguard.h"
 #include "../policy/profile.h"
 #include "sync.h"
@@ -92,6 +93,12 @@ linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
   return (pid_t)syscall (SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
 }
 
+int
+linux_undumpable (void)
+{
+  return prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 pid_t
 linux_clone_in_userns (int userns_fd, const char *cwd, unsigned long flags,
                        int cgroup_fd, bool *ret_in_cgroup)
@@ -112,10 +119,15 @@ linux_clone_in_userns (int userns_fd, const char *cwd, unsigned long flags,
   if (mid == 0)
     {
       close (p[0]);
-      if ((cwd && chdir (cwd) < 0) || setns (userns_fd, CLONE_NEWUSER) < 0)
+      /* In that user namespace its owner holds CAP_SYS_PTRACE over this
+       * copy of moat, still host uid 0 to the host's files: not dumpable
+       * once in it (the init, born of it, inherits that). */
+      if ((cwd && chdir (cwd) < 0) || setns (userns_fd, CLONE_NEWUSER) < 0
+          || linux_undumpable () < 0)
         m.err = errno;
       else
         {
+          debug_pause ("in-joined-userns");
           m.pid = linux_clone (flags | CLONE_PARENT, cgroup_fd, &m.in_cgroup);
           if (m.pid == 0)
             {
@@ -181,9 +193,11 @@ become_userns_root (struct moat_error **err)
   if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
     return moat_fail (err, errno, "setresuid 0 in the user namespace");
   /* A change of ids cleared it: until READY the init must not outlive
-   * moat. */
+   * moat. And made it dumpable again where fs.suid_dumpable is 1. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     return moat_fail (err, errno, "PR_SET_PDEATHSIG");
+  if (linux_undumpable () < 0)
+    return moat_fail (err, errno, "PR_SET_DUMPABLE");
   return 0;
 }
 
@@ -197,6 +211,8 @@ enter_joined_userns (struct init_args *a, struct moat_error **err)
   if (!a->born_in_userns && setns (a->ns_fds[NS_USER], CLONE_NEWUSER) < 0)
     return moat_fail (err, errno, "joining user namespace %s",
                       s->linux_.ns[NS_USER].path);
+  if (linux_undumpable () < 0)
+    return moat_fail (err, errno, "PR_SET_DUMPABLE");
   close (a->ns_fds[NS_USER]);
   a->ns_fds[NS_USER] = -1;
   r = check_joined_userns (err);
@@ -230,7 +246,9 @@ join_namespaces (struct init_args *a, struct moat_error **err)
                           ns_type_name (t), a->spec->linux_.ns[t].path);
       if (t == NS_USER)
         {
-          int r = check_joined_userns (err);
+          int r = linux_undumpable () < 0
+                      ? moat_fail (err, errno, "PR_SET_DUMPABLE")
+                      : check_joined_userns (err);
           if (r < 0)
             return r;
         }

@@ -58,6 +58,11 @@ pid_t linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup);
 pid_t linux_clone_in_userns (int userns_fd, const char *cwd,
                              unsigned long flags, int cgroup_fd,
                              bool *ret_in_cgroup);
+/* PR_SET_DUMPABLE 0: a copy of moat is not dumpable until execve, so that
+ * nothing may ptrace it or read its memory (CVE-2016-9962, CVE-2019-5736).
+ * Again after each change of user namespace or ids: the kernel sets it back
+ * to fs.suid_dumpable, which a host may have at 1. */
+int linux_undumpable (void);
 /* Never returns: the init's body; exits the process on failure. */
 void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 

@@ -160,6 +160,10 @@ set_user (const struct spec_user *u, struct moat_error **err)
     return moat_fail (err, errno, "setresuid %u", u->uid);
   if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
     return moat_fail (err, errno, "prctl PR_SET_KEEPCAPS");
+  /* The new ids made it dumpable where fs.suid_dumpable is 1: a process
+   * of the same uid could ptrace it before its seccomp filters load. */
+  if (linux_undumpable () < 0)
+    return moat_fail (err, errno, "PR_SET_DUMPABLE");
   return 0;
 }
 

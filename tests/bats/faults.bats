@@ -18,6 +18,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${SUID_DUMPABLE_WAS:-}" ] || echo "$SUID_DUMPABLE_WAS" >/proc/sys/fs/suid_dumpable
 	if [ -n "${TINY:-}" ] && mountpoint -q "$TINY"; then
 		for d in "$TINY"/*/; do
 			[ -d "$d" ] && "$MOAT" --root "$TINY" --config "$MOAT_CONFIG" delete --force "$(basename "$d")" >/dev/null 2>&1
@@ -134,6 +135,84 @@ kill9_at() {
 	needs_fault_points
 	update_config '.hooks = {"createRuntime": [{"path": "/bin/true"}], "poststop": [{"path": "/bin/true"}]}'
 	kill9_at before-ready
+}
+
+# ptrace_attach_as UID PID: PTRACE_ATTACH to PID as host uid UID; status 0
+# when it attached.
+ptrace_attach_as() {
+	setpriv --reuid="$1" --regid="$1" --clear-groups /usr/bin/python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+if libc.ptrace(16, pid, 0, 0) != 0:
+    print("attach:", os.strerror(ctypes.get_errno()))
+    sys.exit(1)
+os.waitpid(pid, 0)
+libc.ptrace(17, pid, 0, 0)
+print("attached")' "$2"
+}
+
+# The kernel makes a process dumpable again after a change of ids or user
+# namespace where fs.suid_dumpable is 1: set for the test, restored after.
+suid_dumpable_1() {
+	SUID_DUMPABLE_WAS=$(cat /proc/sys/fs/suid_dumpable)
+	echo 1 >/proc/sys/fs/suid_dumpable
+}
+
+# A user namespace joined by path belongs to whoever made it: there its
+# owner has CAP_SYS_PTRACE over moat's process that joins it to clone the
+# init, which is still host uid 0 to the host's files.
+@test "kill -9 at in-joined-userns: the process cloning the init in a joined user namespace cannot be ptraced by its owner (fs.suid_dumpable 1); then delete --force: nothing left" {
+	needs_fault_points
+	suid_dumpable_1
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare --user --map-root-user sleep 1000 &
+	holder=$!
+	wait_for "[ \"\$(readlink /proc/$holder/ns/user)\" != \"\$(readlink /proc/self/ns/user)\" ]"
+	update_config --arg p "/proc/$holder/ns/user" '.linux.namespaces += [{"type": "user", "path": $p}]
+		| del(.linux.uidMappings, .linux.gidMappings)'
+	local id="userns-owner-$U"
+	MOAT_DEBUG_PAUSE=in-joined-userns "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" \
+		create -b "$BUNDLE" "$id" >"$BUNDLE/create.out" 2>"$BUNDLE/create.err" </dev/null &
+	pid=$!
+	wait_for "grep -q 'paused at in-joined-userns' '$BUNDLE/create.err'"
+	mid=$(pgrep -P "$pid")
+	[ "$(readlink "/proc/$mid/ns/user")" = "$(readlink "/proc/$holder/ns/user")" ]
+	run ptrace_attach_as 65534 "$mid"
+	attach_status=$status
+	echo "$output" >&2
+	kill -9 "$mid" "$pid"
+	wait "$pid" || true
+	kill -9 "$holder"
+	wait "$holder" || true
+	moat delete --force "$id"
+	[ "$status" -eq 0 ]
+	everything_gone "$id"
+	[ "$attach_status" -ne 0 ]
+}
+
+# The init in its own user namespace, after it became that namespace's
+# root: its block's uid owns it, as it does a process of a container
+# sharing the block (docker --pid container:X).
+@test "kill -9 at before-ready: the init, root of its user namespace, cannot be ptraced by its block's uid (fs.suid_dumpable 1); then delete --force: nothing left" {
+	needs_fault_points
+	suid_dumpable_1
+	local id="dumpable-$U"
+	MOAT_DEBUG_PAUSE=before-ready "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" \
+		create -b "$BUNDLE" "$id" >"$BUNDLE/create.out" 2>"$BUNDLE/create.err" </dev/null &
+	pid=$!
+	wait_for "grep -q 'paused at before-ready' '$BUNDLE/create.err'"
+	init=$(pgrep -P "$pid")
+	block=$(awk '/^Uid:/ { print $2 }' "/proc/$init/status")
+	[ "$block" -ge $((0x40000000)) ]
+	run ptrace_attach_as "$block" "$init"
+	attach_status=$status
+	echo "$output" >&2
+	kill -9 "$pid"
+	wait "$pid" || true
+	moat delete --force "$id"
+	[ "$status" -eq 0 ]
+	everything_gone "$id"
+	[ "$attach_status" -ne 0 ]
 }
 
 # create_failed_cleanly PID ID: the background create PID exits 1 with one
