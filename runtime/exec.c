@@ -254,136 +254,205 @@ wait_exec (int sync, int *ret_master, const struct exec_opts *o,
     }
 }
 
-int
-container_exec (const struct moat_globals *g, const struct exec_opts *o,
-                int *ret_status, struct moat_error **err)
+/* Everything exec sets up on the host, and what one phase hands the
+ * next; one undo path (exec_ctx_undo) on failure. */
+struct exec_ctx
 {
-  cleanup_close int dirfd = -1;
-  cleanup_close int pidfd = -1;
-  cleanup_close int master = -1;
-  cleanup_state struct container_state *st = NULL;
-  cleanup_spec struct spec *s = NULL;
-  cleanup_profile struct profile *eff = NULL;
-  struct spec_process *proc = NULL;
-  struct seccomp_prog sc_config = { 0 }, sc_builtin = { 0 };
-  struct cgroup *cg = NULL;
-  cleanup_free char *cache = NULL;
-  struct exec_child c = { 0 };
+  const struct moat_globals *g;
+  const struct exec_opts *o;
+  int dirfd, pidfd, master;
+  struct container_state *st;
+  struct spec *s;
+  struct profile *eff;
+  struct spec_process *proc;
+  struct seccomp_prog sc_config, sc_builtin;
+  struct cgroup *cg;
+  int sync_fd, child_sync_fd; /* moat's end, the child's end */
+  /* While moat's children are born in the container's pid and time
+   * namespaces: its own, to go back to. */
+  bool in_container_ns;
+  int own_pid_ns, own_time_ns;
+  pid_t pid;
+  struct exec_child child;
+};
+
+static void
+exec_ctx_init (struct exec_ctx *c, const struct moat_globals *g,
+               const struct exec_opts *o)
+{
+  *c = (struct exec_ctx){ .g = g,
+                          .o = o,
+                          .dirfd = -1,
+                          .pidfd = -1,
+                          .master = -1,
+                          .sync_fd = -1,
+                          .child_sync_fd = -1,
+                          .own_pid_ns = -1,
+                          .own_time_ns = -1,
+                          .pid = -1 };
+}
+
+static void
+exec_ctx_leave_namespaces (struct exec_ctx *c)
+{
+  if (!c->in_container_ns)
+    return;
+  c->in_container_ns = false;
+  restore_child_namespaces (c->own_pid_ns, c->own_time_ns);
+}
+
+static void
+exec_ctx_undo (struct exec_ctx *c)
+{
+  exec_ctx_leave_namespaces (c);
+  if (c->pid > 0)
+    {
+      kill (c->pid, SIGKILL);
+      waitpid (c->pid, NULL, 0);
+    }
+}
+
+static void
+exec_ctx_release (struct exec_ctx *c)
+{
+  int *fds[] = { &c->dirfd,         &c->pidfd,      &c->master,     &c->sync_fd,
+                 &c->child_sync_fd, &c->own_pid_ns, &c->own_time_ns };
+  for (size_t i = 0; i < sizeof (fds) / sizeof (fds[0]); i++)
+    if (*fds[i] >= 0)
+      close (*fds[i]);
+  cgroup_free (c->cg);
+  seccomp_prog_clear (&c->sc_config);
+  seccomp_prog_clear (&c->sc_builtin);
+  spec_process_free (c->proc);
+  spec_free (c->s);
+  if (c->eff)
+    profile_free (c->eff);
+  if (c->st)
+    state_free (c->st);
+}
+
+/* The container, running or created, and the policy its create saved. */
+static int
+exec_phase_load (struct exec_ctx *c, struct moat_error **err)
+{
   const char *status;
-  int sv[2] = { -1, -1 };
-  cleanup_close int own_pid_ns = -1;
-  cleanup_close int own_time_ns = -1;
-  pid_t pid = -1;
   int r;
 
-  *ret_status = 255;
-  r = container_load (g, o->id, false, NULL, &dirfd, &st, err);
+  r = container_load (c->g, c->o->id, false, NULL, &c->dirfd, &c->st, err);
   if (r < 0)
     return r;
-  status = container_status (dirfd, st);
+  status = container_status (c->dirfd, c->st);
   if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0)
     return moat_fail (err, 0, "cannot exec in a %s container", status);
   /* Bounded by the profile create saved, whatever this command line says. */
-  r = container_load_policy (g, dirfd, st, &eff, err);
+  r = container_load_policy (c->g, c->dirfd, c->st, &c->eff, err);
   if (r == 0)
-    r = container_load_spec (dirfd, eff, &s, err);
+    r = container_load_spec (c->dirfd, c->eff, &c->s, err);
+  return r;
+}
+
+/* The process to run, hardened as the init's; its seccomp filters and the
+ * container's cgroup. */
+static int
+exec_phase_process (struct exec_ctx *c, struct moat_error **err)
+{
+  const struct exec_opts *o = c->o;
+  cleanup_free char *cache = NULL;
+  int r;
+
+  r = build_process (o, c->s, &c->proc, err);
   if (r < 0)
     return r;
-  r = build_process (o, s, &proc, err);
-  if (r < 0)
-    return r;
-  if (proc->terminal && o->console_socket == NULL && o->detach)
-    {
-      spec_process_free (proc);
-      return moat_fail (err, 0, "--tty with --detach needs --console-socket");
-    }
-  r = profile_apply_process (proc, eff, g->audit ? g->audit->overrides : NULL,
-                             err);
-  if (r == 0 && s->linux_.seccomp.present)
-    r = seccomp_compile_config (&s->linux_.seccomp, &sc_config, err);
-  cache = xasprintf ("%s/.cache", g->root);
+  if (c->proc->terminal && o->console_socket == NULL && o->detach)
+    return moat_fail (err, 0, "--tty with --detach needs --console-socket");
+  r = profile_apply_process (c->proc, c->eff,
+                             c->g->audit ? c->g->audit->overrides : NULL, err);
+  if (r == 0 && c->s->linux_.seccomp.present)
+    r = seccomp_compile_config (&c->s->linux_.seccomp, &c->sc_config, err);
+  cache = xasprintf ("%s/.cache", c->g->root);
   if (r == 0)
-    r = seccomp_builtin (cache, &sc_builtin, err);
+    r = seccomp_builtin (cache, &c->sc_builtin, err);
   if (r == 0)
-    r = cgroup_open (st->cgroup, &cg, err);
+    r = cgroup_open (c->st->cgroup, &c->cg, err);
+  return r;
+}
+
+/* The child, cloned in the init's pid and time namespaces (it joins the
+ * others itself, through the pidfd); moat goes back to its own. */
+static int
+exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
+{
+  const struct spec *s = c->s;
+  struct exec_child *ch = &c->child;
+  int sv[2];
+
+  c->pidfd = pidfd_open (c->st->pid, 0);
+  if (c->pidfd < 0 || !container_init_alive (c->st))
+    return moat_fail (err, 0, "container not running");
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return moat_fail (err, errno, "socketpair");
+  c->sync_fd = sv[0];
+  c->child_sync_fd = sv[1];
+  ch->pidfd = c->pidfd;
+  ch->sync_fd = c->child_sync_fd;
+  ch->proc = c->proc;
+  ch->sc_config = c->sc_config.n_insns ? &c->sc_config : NULL;
+  ch->sc_builtin = &c->sc_builtin;
+  ch->preserve_fds = c->o->preserve_fds;
+  for (int t = 0; t < NS__MAX; t++)
+    if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)
+      ch->ns_flags |= ns_flag[t];
+  /* pid (and time) namespaces apply to children: moat enters them for
+   * its child only, through pid_for_children, and goes back after. */
+  c->own_pid_ns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+  c->own_time_ns
+      = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+  c->in_container_ns = true;
+  if (s->linux_.ns[NS_PID].present && setns (c->pidfd, CLONE_NEWPID) < 0)
+    return moat_fail (err, errno, "joining the pid namespace");
+  if (s->linux_.ns[NS_TIME].present && setns (c->pidfd, CLONE_NEWTIME) < 0)
+    return moat_fail (err, errno, "joining the time namespace");
+  c->pid = (pid_t)syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+  if (c->pid == 0)
+    {
+      close (c->sync_fd);
+      exec_child_main (ch);
+    }
+  /* Only that child belongs in the container's pid namespace: moat's
+   * own later children (a sanitizer's threads) must not. */
+  exec_ctx_leave_namespaces (c);
+  if (c->pid < 0)
+    return moat_fail (err, errno, "clone");
+  close (c->child_sync_fd);
+  c->child_sync_fd = -1;
+  return 0;
+}
+
+/* Into the container's cgroup before it runs anything, with its rlimits;
+ * then it goes on, and EOF on the sync socket says it has executed. */
+static int
+exec_phase_start (struct exec_ctx *c, struct moat_error **err)
+{
+  int r = cgroup_add_pid (c->cg, c->pid, err);
   if (r == 0)
-    {
-      pidfd = pidfd_open (st->pid, 0);
-      if (pidfd < 0 || !container_init_alive (st))
-        r = moat_fail (err, 0, "container not running");
-    }
-  if (r == 0 && socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    r = moat_fail (err, errno, "socketpair");
+    r = process_raise_rlimits (c->pid, c->proc, err);
   if (r == 0)
-    {
-      c.pidfd = pidfd;
-      c.sync_fd = sv[1];
-      c.proc = proc;
-      c.sc_config = sc_config.n_insns ? &sc_config : NULL;
-      c.sc_builtin = &sc_builtin;
-      c.preserve_fds = o->preserve_fds;
-      for (int t = 0; t < NS__MAX; t++)
-        if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)
-          c.ns_flags |= ns_flag[t];
-      /* pid (and time) namespaces apply to children: moat enters them for
-       * its child only, through pid_for_children, and goes back after. */
-      own_pid_ns
-          = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
-      own_time_ns
-          = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
-      if (s->linux_.ns[NS_PID].present && setns (pidfd, CLONE_NEWPID) < 0)
-        r = moat_fail (err, errno, "joining the pid namespace");
-      if (r == 0 && s->linux_.ns[NS_TIME].present
-          && setns (pidfd, CLONE_NEWTIME) < 0)
-        r = moat_fail (err, errno, "joining the time namespace");
-    }
+    r = sync_send (c->sync_fd, SYNC_GO, err);
   if (r == 0)
-    {
-      pid = (pid_t)syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
-      /* Only that child belongs in the container's pid namespace: moat's
-       * own later children (a sanitizer's threads) must not. */
-      if (pid != 0)
-        restore_child_namespaces (own_pid_ns, own_time_ns);
-      if (pid < 0)
-        r = moat_fail (err, errno, "clone");
-      else if (pid == 0)
-        {
-          close (sv[0]);
-          exec_child_main (&c);
-        }
-      close (sv[1]);
-    }
-  if (r == 0)
-    {
-      cleanup_close int sync = sv[0];
-      /* Into the container's cgroup before it runs anything. */
-      r = cgroup_add_pid (cg, pid, err);
-      if (r == 0)
-        r = process_raise_rlimits (pid, proc, err);
-      if (r == 0)
-        r = sync_send (sync, SYNC_GO, err);
-      if (r == 0)
-        r = wait_exec (sync, &master, o, err);
-    }
-  else if (sv[0] >= 0)
-    close (sv[0]);
-  cgroup_free (cg);
-  seccomp_prog_clear (&sc_config);
-  seccomp_prog_clear (&sc_builtin);
-  spec_process_free (proc);
-  if (r < 0)
-    {
-      if (pid > 0)
-        {
-          kill (pid, SIGKILL);
-          waitpid (pid, NULL, 0);
-        }
-      return r;
-    }
+    r = wait_exec (c->sync_fd, &c->master, c->o, err);
+  return r;
+}
+
+static int
+exec_write_pid_file (struct exec_ctx *c, struct moat_error **err)
+{
+  const struct exec_opts *o = c->o;
+  int r;
+
   if (o->pid_file)
     {
       char buf[32];
-      snprintf (buf, sizeof (buf), "%d", pid);
+      snprintf (buf, sizeof (buf), "%d", c->pid);
       cleanup_free char *dir = xstrdup (o->pid_file);
       char *slash = strrchr (dir, '/');
       const char *base = slash ? slash + 1 : dir;
@@ -396,10 +465,34 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
         return moat_fail (err, dfd < 0 ? errno : -r, "pid file %s",
                           o->pid_file);
     }
-  if (o->detach)
-    {
-      *ret_status = 0;
-      return 0;
-    }
-  return container_wait_forwarding (pid, master, ret_status, err);
+  return 0;
+}
+
+int
+container_exec (const struct moat_globals *g, const struct exec_opts *o,
+                int *ret_status, struct moat_error **err)
+{
+  struct exec_ctx c;
+  int r;
+
+  *ret_status = 255;
+  exec_ctx_init (&c, g, o);
+  r = exec_phase_load (&c, err);
+  if (r == 0)
+    r = exec_phase_process (&c, err);
+  if (r == 0)
+    r = exec_phase_clone (&c, err);
+  if (r == 0)
+    r = exec_phase_start (&c, err);
+  if (r < 0)
+    exec_ctx_undo (&c);
+  /* The process runs from here: a failure no longer stops it. */
+  if (r == 0)
+    r = exec_write_pid_file (&c, err);
+  if (r == 0 && o->detach)
+    *ret_status = 0;
+  else if (r == 0)
+    r = container_wait_forwarding (c.pid, c.master, ret_status, err);
+  exec_ctx_release (&c);
+  return r;
 }

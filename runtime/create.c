@@ -1,0 +1,762 @@
+/* moat create on the host side. The data path reads top to bottom: parse
+ * config.json, apply the profile, then the phases of create_in_ctx (state
+ * dir, namespaces, cgroup and network guard, bind sources, seccomp, clone,
+ * the init's maps and limits, mounts and hooks at their sync points, the
+ * terminal, ready), each filling one struct create_ctx that one undo path
+ * takes apart on failure. */
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../hooks/hooks.h"
+#include "../oci/state.h"
+#include "audit.h"
+#include "cgroup.h"
+#include "container_internal.h"
+#include "debug.h"
+#include "idmap.h"
+#include "linux.h"
+#include "netguard.h"
+#include "../policy/profile.h"
+#include "seccomp.h"
+#include "seccomp_agent.h"
+#include "selinux.h"
+#include "statedir.h"
+#include "sync.h"
+#include "terminal.h"
+#include "userns.h"
+#include "../lib/util.h"
+
+static void
+close_fds (int *fds, size_t n)
+{
+  for (size_t i = 0; fds && i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, struct moat_error **err)
+{
+  cleanup_free char *dir = NULL;
+  cleanup_close int dfd = -1;
+  const char *base = strrchr (path, '/');
+  char buf[32];
+  int r;
+
+  dir = base ? strndup (path, base - path) : xstrdup (".");
+  base = base ? base + 1 : path;
+  dfd = open (*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return moat_fail (err, errno, "pid file %s", path);
+  snprintf (buf, sizeof (buf), "%d", pid);
+  r = write_file_atomic (dfd, base, buf, strlen (buf), 0644);
+  if (r < 0)
+    return moat_fail (err, -r, "pid file %s", path);
+  return 0;
+}
+
+static char *
+seccomp_cache_dir (const struct moat_globals *g)
+{
+  return xasprintf ("%s/.cache", g->root);
+}
+
+/* Everything create sets up on the host, and what one phase hands the
+ * next; released in reverse on failure (create_ctx_undo), closed and freed
+ * either way (create_ctx_release). */
+struct create_ctx
+{
+  /* What create works from (borrowed). */
+  const struct moat_globals *g;
+  const struct create_opts *o;
+  const struct profile *eff;
+  struct override_list *ov;
+  struct spec *s;
+  const char *config_text;
+  size_t config_len;
+  const char *bundle, *rootfs;
+  bool for_run;
+  int *ret_master;
+
+  int rootfd, dirfd;
+  bool statedir_made;
+  struct cgroup *cg;
+  pid_t pid;
+  int *src_fds;
+  size_t n_src;
+  int ns_fds[NS__MAX];
+  struct seccomp_prog sc_config, sc_builtin;
+  /* G12: the block held (0: none), where its record names us, the rootfs
+   * tree to idmap and which binds get idmapped. */
+  const struct profile *profile;
+  uint32_t userns_first;
+  char *root_path;
+  int rootfs_tree;
+  bool *idmap;
+  int *cg_self_fds;
+
+  /* The state as it grows (its strings borrowed or below). */
+  struct container_state st;
+  char *cgroup_rel;
+  char created[64];
+  char *state_json; /* "creating", for hooks and the seccomp agent */
+  enum cgroup_mode cgmode;
+  int fifo;
+  int sync_fd, init_sync_fd; /* moat's end, the init's end */
+  /* While moat is in the init's pid and time namespaces, or in joined
+   * ones of another user namespace (saved_ns): its own, to go back to. */
+  bool in_init_ns;
+  int own_pid_ns, own_time_ns;
+  int saved_ns[NS__MAX];
+  struct init_args ia;
+};
+
+/* Back to moat's own namespaces for its later children: the pid and time
+ * ones, and those it joined for the init (G12). Safe to call twice. */
+static int
+create_ctx_leave_namespaces (struct create_ctx *c, struct moat_error **err)
+{
+  if (!c->in_init_ns)
+    return 0;
+  c->in_init_ns = false;
+  if (c->own_pid_ns >= 0)
+    (void)setns (c->own_pid_ns, CLONE_NEWPID);
+  if (c->own_time_ns >= 0)
+    (void)setns (c->own_time_ns, CLONE_NEWTIME);
+  return userns_parent_restore (c->saved_ns, err);
+}
+
+static void
+create_ctx_init (struct create_ctx *c, const struct moat_globals *g)
+{
+  *c = (struct create_ctx){ .g = g,
+                            .rootfd = -1,
+                            .dirfd = -1,
+                            .rootfs_tree = -1,
+                            .profile = g->profile,
+                            .fifo = -1,
+                            .sync_fd = -1,
+                            .init_sync_fd = -1,
+                            .own_pid_ns = -1,
+                            .own_time_ns = -1 };
+  for (int t = 0; t < NS__MAX; t++)
+    c->ns_fds[t] = c->saved_ns[t] = -1;
+}
+
+static void
+create_ctx_undo (struct create_ctx *c, const char *id)
+{
+  create_ctx_leave_namespaces (c, NULL);
+  if (c->pid > 0)
+    {
+      kill (c->pid, SIGKILL);
+      waitpid (c->pid, NULL, 0);
+    }
+  if (c->cg)
+    cgroup_destroy (c->cg, NULL);
+  if (c->statedir_made)
+    statedir_remove (c->rootfd, id, NULL);
+  if (c->userns_first)
+    userns_block_release (c->profile, c->userns_first, c->root_path, id);
+}
+
+static void
+close_if_open (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+}
+
+static void
+create_ctx_release (struct create_ctx *c)
+{
+  close_if_open (&c->sync_fd);
+  close_if_open (&c->init_sync_fd);
+  close_if_open (&c->fifo);
+  close_if_open (&c->own_pid_ns);
+  close_if_open (&c->own_time_ns);
+  free (c->state_json);
+  free (c->cgroup_rel);
+  if (c->cg_self_fds)
+    cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
+  if (c->cg)
+    cgroup_free (c->cg);
+  close_fds (c->src_fds, c->n_src);
+  free (c->idmap);
+  free (c->root_path);
+  if (c->rootfs_tree >= 0)
+    close (c->rootfs_tree);
+  for (int t = 0; t < NS__MAX; t++)
+    if (c->ns_fds[t] >= 0)
+      close (c->ns_fds[t]);
+  seccomp_prog_clear (&c->sc_config);
+  seccomp_prog_clear (&c->sc_builtin);
+  if (c->dirfd >= 0)
+    close (c->dirfd);
+  if (c->rootfd >= 0)
+    close (c->rootfd);
+}
+
+/* A nameserver the guard refuses anyway (a metadata address, G2, or one
+ * the operator denies): DNS through it will fail, say so now. */
+static void
+container_warn_dns (const struct profile *p, const struct cidr *dns,
+                    size_t n_dns)
+{
+  for (size_t i = 0; i < n_dns; i++)
+    for (size_t j = 0; j < p->n_deny; j++)
+      if (cidr_contains (&p->deny[j], &dns[i]))
+        {
+          cleanup_free char *ns = cidr_to_string (&dns[i]);
+          cleanup_free char *d = cidr_to_string (&p->deny[j]);
+          fprintf (stderr,
+                   "moat: warning: nameserver %s of resolv.conf is in the "
+                   "denied range %s: DNS through it is refused\n",
+                   ns, d);
+          break;
+        }
+}
+
+/* The run.moat.* requests the profile ignored that concern the network
+ * (a loosening run.moat.egress-allow entry): told on stderr too. */
+static void
+container_warn_ignored (const struct override_list *ov)
+{
+  for (size_t i = 0; i < ov->n; i++)
+    if (ov->v[i].kind == OVERRIDE_IGNORED
+        && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
+      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
+               ov->v[i].asked ? ov->v[i].asked : "",
+               ov->v[i].enforced ? ov->v[i].enforced : "");
+}
+
+/* ROOT/ID, locked: from here on the id is taken. */
+static int
+phase_statedir (struct create_ctx *c, struct moat_error **err)
+{
+  int r = statedir_root_open (c->g->root, &c->rootfd, err);
+  if (r < 0)
+    return r;
+  r = statedir_create (c->rootfd, c->o->id, &c->dirfd, err);
+  if (r < 0)
+    return r;
+  c->statedir_made = true;
+  debug_pause ("after-statedir");
+  return 0;
+}
+
+/* Namespaces joined by path, judged; G12's user namespace: adopted from a
+ * live container, or a block of the pool taken for a new one. */
+static int
+phase_namespaces (struct create_ctx *c, struct moat_error **err)
+{
+  const struct moat_globals *g = c->g;
+  int r;
+
+  r = container_open_namespaces (c->s, c->eff, c->ov, c->ns_fds, err);
+  if (r == 0)
+    r = container_adopt_userns (c->s, g->profile, g->root, c->o->id, c->ns_fds,
+                                c->ov, &c->userns_first, &c->root_path, err);
+  if (r < 0)
+    return r;
+  c->st.userns_host_id = c->userns_first;
+  if (userns_moat_maps (c->s))
+    {
+      r = userns_block_take (g->profile, g->root, c->o->id,
+                             g->audit ? g->audit->overrides : NULL,
+                             &c->root_path, &c->userns_first, err);
+      if (r < 0)
+        return r;
+      c->st.userns_host_id = c->userns_first;
+    }
+  return 0;
+}
+
+/* config.json and a first state.json (no pid yet) in the state dir. */
+static int
+phase_first_state (struct create_ctx *c, struct moat_error **err)
+{
+  const struct spec *s = c->s;
+  int r;
+
+  r = write_file_atomic (c->dirfd, "config.json", c->config_text, c->config_len,
+                         0600);
+  if (r < 0)
+    return moat_fail (err, -r, "saving config.json");
+  r = cgroup_resolve_path (s->linux_.cgroups_path, c->o->id,
+                           c->g->systemd_cgroup, &c->cgroup_rel, err);
+  if (r < 0)
+    return r;
+  c->st.id = (char *)c->o->id;
+  c->st.bundle = (char *)c->bundle;
+  c->st.rootfs = (char *)c->rootfs;
+  c->st.cgroup = c->cgroup_rel;
+  c->st.profile = ((const struct profile *)c->g->profile)->name;
+  c->st.annotations = s->annotations;
+  c->st.n_annotations = s->n_annotations;
+  c->st.has_tty = s->process->terminal;
+  c->st.netguard = "none";
+  return statedir_write_state (c->dirfd, &c->st, err);
+}
+
+/* The cgroup, and the network guard on it (cgroup-bpf, or the fallback
+ * where there is no unified hierarchy). */
+static int
+phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
+{
+  const struct moat_globals *g = c->g;
+  struct spec *s = c->s;
+  struct netguard_rules rules;
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns = 0;
+  int r;
+
+  r = cgroup_mode (&c->cgmode, err);
+  if (r < 0)
+    return r;
+  r = cgroup_create (c->cgroup_rel,
+                     s->linux_.has_resources ? &s->linux_.resources : NULL,
+                     &c->cg, err);
+  if (r < 0)
+    return moat_error_wrap (err, "cgroup %s", c->cgroup_rel);
+  if (c->eff->egress)
+    {
+      r = netguard_nameservers (s, c->bundle, c->rootfs, dns, &n_dns, err);
+      if (r < 0)
+        return r;
+      container_warn_dns (c->eff, dns, n_dns);
+    }
+  profile_netguard_rules (c->eff, dns, n_dns, &rules);
+  if (g->audit)
+    {
+      struct json_writer *w = json_writer_new (false);
+      profile_network_json (w, c->eff, dns, n_dns, true);
+      free (g->audit->network);
+      g->audit->network = json_writer_finish (w);
+    }
+  if (cgroup_unified_fd (c->cg) >= 0)
+    {
+      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
+      if (r < 0)
+        return moat_error_wrap (err, "network guard");
+      c->st.netguard = "cgroup-bpf";
+    }
+  else
+    c->st.netguard = "fallback";
+  debug_pause ("after-cgroup");
+  if (g->audit)
+    g->audit->mechanism = c->st.netguard;
+  return 0;
+}
+
+/* Bind sources opened and judged (G5, G13): the last verdicts. */
+static int
+phase_bind_sources_and_policy (struct create_ctx *c, struct moat_error **err)
+{
+  int r;
+
+  c->n_src = c->s->n_mounts;
+  c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
+  r = container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff, c->ov,
+                                   &c->src_fds, c->idmap, err);
+  if (r < 0)
+    return r;
+  /* The policy is complete: later verbs obey this, not their own flags. */
+  return container_save_policy (c->dirfd, c->eff, c->ov, err);
+}
+
+/* config.json's filter (if any) and the built-in one, compiled. */
+static int
+phase_seccomp (struct create_ctx *c, struct moat_error **err)
+{
+  cleanup_free char *cache = seccomp_cache_dir (c->g);
+  struct spec *s = c->s;
+  int r;
+
+  if (s->linux_.seccomp.present)
+    {
+      r = seccomp_agent_check (&s->linux_.seccomp, c->eff, err);
+      if (r == 0)
+        r = seccomp_compile_config_cached (&s->linux_.seccomp, cache,
+                                           &c->sc_config, err);
+      if (r < 0)
+        return r;
+    }
+  r = seccomp_builtin (cache, &c->sc_builtin, err);
+  if (r < 0)
+    return moat_error_wrap (err, "built-in seccomp filter");
+  return 0;
+}
+
+/* exec.fifo, which the init blocks on until start, and the sync socket. */
+static int
+phase_channels (struct create_ctx *c, struct moat_error **err)
+{
+  int sv[2];
+
+  if (mkfifoat (c->dirfd, "exec.fifo", 0600) < 0)
+    return moat_fail (err, errno, "creating exec.fifo");
+  c->fifo = openat (c->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
+  if (c->fifo < 0)
+    return moat_fail (err, errno, "opening exec.fifo");
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return moat_fail (err, errno, "socketpair");
+  c->sync_fd = sv[0];
+  c->init_sync_fd = sv[1];
+  return 0;
+}
+
+/* The init, cloned in the namespaces it must be born in; moat goes back to
+ * its own right after. */
+static int
+phase_clone (struct create_ctx *c, struct moat_error **err)
+{
+  const struct spec *s = c->s;
+  struct init_args *ia = &c->ia;
+  uint32_t owner;
+  int r;
+
+  /* The pid and time namespaces moat enters for the init apply to all its
+   * children: it goes back to its own right after the clone, so that hooks,
+   * the memfd_noexec writer and LeakSanitizer's tracer are not born in the
+   * container's. */
+  c->own_pid_ns = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  c->own_time_ns = open ("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+  c->in_init_ns = true;
+  r = container_enter_parent_namespaces (s, c->ns_fds, err);
+  if (r < 0)
+    return r;
+  ia->spec = s;
+  ia->rootfs = c->rootfs;
+  ia->sync_fd = c->init_sync_fd;
+  ia->fifo_fd = c->fifo;
+  memcpy (ia->ns_fds, c->ns_fds, sizeof (ia->ns_fds));
+  ia->ns_fds[NS_PID] = ia->ns_fds[NS_TIME] = -1;
+  ia->mount_src_fds = c->src_fds;
+  ia->seccomp_config = c->sc_config.n_insns ? &c->sc_config : NULL;
+  ia->seccomp_builtin = &c->sc_builtin;
+  ia->cgroup_mode = c->cgmode;
+  ia->no_pivot = c->o->no_pivot;
+  ia->new_userns
+      = s->linux_.ns[NS_USER].present && s->linux_.ns[NS_USER].path == NULL;
+  /* G12: what the init cannot do from its own user namespace. */
+  r = userns_before_clone (
+      s, c->rootfs, ia->new_userns || c->ns_fds[NS_USER] >= 0, c->userns_first,
+      c->ns_fds, ia->ns_fds, c->src_fds, &c->rootfs_tree, c->saved_ns, err);
+  ia->rootfs_tree = c->rootfs_tree;
+  if (r < 0)
+    return r;
+  ia->preserve_fds = c->o->preserve_fds;
+  ia->lock_fd = c->dirfd;
+  /* The init joins its cgroups itself, which spares it the kernel's global
+   * lock (cgroup_add_self). */
+  ia->cgroup = c->cg;
+
+  owner = ia->new_userns ? userns_owner_for (s, c->userns_first) : 0;
+  if (owner)
+    {
+      r = userns_clone_prepare (c->cg, owner, &c->cg_self_fds, err);
+      if (r < 0)
+        return r;
+    }
+  ia->cgroup_self_fds = c->cg_self_fds;
+  /* A new pid namespace in a user namespace joined by path: cloned from
+   * there, so that it is that one's. */
+  ia->born_in_userns = c->ns_fds[NS_USER] >= 0 && s->linux_.ns[NS_PID].present
+                       && s->linux_.ns[NS_PID].path == NULL;
+  if (ia->born_in_userns)
+    c->pid = linux_clone_in_userns (
+        c->ns_fds[NS_USER], c->rootfs_tree >= 0 ? c->rootfs : NULL,
+        linux_clone_flags (s), cgroup_unified_fd (c->cg),
+        &ia->in_unified_cgroup);
+  else
+    c->pid = linux_clone (linux_clone_flags (s), cgroup_unified_fd (c->cg),
+                          &ia->in_unified_cgroup);
+  if (owner && c->pid != 0 && userns_owner_leave (NULL) < 0)
+    abort (); /* moat must never go on as anything but euid 0 */
+  if (c->pid == 0)
+    {
+      close (c->sync_fd);
+      linux_init_main (ia);
+    }
+  if (c->pid < 0)
+    {
+      c->pid = 0;
+      return moat_fail (err, errno,
+                        ia->new_userns ? "clone (with a user namespace, "
+                                         "G12: does the kernel allow "
+                                         "them?)"
+                                       : "clone");
+    }
+  r = create_ctx_leave_namespaces (c, err);
+  if (r < 0)
+    return r;
+  close_if_open (&c->init_sync_fd);
+  debug_pause ("after-clone");
+  return 0;
+}
+
+/* The init, paused at its first sync point: its pid in the state, its user
+ * namespace's maps and idmapped mounts (G12), its rlimits, G13's
+ * vm.memfd_noexec, its oom_score_adj. */
+static int
+phase_after_clone (struct create_ctx *c, struct moat_error **err)
+{
+  const struct moat_globals *g = c->g;
+  const struct spec *s = c->s;
+  char pstate;
+  int r;
+
+  c->st.pid = c->pid;
+  proc_stat_read (c->pid, &pstate, &c->st.pid_starttime);
+  r = statedir_write_state (c->dirfd, &c->st, err);
+  if (r < 0)
+    return r;
+  /* The init is in its cgroup: systemd may take it on as a unit now. */
+  if (g->systemd_cgroup)
+    {
+      r = cgroup_systemd_register (
+          c->cg, s->linux_.cgroups_path, c->pid,
+          s->linux_.has_resources ? &s->linux_.resources : NULL, err);
+      if (r < 0)
+        return r;
+    }
+  /* The block's user namespace: the init's new one, or the one it
+   * adopted (it joins it after GO). */
+  r = 0;
+  if (c->ia.new_userns)
+    r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
+  if (r == 0 && c->userns_first)
+    r = idmap_container_mounts (c->ia.new_userns ? -1 : c->ns_fds[NS_USER],
+                                c->pid, s, c->rootfs, &c->rootfs_tree,
+                                c->src_fds, c->idmap,
+                                g->audit ? g->audit->overrides : NULL, err);
+  if (r < 0)
+    return r;
+  r = process_raise_rlimits (c->pid, s->process, err);
+  if (r == 0)
+    r = linux_refuse_exec_memfd (c->pid, err);
+  if (r < 0)
+    return r;
+  if (s->process->has_oom_score_adj)
+    {
+      char path[64], val[16];
+      snprintf (path, sizeof (path), "/proc/%d/oom_score_adj", c->pid);
+      snprintf (val, sizeof (val), "%d", s->process->oom_score_adj);
+      r = write_file_at (AT_FDCWD, path, val);
+      if (r < 0)
+        return moat_fail (err, -r, "writing oom_score_adj");
+    }
+  return 0;
+}
+
+/* The init goes on and mounts; prestart and createRuntime hooks run
+ * meanwhile on the host, then the init gets the states for its own. */
+static int
+phase_mounts_and_hooks (struct create_ctx *c, struct moat_error **err)
+{
+  const struct spec *s = c->s;
+  int sync = c->sync_fd;
+  cleanup_free char *start_json = NULL;
+  int r;
+
+  r = sync_send (sync, SYNC_GO, err);
+  /* G12: the rootfs the init attaches, idmapped or rebuilt by now. */
+  if (r == 0 && c->rootfs_tree >= 0)
+    r = fd_send (sync, c->rootfs_tree, err);
+  if (r == 0)
+    r = sync_recv (sync, SYNC_MOUNTS_DONE, err);
+  if (r < 0)
+    return r;
+  debug_pause ("after-mounts");
+
+  r = state_oci_json (&c->st, "creating", false, &c->state_json, err);
+  if (r < 0)
+    return r;
+  r = hooks_run (&s->hooks[HOOK_PRESTART], HOOK_PRESTART, c->state_json, err);
+  if (r == 0)
+    r = hooks_run (&s->hooks[HOOK_CREATE_RUNTIME], HOOK_CREATE_RUNTIME,
+                   c->state_json, err);
+  if (r < 0)
+    return r;
+  r = sync_send_data (sync, SYNC_GO, c->state_json, strlen (c->state_json),
+                      err);
+  if (r < 0)
+    return r;
+  /* startContainer hooks run once start is under way: they see
+   * "created", as runc's do. */
+  r = state_oci_json (&c->st, "created", false, &start_json, err);
+  if (r == 0)
+    r = sync_send_data (sync, SYNC_GO, start_json, strlen (start_json), err);
+  return r;
+}
+
+/* process.terminal: the pty master, to --console-socket (or to run). */
+static int
+phase_terminal (struct create_ctx *c, struct moat_error **err)
+{
+  cleanup_close int master = -1;
+  int r;
+
+  if (!c->s->process->terminal)
+    return 0;
+  r = sync_recv (c->sync_fd, SYNC_PTY, err);
+  if (r == 0)
+    r = fd_recv (c->sync_fd, &master, err);
+  if (r < 0)
+    return r;
+  if (c->o->console_socket)
+    return terminal_send_to_console_socket (c->o->console_socket, master, err);
+  if (c->for_run && c->ret_master)
+    *c->ret_master = steal_fd (&master);
+  return 0;
+}
+
+/* A seccomp agent's listener relayed; the init ready, waiting for start:
+ * the state says "created", the pid file names it. */
+static int
+phase_ready (struct create_ctx *c, struct moat_error **err)
+{
+  int r;
+
+  r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
+                           c->pid, c->state_json, err);
+  if (r < 0)
+    return r;
+  debug_pause ("before-ready");
+  r = sync_recv (c->sync_fd, SYNC_READY, err);
+  if (r < 0)
+    return r;
+  close_if_open (&c->sync_fd);
+  now_rfc3339 (c->created, sizeof (c->created));
+  c->st.created = c->created;
+  r = statedir_write_state (c->dirfd, &c->st, err);
+  if (r < 0)
+    return r;
+  if (c->o->pid_file)
+    return write_pid_file (c->o->pid_file, c->pid, err);
+  return 0;
+}
+
+static int
+create_in_ctx (struct create_ctx *c, struct moat_error **err)
+{
+  int r = phase_statedir (c, err);
+  if (r == 0)
+    r = phase_namespaces (c, err);
+  if (r == 0)
+    r = phase_first_state (c, err);
+  if (r == 0)
+    r = phase_cgroup_and_netguard (c, err);
+  if (r == 0)
+    r = phase_bind_sources_and_policy (c, err);
+  if (r == 0)
+    r = phase_seccomp (c, err);
+  if (r == 0)
+    r = phase_channels (c, err);
+  if (r == 0)
+    r = phase_clone (c, err);
+  if (r == 0)
+    r = phase_after_clone (c, err);
+  if (r == 0)
+    r = phase_mounts_and_hooks (c, err);
+  if (r == 0)
+    r = phase_terminal (c, err);
+  if (r == 0)
+    r = phase_ready (c, err);
+  return r;
+}
+
+/* Create; on success *ret_pid is the init, waiting for start. */
+int
+container_create_internal (const struct moat_globals *g,
+                           const struct create_opts *o, bool for_run,
+                           pid_t *ret_pid, int *ret_master,
+                           struct moat_error **err)
+{
+  struct create_ctx c;
+  cleanup_overrides struct override_list own_ov = { 0 };
+  struct override_list *ov
+      = g->audit && g->audit->overrides ? g->audit->overrides : &own_ov;
+  cleanup_spec struct spec *s = NULL;
+  cleanup_profile struct profile *eff = NULL;
+  cleanup_free char *config_text = NULL;
+  cleanup_free char *bundle = NULL;
+  cleanup_free char *rootfs = NULL;
+  size_t config_len = 0;
+  char real[PATH_MAX];
+  int r;
+
+  create_ctx_init (&c, g);
+  r = container_id_check (o->id, err);
+  if (r < 0)
+    return r;
+  if (realpath (o->bundle ? o->bundle : ".", real) == NULL)
+    return moat_fail (err, errno, "bundle %s", o->bundle ? o->bundle : ".");
+  bundle = xstrdup (real);
+  container_audit_bundle (g, bundle);
+  r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (r < 0)
+    return r;
+  if (g->audit)
+    g->audit->config_digest = audit_digest (config_text, config_len);
+  r = profile_apply_effective (s, g->profile, &eff, ov, err);
+  if (r < 0)
+    return r;
+  if (ov)
+    container_warn_ignored (ov);
+  if (s->process == NULL)
+    return moat_fail (err, 0, "config.json: process: missing");
+  if (s->process->terminal && o->console_socket == NULL && !for_run)
+    return moat_fail (err, 0,
+                      "process.terminal is set: --console-socket is required");
+  r = resolve_rootfs (s, bundle, &rootfs, err);
+  if (r == 0)
+    r = rootfs_place_profile_mounts (s, rootfs, ov, err);
+  if (r == 0)
+    r = selinux_apply_mount_label (s, stderr, err);
+  if (r < 0)
+    return r;
+  /* G13's vm.memfd_noexec (Linux 6.3): say so where the kernel lacks it. */
+  if (ov && access ("/proc/sys/vm/memfd_noexec", F_OK) < 0)
+    override_list_add (ov, OVERRIDE_IGNORED, "sysctl.vm.memfd_noexec", "2",
+                       "not in this kernel: executable memfds not refused");
+  c.o = o;
+  c.eff = eff;
+  c.ov = ov;
+  c.s = s;
+  c.config_text = config_text;
+  c.config_len = config_len;
+  c.bundle = bundle;
+  c.rootfs = rootfs;
+  c.for_run = for_run;
+  c.ret_master = ret_master;
+  r = create_in_ctx (&c, err);
+  if (r < 0)
+    create_ctx_undo (&c, o->id);
+  else
+    *ret_pid = c.pid;
+  create_ctx_release (&c);
+  return r;
+}
+
+int
+container_create (const struct moat_globals *g, const struct create_opts *o,
+                  struct moat_error **err)
+{
+  pid_t pid;
+  return container_create_internal (g, o, false, &pid, NULL, err);
+}
