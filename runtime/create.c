@@ -535,7 +535,7 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
         return r;
     }
   /* The block's user namespace: the init's new one, or the one it
-   * adopted (it joins it after GO). */
+   * adopted (it joins it after MAPS_DONE). */
   r = 0;
   if (c->ia.new_userns)
     r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
@@ -573,7 +573,7 @@ phase_mounts_and_hooks (struct create_ctx *c, struct moat_error **err)
   cleanup_free char *start_json = NULL;
   int r;
 
-  r = sync_send (sync, SYNC_GO, err);
+  r = sync_send (sync, SYNC_MAPS_DONE, err);
   /* G12: the rootfs the init attaches, idmapped or rebuilt by now. */
   if (r == 0 && c->rootfs_tree >= 0)
     r = fd_send (sync, c->rootfs_tree, err);
@@ -592,15 +592,16 @@ phase_mounts_and_hooks (struct create_ctx *c, struct moat_error **err)
                    c->state_json, err);
   if (r < 0)
     return r;
-  r = sync_send_data (sync, SYNC_GO, c->state_json, strlen (c->state_json),
-                      err);
+  r = sync_send_data (sync, SYNC_CREATE_STATE, c->state_json,
+                      strlen (c->state_json), err);
   if (r < 0)
     return r;
   /* startContainer hooks run once start is under way: they see
    * "created", as runc's do. */
   r = state_oci_json (&c->st, "created", false, &start_json, err);
   if (r == 0)
-    r = sync_send_data (sync, SYNC_GO, start_json, strlen (start_json), err);
+    r = sync_send_data (sync, SYNC_START_STATE, start_json, strlen (start_json),
+                        err);
   return r;
 }
 

@@ -154,7 +154,7 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
   /* G10: out of the caller's session and process group, as the init. */
   if (setsid () < 0)
     _exit (1);
-  if (sync_recv (c->sync_fd, SYNC_GO, &err) < 0)
+  if (sync_recv (c->sync_fd, SYNC_EXEC_IN_CGROUP, &err) < 0)
     _exit (1);
   /* G12: a network, ipc or uts namespace the container joined by path
    * belongs to another user namespace; moat (host root) may join it before
@@ -250,7 +250,8 @@ wait_exec (int sync, int *ret_master, const struct exec_opts *o,
           (*err)->errnum = m.errnum;
           return -1;
         }
-      return moat_fail (err, 0, "exec: unexpected sync message %u", m.type);
+      return moat_fail (err, 0, "exec: sync: unexpected %s",
+                        sync_type_name (m.type));
     }
 }
 
@@ -437,7 +438,7 @@ exec_phase_start (struct exec_ctx *c, struct moat_error **err)
   if (r == 0)
     r = process_raise_rlimits (c->pid, c->proc, err);
   if (r == 0)
-    r = sync_send (c->sync_fd, SYNC_GO, err);
+    r = sync_send (c->sync_fd, SYNC_EXEC_IN_CGROUP, err);
   if (r == 0)
     r = wait_exec (c->sync_fd, &c->master, c->o, err);
   return r;

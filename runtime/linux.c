@@ -410,7 +410,7 @@ load_agent_filter (struct init_args *a, struct moat_error **err)
     r = fd_send (a->sync_fd, listener, err);
   close (listener);
   if (r == 0)
-    r = sync_recv (a->sync_fd, SYNC_GO, err);
+    r = sync_recv (a->sync_fd, SYNC_SECCOMP_SENT, err);
   return r;
 }
 
@@ -425,7 +425,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   char rootfs_fd_path[64];
   int r;
 
-  r = sync_recv (a->sync_fd, SYNC_GO, err);
+  r = sync_recv (a->sync_fd, SYNC_MAPS_DONE, err);
   if (r < 0)
     return r;
   /* Before anything else, as if moat had added us: the cgroup namespace
@@ -509,9 +509,9 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
     return r;
   /* moat runs prestart and createRuntime hooks here; then come the states
    * for createContainer and for startContainer. */
-  r = sync_recv_data (a->sync_fd, SYNC_GO, &creating_state, err);
+  r = sync_recv_data (a->sync_fd, SYNC_CREATE_STATE, &creating_state, err);
   if (r == 0)
-    r = sync_recv_data (a->sync_fd, SYNC_GO, ret_state, err);
+    r = sync_recv_data (a->sync_fd, SYNC_START_STATE, ret_state, err);
   if (r < 0)
     return r;
   r = rootfs_pivot (rootfs, a->no_pivot, err);

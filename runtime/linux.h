@@ -31,7 +31,7 @@ struct init_args
   int preserve_fds;
   int lock_fd; /* the state dir's flock fd: the init must not hold it */
   /* The container's cgroup, which the init joins itself (cgroup_add_self)
-   * right after the first GO; NULL: moat added it. */
+   * right after SYNC_MAPS_DONE; NULL: moat added it. */
   struct cgroup *cgroup;
   bool in_unified_cgroup; /* cloned into its v2 cgroup already */
   /* G12: cgroup_add_self's files, opened by moat as host root (NULL: the

@@ -104,6 +104,6 @@ seccomp_agent_relay (int sync, const struct seccomp_prog *prog,
   if (r == 0)
     r = seccomp_agent_send (s, listener, pid, state_json, err);
   if (r == 0)
-    r = sync_send (sync, SYNC_GO, err);
+    r = sync_send (sync, SYNC_SECCOMP_SENT, err);
   return r;
 }

@@ -6,6 +6,33 @@
 
 #include "../lib/util.h"
 
+const char *
+sync_type_name (uint32_t type)
+{
+  static const char *const names[] = {
+    [SYNC_MAPS_DONE] = "maps-done",
+    [SYNC_MOUNTS_DONE] = "mounts-done",
+    [SYNC_CREATE_STATE] = "create-state",
+    [SYNC_START_STATE] = "start-state",
+    [SYNC_PTY] = "pty",
+    [SYNC_SECCOMP] = "seccomp-listener",
+    [SYNC_SECCOMP_SENT] = "seccomp-sent",
+    [SYNC_READY] = "ready",
+    [SYNC_EXEC_IN_CGROUP] = "exec-in-cgroup",
+    [SYNC_ERROR] = "error",
+  };
+  if (type < sizeof (names) / sizeof (names[0]) && names[type])
+    return names[type];
+  return "an unknown message";
+}
+
+static int
+sync_unexpected (enum sync_type expect, uint32_t got, struct moat_error **err)
+{
+  return moat_fail (err, 0, "sync: expected %s, got %s",
+                    sync_type_name (expect), sync_type_name (got));
+}
+
 int
 sync_send (int fd, enum sync_type type, struct moat_error **err)
 {
@@ -49,8 +76,7 @@ sync_recv (int fd, enum sync_type expect, struct moat_error **err)
       return m.errnum > 0 ? -m.errnum : -1;
     }
   if (m.type != (uint32_t)expect)
-    return moat_fail (err, 0, "sync: expected message %d, got %u", expect,
-                      m.type);
+    return sync_unexpected (expect, m.type, err);
   return 0;
 }
 
@@ -99,8 +125,7 @@ sync_recv_data (int fd, enum sync_type expect, char **ret,
       return m.errnum > 0 ? -m.errnum : -1;
     }
   if (m.type != (uint32_t)expect)
-    return moat_fail (err, 0, "sync: expected message %d, got %u", expect,
-                      m.type);
+    return sync_unexpected (expect, m.type, err);
   *ret = xstrdup (buf + hdr);
   return 0;
 }

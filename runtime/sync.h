@@ -9,15 +9,28 @@
 
 #include "../lib/error.h"
 
+/* Each step has a message of its own: one that arrives out of order is an
+ * error naming the one expected. */
 enum sync_type
 {
-  SYNC_GO = 1,      /* parent -> child: continue */
-  SYNC_MOUNTS_DONE, /* child -> parent: mounts done, before pivot_root */
-  SYNC_PTY,         /* child -> parent: pty master follows (fd) */
-  SYNC_READY,       /* child -> parent: waiting for start */
-  SYNC_ERROR,       /* child -> parent: msg holds the error, errnum set */
-  SYNC_SECCOMP,     /* child -> parent: a seccomp agent's listener (fd) */
+  /* create: moat and the init */
+  SYNC_MAPS_DONE = 1, /* moat -> init: maps, idmaps, rlimits done; go on
+                         (the rootfs tree follows, fd, if it has one) */
+  SYNC_MOUNTS_DONE,   /* init -> moat: mounts done, before pivot_root */
+  SYNC_CREATE_STATE,  /* moat -> init: prestart and createRuntime hooks
+                         ran; the state for createContainer hooks */
+  SYNC_START_STATE,   /* moat -> init: the state for startContainer hooks */
+  SYNC_PTY,           /* init or exec child -> moat: pty master (fd) */
+  SYNC_SECCOMP,       /* init -> moat: a seccomp agent's listener (fd) */
+  SYNC_SECCOMP_SENT,  /* moat -> init: the agent has the listener */
+  SYNC_READY,         /* init -> moat: waiting for start */
+  /* exec: moat and its child */
+  SYNC_EXEC_IN_CGROUP, /* moat -> child: in the cgroup, rlimits raised */
+  SYNC_ERROR,          /* -> moat: msg holds the error, errnum set */
 };
+
+/* "mounts-done", ... (for errors). */
+const char *sync_type_name (uint32_t type);
 
 struct sync_msg
 {
