@@ -251,6 +251,27 @@ write_file_atomic (int dirfd, const char *path, const char *data, size_t len,
   return r;
 }
 
+int
+write_pid_file (const char *path, pid_t pid, struct moat_error **err)
+{
+  cleanup_free char *dir = NULL;
+  cleanup_close int dfd = -1;
+  const char *base = strrchr (path, '/');
+  char buf[32];
+  int r;
+
+  dir = base ? xasprintf ("%.*s", (int)(base - path), path) : xstrdup (".");
+  base = base ? base + 1 : path;
+  dfd = open (*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return moat_fail (err, errno, "pid file %s", path);
+  snprintf (buf, sizeof (buf), "%d", pid);
+  r = write_file_atomic (dfd, base, buf, strlen (buf), 0644);
+  if (r < 0)
+    return moat_fail (err, -r, "pid file %s", path);
+  return 0;
+}
+
 void
 format_rfc3339 (const struct timespec *ts, char *buf, size_t len)
 {

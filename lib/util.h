@@ -91,6 +91,10 @@ int write_file_at (int dirfd, const char *path, const char *s);
  */
 int write_file_atomic (int dirfd, const char *path, const char *data,
                        size_t len, mode_t mode);
+/* --pid-file: pid in decimal (no newline), mode 0644 less the umask,
+ * replaced atomically (write_file_atomic in the file's own directory) so
+ * that a reader never sees it half-written. */
+int write_pid_file (const char *path, pid_t pid, struct moat_error **err);
 
 /* RFC3339 with nanoseconds, UTC: 2026-11-21T16:29:25.123456789Z */
 void format_rfc3339 (const struct timespec *ts, char *buf, size_t len);

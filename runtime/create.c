@@ -46,27 +46,6 @@ close_fds (int *fds, size_t n)
   free (fds);
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, struct moat_error **err)
-{
-  cleanup_free char *dir = NULL;
-  cleanup_close int dfd = -1;
-  const char *base = strrchr (path, '/');
-  char buf[32];
-  int r;
-
-  dir = base ? strndup (path, base - path) : xstrdup (".");
-  base = base ? base + 1 : path;
-  dfd = open (*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    return moat_fail (err, errno, "pid file %s", path);
-  snprintf (buf, sizeof (buf), "%d", pid);
-  r = write_file_atomic (dfd, base, buf, strlen (buf), 0644);
-  if (r < 0)
-    return moat_fail (err, -r, "pid file %s", path);
-  return 0;
-}
-
 static char *
 seccomp_cache_dir (const struct moat_globals *g)
 {

@@ -444,31 +444,6 @@ exec_phase_start (struct exec_ctx *c, struct moat_error **err)
   return r;
 }
 
-static int
-exec_write_pid_file (struct exec_ctx *c, struct moat_error **err)
-{
-  const struct exec_opts *o = c->o;
-  int r;
-
-  if (o->pid_file)
-    {
-      char buf[32];
-      snprintf (buf, sizeof (buf), "%d", c->pid);
-      cleanup_free char *dir = xstrdup (o->pid_file);
-      char *slash = strrchr (dir, '/');
-      const char *base = slash ? slash + 1 : dir;
-      cleanup_close int dfd = -1;
-      if (slash)
-        *slash = '\0';
-      dfd = open (slash ? (*dir ? dir : "/") : ".", O_DIRECTORY | O_CLOEXEC);
-      if (dfd < 0
-          || (r = write_file_atomic (dfd, base, buf, strlen (buf), 0644)) < 0)
-        return moat_fail (err, dfd < 0 ? errno : -r, "pid file %s",
-                          o->pid_file);
-    }
-  return 0;
-}
-
 int
 container_exec (const struct moat_globals *g, const struct exec_opts *o,
                 int *ret_status, struct moat_error **err)
@@ -488,8 +463,8 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
   if (r < 0)
     exec_ctx_undo (&c);
   /* The process runs from here: a failure no longer stops it. */
-  if (r == 0)
-    r = exec_write_pid_file (&c, err);
+  if (r == 0 && o->pid_file)
+    r = write_pid_file (o->pid_file, c.pid, err);
   if (r == 0 && o->detach)
     *ret_status = 0;
   else if (r == 0)

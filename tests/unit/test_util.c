@@ -1,0 +1,135 @@
+/* lib/util.c: the --pid-file writer create and exec share. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../lib/util.h"
+
+static char dir[] = "/tmp/moat-test-util-XXXXXX";
+
+static int
+setup (void **state)
+{
+  (void)state;
+  return mkdtemp (dir) ? 0 : -1;
+}
+
+static int
+teardown (void **state)
+{
+  cleanup_free char *cmd = xasprintf ("rm -rf '%s'", dir);
+  (void)state;
+  return system (cmd) == 0 ? 0 : -1;
+}
+
+static char *
+slurp (const char *path)
+{
+  char *text = NULL;
+  assert_int_equal (read_file_at (AT_FDCWD, path, 64, &text, NULL), 0);
+  return text;
+}
+
+static void
+test_pid_file_written (void **state)
+{
+  cleanup_free char *path = xasprintf ("%s/pid", dir);
+  cleanup_free char *text = NULL;
+  cleanup_free char *tmp = xasprintf ("%s/pid.tmp", dir);
+  struct moat_error *err = NULL;
+  struct stat st;
+
+  (void)state;
+  assert_int_equal (write_pid_file (path, 4242, &err), 0);
+  assert_null (err);
+  text = slurp (path);
+  assert_string_equal (text, "4242");
+  assert_int_equal (stat (path, &st), 0);
+  assert_true (S_ISREG (st.st_mode));
+  assert_int_equal (access (tmp, F_OK), -1);
+}
+
+static void
+test_pid_file_replaced_atomically (void **state)
+{
+  cleanup_free char *path = xasprintf ("%s/replaced", dir);
+  cleanup_free char *text = NULL;
+  struct moat_error *err = NULL;
+  struct stat before, after;
+  int fd;
+
+  (void)state;
+  /* A longer old content: the new file is a new inode, never a truncated
+   * old one that a reader could catch empty. */
+  fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  assert_true (fd >= 0);
+  assert_int_equal (write_all (fd, "123456789", 9), 0);
+  close (fd);
+  assert_int_equal (stat (path, &before), 0);
+  assert_int_equal (write_pid_file (path, 7, &err), 0);
+  assert_int_equal (stat (path, &after), 0);
+  assert_int_not_equal (before.st_ino, after.st_ino);
+  text = slurp (path);
+  assert_string_equal (text, "7");
+}
+
+static void
+test_pid_file_relative (void **state)
+{
+  cleanup_free char *sub = xasprintf ("%s/sub", dir);
+  cleanup_free char *p1 = xasprintf ("%s/bare", dir);
+  cleanup_free char *p2 = xasprintf ("%s/sub/nested", dir);
+  cleanup_free char *t1 = NULL;
+  cleanup_free char *t2 = NULL;
+  struct moat_error *err = NULL;
+  char cwd[4096];
+
+  (void)state;
+  assert_non_null (getcwd (cwd, sizeof (cwd)));
+  assert_int_equal (mkdir (sub, 0755), 0);
+  assert_int_equal (chdir (dir), 0);
+  assert_int_equal (write_pid_file ("bare", 1, &err), 0);
+  assert_int_equal (write_pid_file ("sub/nested", 2, &err), 0);
+  assert_int_equal (chdir (cwd), 0);
+  t1 = slurp (p1);
+  t2 = slurp (p2);
+  assert_string_equal (t1, "1");
+  assert_string_equal (t2, "2");
+}
+
+static void
+test_pid_file_missing_dir (void **state)
+{
+  cleanup_free char *path = xasprintf ("%s/no/such/pid", dir);
+  cleanup_free char *want = NULL;
+  struct moat_error *err = NULL;
+
+  (void)state;
+  assert_true (write_pid_file (path, 1, &err) < 0);
+  assert_non_null (err);
+  assert_int_equal (err->errnum, ENOENT);
+  want = xasprintf ("pid file %s", path);
+  assert_memory_equal (err->msg, want, strlen (want));
+  moat_error_free (&err);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_pid_file_written),
+    cmocka_unit_test (test_pid_file_replaced_atomically),
+    cmocka_unit_test (test_pid_file_relative),
+    cmocka_unit_test (test_pid_file_missing_dir),
+  };
+  return cmocka_run_group_tests (tests, setup, teardown);
+}
