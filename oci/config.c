@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/resource.h>
@@ -35,10 +36,15 @@ json_freep (json_node **n)
 }
 #define cleanup_json __attribute__ ((cleanup (json_freep)))
 
-static const char *const ns_names[NS__MAX] = {
-  [NS_MOUNT] = "mount",   [NS_PID] = "pid",   [NS_NET] = "network",
-  [NS_IPC] = "ipc",       [NS_UTS] = "uts",   [NS_USER] = "user",
-  [NS_CGROUP] = "cgroup", [NS_TIME] = "time",
+const struct ns_info ns_table[NS__MAX] = {
+  [NS_MOUNT] = { "mount", "mnt", CLONE_NEWNS },
+  [NS_PID] = { "pid", "pid", CLONE_NEWPID },
+  [NS_NET] = { "network", "net", CLONE_NEWNET },
+  [NS_IPC] = { "ipc", "ipc", CLONE_NEWIPC },
+  [NS_UTS] = { "uts", "uts", CLONE_NEWUTS },
+  [NS_USER] = { "user", "user", CLONE_NEWUSER },
+  [NS_CGROUP] = { "cgroup", "cgroup", CLONE_NEWCGROUP },
+  [NS_TIME] = { "time", "time", CLONE_NEWTIME },
 };
 
 const char *
@@ -46,14 +52,14 @@ ns_type_name (enum ns_type t)
 {
   if ((unsigned)t >= NS__MAX)
     return NULL;
-  return ns_names[t];
+  return ns_table[t].config_name;
 }
 
 int
 ns_type_from_name (const char *name)
 {
   for (int t = 0; name && t < NS__MAX; t++)
-    if (strcmp (ns_names[t], name) == 0)
+    if (strcmp (ns_table[t].config_name, name) == 0)
       return t;
   return -1;
 }

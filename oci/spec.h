@@ -271,6 +271,15 @@ void spec_resources_clear (struct spec_resources *r);
 void spec_mount_clear (struct spec_mount *m);
 
 /* Name tables shared by parser, profile and runtime. */
+/* The one namespace table, indexed by type: what config.json, clone() and
+ * /proc call each. */
+struct ns_info
+{
+  const char *config_name; /* linux.namespaces[].type: "mount", "network" */
+  const char *proc_name;   /* /proc/PID/ns/NAME: "mnt", "net" */
+  int clone_flag;          /* CLONE_NEWNS, CLONE_NEWNET (setns, unshare) */
+};
+extern const struct ns_info ns_table[NS__MAX];
 const char *ns_type_name (enum ns_type t);     /* "mount", "network", ... */
 int ns_type_from_name (const char *name);      /* -1 if unknown */
 const char *hook_kind_name (enum hook_kind k); /* "prestart", ... */

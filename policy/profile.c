@@ -417,13 +417,8 @@ harden_process (struct spec_process *proc, const struct profile *p,
 
 /* ---- G1: namespaces ---- */
 
-static const struct
-{
-  enum ns_type type;
-  const char *proc_name; /* /proc/PID/ns/NAME */
-} isolating_namespaces[] = {
-  { NS_MOUNT, "mnt" }, { NS_NET, "net" }, { NS_PID, "pid" },
-  { NS_IPC, "ipc" },   { NS_UTS, "uts" }, { NS_CGROUP, "cgroup" },
+static const enum ns_type isolating_namespaces[] = {
+  NS_MOUNT, NS_NET, NS_PID, NS_IPC, NS_UTS, NS_CGROUP,
 };
 
 static bool
@@ -453,17 +448,17 @@ harden_namespaces (struct spec_linux *linux_, struct override_list *ov)
 
   for (size_t i = 0; i < n; i++)
     {
-      struct spec_namespace *ns = &linux_->ns[isolating_namespaces[i].type];
-      cleanup_free char *path = xasprintf (
-          "linux.namespaces.%s", ns_type_name (isolating_namespaces[i].type));
+      enum ns_type t = isolating_namespaces[i];
+      struct spec_namespace *ns = &linux_->ns[t];
+      cleanup_free char *path
+          = xasprintf ("linux.namespaces.%s", ns_type_name (t));
 
       if (!ns->present)
         {
           ns->present = true;
           override_list_add (ov, OVERRIDE_ADDED, path, "host", "new");
         }
-      else if (ns->path
-               && is_host_ns_path (ns->path, isolating_namespaces[i].proc_name))
+      else if (ns->path && is_host_ns_path (ns->path, ns_table[t].proc_name))
         {
           override_list_add (ov, OVERRIDE_CHANGED, path, ns->path, "new");
           free (ns->path);
@@ -487,7 +482,7 @@ profile_check_ns_join (enum ns_type type, dev_t dev, ino_t ino, dev_t host_dev,
                       "root would be host root (G12, profile %s)",
                       p->name);
   for (size_t i = 0; i < n; i++)
-    if (isolating_namespaces[i].type == type)
+    if (isolating_namespaces[i] == type)
       return moat_fail (err, 0,
                         "refusing to join the host's %s namespace (profile %s)",
                         ns_type_name (type), p->name);

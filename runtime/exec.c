@@ -23,13 +23,6 @@
 #include "terminal.h"
 #include "../lib/util.h"
 
-static const int ns_flag[NS__MAX] = {
-  [NS_MOUNT] = CLONE_NEWNS,      [NS_PID] = CLONE_NEWPID,
-  [NS_NET] = CLONE_NEWNET,       [NS_IPC] = CLONE_NEWIPC,
-  [NS_UTS] = CLONE_NEWUTS,       [NS_USER] = CLONE_NEWUSER,
-  [NS_CGROUP] = CLONE_NEWCGROUP, [NS_TIME] = CLONE_NEWTIME,
-};
-
 static int
 parse_user (const char *s, struct spec_user *u, struct moat_error **err)
 {
@@ -402,7 +395,7 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   ch->preserve_fds = c->o->preserve_fds;
   for (int t = 0; t < NS__MAX; t++)
     if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)
-      ch->ns_flags |= ns_flag[t];
+      ch->ns_flags |= ns_table[t].clone_flag;
   /* pid (and time) namespaces apply to children: moat enters them for
    * its child only, through pid_for_children, and goes back after. */
   c->own_pid_ns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);

@@ -28,13 +28,6 @@
 #include "terminal.h"
 #include "../lib/util.h"
 
-static const int ns_clone_flag[NS__MAX] = {
-  [NS_MOUNT] = CLONE_NEWNS,      [NS_PID] = CLONE_NEWPID,
-  [NS_NET] = CLONE_NEWNET,       [NS_IPC] = CLONE_NEWIPC,
-  [NS_UTS] = CLONE_NEWUTS,       [NS_USER] = CLONE_NEWUSER,
-  [NS_CGROUP] = CLONE_NEWCGROUP, [NS_TIME] = CLONE_NEWTIME,
-};
-
 /* A user namespace joined by path: the namespaces made for the init must
  * be that one's, so the init makes them once it has joined it (a clone
  * flag would make them the host's, where the container's root can do
@@ -64,7 +57,7 @@ linux_clone_flags (const struct spec *s)
       if (t == NS_CGROUP || t == NS_TIME || made_after_userns (s, t))
         continue;
       if (s->linux_.ns[t].present && s->linux_.ns[t].path == NULL)
-        flags |= ns_clone_flag[t];
+        flags |= ns_table[t].clone_flag;
     }
   return flags;
 }
@@ -223,7 +216,7 @@ enter_joined_userns (struct init_args *a, struct moat_error **err)
   for (int t = 0; t < NS__MAX; t++)
     if (made_after_userns (s, t) && s->linux_.ns[t].present
         && s->linux_.ns[t].path == NULL)
-      flags |= ns_clone_flag[t];
+      flags |= ns_table[t].clone_flag;
   if (flags && unshare (flags) < 0)
     return moat_fail (err, errno, "creating namespaces in user namespace %s",
                       s->linux_.ns[NS_USER].path);
@@ -241,7 +234,7 @@ join_namespaces (struct init_args *a, struct moat_error **err)
       int t = order[i];
       if (a->ns_fds[t] < 0)
         continue;
-      if (setns (a->ns_fds[t], ns_clone_flag[t]) < 0)
+      if (setns (a->ns_fds[t], ns_table[t].clone_flag) < 0)
         return moat_fail (err, errno, "joining %s namespace %s",
                           ns_type_name (t), a->spec->linux_.ns[t].path);
       if (t == NS_USER)

@@ -52,11 +52,6 @@ container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
   return 0;
 }
 
-static const char *const proc_ns_name[NS__MAX]
-    = { [NS_MOUNT] = "mnt",     [NS_PID] = "pid",  [NS_NET] = "net",
-        [NS_IPC] = "ipc",       [NS_UTS] = "uts",  [NS_USER] = "user",
-        [NS_CGROUP] = "cgroup", [NS_TIME] = "time" };
-
 int
 container_open_namespaces (const struct spec *s, const struct profile *p,
                            struct override_list *ov, int *ns_fds,
@@ -85,7 +80,7 @@ container_open_namespaces (const struct spec *s, const struct profile *p,
       for (int owner = 0; owner < 2; owner++)
         {
           snprintf (host, sizeof (host), "/proc/%s/ns/%s",
-                    owner == 0 ? "self" : "1", proc_ns_name[t]);
+                    owner == 0 ? "self" : "1", ns_table[t].proc_name);
           if (stat (host, &hst) < 0)
             {
               if (owner == 1 && errno == EACCES)

@@ -366,15 +366,7 @@ userns_write_maps (pid_t pid, const struct spec_linux *l, uint32_t first,
 
 /* ---- namespaces joined for the init ---- */
 
-static const struct
-{
-  enum ns_type type;
-  const char *proc_name;
-} parent_joined[] = {
-  { NS_NET, "net" },
-  { NS_IPC, "ipc" },
-  { NS_UTS, "uts" },
-};
+static const enum ns_type parent_joined[] = { NS_NET, NS_IPC, NS_UTS };
 
 int
 userns_parent_join (const struct spec *s, const int *ns_fds, int *init_fds,
@@ -385,13 +377,12 @@ userns_parent_join (const struct spec *s, const int *ns_fds, int *init_fds,
   for (size_t i = 0; i < sizeof (parent_joined) / sizeof (parent_joined[0]);
        i++)
     {
-      enum ns_type t = parent_joined[i].type;
+      enum ns_type t = parent_joined[i];
       char own[64];
 
       if (ns_fds[t] < 0)
         continue;
-      snprintf (own, sizeof (own), "/proc/self/ns/%s",
-                parent_joined[i].proc_name);
+      snprintf (own, sizeof (own), "/proc/self/ns/%s", ns_table[t].proc_name);
       saved[t] = open (own, O_RDONLY | O_CLOEXEC);
       if (saved[t] < 0)
         return moat_fail (err, errno, "opening %s", own);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,6 +300,44 @@ test_update_fixtures (void **state)
   spec_resources_clear (&res);
 }
 
+/* The one namespace table: config.json's name, the kernel's /proc name and
+ * clone flag for each type. */
+static void
+test_ns_table (void **state)
+{
+  static const struct
+  {
+    const char *proc;
+    int flag;
+  } want[NS__MAX] = {
+    [NS_MOUNT] = { "mnt", CLONE_NEWNS },
+    [NS_PID] = { "pid", CLONE_NEWPID },
+    [NS_NET] = { "net", CLONE_NEWNET },
+    [NS_IPC] = { "ipc", CLONE_NEWIPC },
+    [NS_UTS] = { "uts", CLONE_NEWUTS },
+    [NS_USER] = { "user", CLONE_NEWUSER },
+    [NS_CGROUP] = { "cgroup", CLONE_NEWCGROUP },
+    [NS_TIME] = { "time", CLONE_NEWTIME },
+  };
+
+  (void)state;
+  for (int t = 0; t < NS__MAX; t++)
+    {
+      char path[64];
+      int fd;
+
+      assert_string_equal (ns_table[t].config_name, ns_type_name (t));
+      assert_string_equal (ns_table[t].proc_name, want[t].proc);
+      assert_int_equal (ns_table[t].clone_flag, want[t].flag);
+      snprintf (path, sizeof (path), "/proc/self/ns/%s", ns_table[t].proc_name);
+      fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT)
+        continue; /* a kernel without that namespace (time: before 5.6) */
+      assert_true (fd >= 0);
+      close (fd);
+    }
+}
+
 static void
 test_name_tables (void **state)
 {
@@ -360,6 +399,7 @@ main (void)
     cmocka_unit_test (test_ctr_samples),
     cmocka_unit_test (test_process_fixtures),
     cmocka_unit_test (test_update_fixtures),
+    cmocka_unit_test (test_ns_table),
     cmocka_unit_test (test_name_tables),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
