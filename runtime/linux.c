@@ -26,6 +26,7 @@
 #include "../policy/profile.h"
 #include "sync.h"
 #include "terminal.h"
+#include "mount_ops.h"
 #include "../lib/util.h"
 
 /* A user namespace joined by path: the namespaces made for the init must
@@ -414,6 +415,12 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   const struct spec *s = a->spec;
   const struct spec_process *p = s->process;
   cleanup_free char *creating_state = NULL;
+  cleanup_mount_plan struct mount_plan plan = { 0 };
+  struct rootfs_run run = { .plan = &plan,
+                            .mount_src_fds = a->mount_src_fds,
+                            .rootfs_tree = a->rootfs_tree,
+                            .rootfd = -1,
+                            .devfd = -1 };
   const char *rootfs = a->rootfs;
   char rootfs_fd_path[64];
   int r;
@@ -493,8 +500,8 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
         return moat_fail (err, errno, "setdomainname");
     }
 
-  r = rootfs_prepare (s, rootfs, a->mount_src_fds, a->cgroup_mode,
-                      a->rootfs_tree, err);
+  mount_plan_build (s, rootfs, a->cgroup_mode, a->no_pivot, &plan);
+  r = rootfs_prepare (&run, err);
   if (r < 0)
     return r;
   r = sync_send (a->sync_fd, SYNC_MOUNTS_DONE, err);
@@ -507,7 +514,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
     r = sync_recv_data (a->sync_fd, SYNC_START_STATE, ret_state, err);
   if (r < 0)
     return r;
-  r = rootfs_pivot (rootfs, a->no_pivot, err);
+  r = rootfs_pivot (&run, err);
   if (r < 0)
     return r;
   r = apply_sysctl (s, err);
@@ -537,7 +544,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   r = open_cwd (p->cwd, ret_cwd, err);
   if (r < 0)
     return r;
-  r = rootfs_finish (s, err);
+  r = rootfs_finish (&run, err);
   if (r < 0)
     return r;
   return load_agent_filter (a, err);

@@ -73,13 +73,24 @@ int linux_refuse_exec_memfd (pid_t pid, struct moat_error **err);
 int linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
                          struct moat_error **err);
 
-/* Rootfs (rootfs.c): everything before pivot_root. */
-int rootfs_prepare (const struct spec *s, const char *rootfs,
-                    const int *mount_src_fds, enum cgroup_mode cgmode,
-                    int rootfs_tree, struct moat_error **err);
-int rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err);
-/* After pivot: masked and read-only paths, root read-only, propagation. */
-int rootfs_finish (const struct spec *s, struct moat_error **err);
+/* Rootfs (rootfs.c): the init executes the mount plan (mount_ops.h) op
+ * by op, in three steps with the hooks and the terminal between them. */
+struct mount_plan;
+struct rootfs_run
+{
+  const struct mount_plan *plan;
+  size_t next;              /* the first op not executed yet (0 at first) */
+  const int *mount_src_fds; /* by mount_index: sources opened on the host */
+  int rootfs_tree;          /* G12: >= 0: the rootfs is attached already */
+  int rootfd, devfd;        /* within a step; -1 at first and after */
+};
+/* Every op before the pivot: the rootfs, mounts[], /dev, the cwd. */
+int rootfs_prepare (struct rootfs_run *x, struct moat_error **err);
+/* The pivot op: pivot_root, or chroot. */
+int rootfs_pivot (struct rootfs_run *x, struct moat_error **err);
+/* The rest: read-only and masked paths, propagation, /dev's and the
+ * root's attributes. */
+int rootfs_finish (struct rootfs_run *x, struct moat_error **err);
 /* Open PATH inside ROOTFD (never leaving it), O_PATH; create missing
  * directories (and the last component as a file if as_file) when create. */
 int rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,

@@ -1,13 +1,16 @@
 /* The container's filesystem setup as an ordered list of typed operations
- * (bubblewrap's model), built from the hardened spec by a pure function:
- * `moat profile explain` prints it, tests check it. rootfs.c does these
- * operations in this order (converting it to execute the list itself is
- * the next step; until then a change to one is a change to both). */
+ * (bubblewrap's model), built from the hardened spec by a pure function.
+ * It is the one account of what is mounted and in what order: the init
+ * executes it op by op (rootfs.c, one function per kind) and `moat
+ * profile explain` prints it. Everything the executor applies is worked
+ * out here; what it adds at run time is only what the host hands the
+ * init (the bind sources' fds, the idmapped rootfs tree). */
 #ifndef MOAT_MOUNT_OPS_H
 #define MOAT_MOUNT_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cgroup.h"
 #include "../oci/spec.h"
@@ -31,11 +34,26 @@ enum mount_op_kind
 struct mount_op
 {
   enum mount_op_kind kind;
-  char *dest;         /* inside the container ("/proc") */
-  char *source;       /* host path, fs source, or link target; may be NULL */
-  char *type;         /* MOUNT_OP_MOUNT: fs type */
-  char *options;      /* comma-separated, as applied; may be NULL */
-  size_t mount_index; /* BIND/MOUNT: index in the hardened mounts[] */
+  char *dest;    /* inside the container ("/proc") */
+  char *source;  /* host path, fs source, or link target; may be NULL */
+  char *type;    /* MOUNT_OP_MOUNT: fs type */
+  char *options; /* comma-separated, as shown; may be NULL */
+  /* BIND/MOUNT: index in the hardened mounts[], and of the source's fd
+   * (opened on the host) in the init's mount_src_fds. */
+  size_t mount_index;
+  /* What the executor applies, from the options above. */
+  unsigned long flags;       /* MS_*, no propagation (ROOTFS: the bind) */
+  unsigned long propagation; /* MS_SHARED... | MS_REC, or 0 (ROOTFS: /'s) */
+  uint64_t attrs;            /* ATTRS, ROOT_ATTRS: MOUNT_ATTR_* */
+  char *data;                /* MOUNT: the filesystem's options, or NULL */
+  bool recursive_ro;         /* BIND: rro; else "ro" is for the top alone */
+  bool sysfs_ok;             /* BIND/MOUNT: cgroup's place is in /sys */
+  bool chroot;               /* PIVOT: chroot (--no-pivot) */
+  unsigned major, minor;     /* DEV_NODE: the char device source must be */
+  /* Options the plan could not turn into the above: executing the op
+   * fails with this message (at its turn, as before: explain still
+   * prints the whole plan). NULL: none. */
+  char *error;
 };
 
 struct mount_plan
@@ -50,6 +68,7 @@ void mount_plan_build (const struct spec *s, const char *rootfs,
                        enum cgroup_mode cgmode, bool no_pivot,
                        struct mount_plan *ret);
 void mount_plan_clear (struct mount_plan *plan);
+#define cleanup_mount_plan __attribute__ ((cleanup (mount_plan_clear)))
 const char *mount_op_kind_name (enum mount_op_kind k);
 /* One line: "bind /host/src at /data (rbind,nosuid,nodev,ro)". */
 char *mount_op_text (const struct mount_op *op);

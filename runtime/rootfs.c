@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../lib/util.h"
+#include "mount_ops.h"
 #include "../policy/profile.h"
 
 static int
@@ -128,87 +129,6 @@ rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
   return 0;
 }
 
-/* context="user:role:type:s0:c1,c2" (linux.mountLabel, selinux.c): its
- * commas are inside the quotes, which libmount keeps as one value. */
-static bool
-is_quoted_context (const char *o)
-{
-  size_t n = strlen (o);
-  return strncmp (o, "context=\"", 9) == 0 && n > 10 && o[n - 1] == '"'
-         && strchr (o + 9, '"') == o + n - 1;
-}
-
-/* Options moat understands but the kernel does not. */
-static bool
-option_is_runtime_only (const char *o)
-{
-  static const char *const names[]
-      = { "tmpcopyup",   "idmap",        "ridmap",        "copy-symlink",
-          "notmpcopyup", "rro",          "rrw",           "rnosuid",
-          "rsuid",       "rnodev",       "rdev",          "rnoexec",
-          "rexec",       "src-nofollow", "dest-nofollow", NULL };
-  for (size_t i = 0; names[i]; i++)
-    if (strcmp (o, names[i]) == 0)
-      return true;
-  return false;
-}
-
-struct mount_flags
-{
-  unsigned long flags;       /* MS_* without propagation */
-  unsigned long propagation; /* MS_PRIVATE|MS_REC ... or 0 */
-  char *data;                /* fs-specific options */
-  bool recursive_ro;
-};
-
-static int
-mount_flags_parse (const struct spec_mount *m, struct mount_flags *ret,
-                   struct moat_error **err)
-{
-  cleanup_free char *optstr = NULL;
-  cleanup_free char *fs = NULL;
-  unsigned long flags = 0;
-  size_t len = 0;
-  const unsigned long prop_mask
-      = MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE;
-
-  memset (ret, 0, sizeof (*ret));
-  for (char **o = m->options; o && *o; o++)
-    len += strlen (*o) + 1;
-  optstr = xcalloc (len + 1, 1);
-  for (char **o = m->options; o && *o; o++)
-    {
-      if (strcmp (*o, "rro") == 0)
-        ret->recursive_ro = true;
-      if (option_is_runtime_only (*o))
-        continue;
-      if (**o == '\0' || (strchr (*o, ',') && !is_quoted_context (*o)))
-        return moat_fail (err, 0, "mount %s: bad option \"%s\"", m->destination,
-                          *o);
-      if (*optstr)
-        strcat (optstr, ",");
-      strcat (optstr, *o);
-    }
-  if (*optstr
-      && mnt_optstr_get_flags (optstr, &flags,
-                               mnt_get_builtin_optmap (MNT_LINUX_MAP))
-             < 0)
-    return moat_fail (err, 0, "mount %s: cannot parse options \"%s\"",
-                      m->destination, optstr);
-  if (*optstr && mnt_split_optstr (optstr, NULL, NULL, &fs, 0, 0) < 0)
-    return moat_fail (err, 0, "mount %s: cannot parse options \"%s\"",
-                      m->destination, optstr);
-  if (flags & prop_mask)
-    ret->propagation = flags & (prop_mask | MS_REC);
-  ret->flags = flags & ~(prop_mask);
-  if (!(flags & MS_BIND))
-    ret->flags &= ~MS_REC;
-  if (ret->recursive_ro)
-    ret->flags |= MS_RDONLY;
-  ret->data = steal_pointer (&fs);
-  return 0;
-}
-
 static uint64_t
 attrs_from_flags (unsigned long f)
 {
@@ -295,234 +215,19 @@ mount_on_fd (const char *source, int dstfd, const char *type,
  * (a mask would no longer hold over it). cgroup's own place is a sysfs
  * directory. */
 static int
-check_landing (int dst, const char *type, const char *what,
+check_landing (int dst, bool sysfs_ok, const char *what,
                struct moat_error **err)
 {
   struct statfs sfs;
-  bool cgroup = type && strncmp (type, "cgroup", 6) == 0;
 
   if (fstatfs (dst, &sfs) < 0)
     return moat_fail (err, errno, "mount %s", what);
-  if (sfs.f_type == PROC_SUPER_MAGIC || (sfs.f_type == SYSFS_MAGIC && !cgroup)
+  if (sfs.f_type == PROC_SUPER_MAGIC || (sfs.f_type == SYSFS_MAGIC && !sysfs_ok)
       || sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC)
     return moat_fail (err, 0,
                       "mount %s: refusing a mount inside /proc or /sys "
                       "(reached through a symlink in the rootfs)",
                       what);
-  return 0;
-}
-
-static int
-mount_one (int rootfd, const struct spec_mount *m, int srcfd,
-           enum cgroup_mode cgmode, struct moat_error **err)
-{
-  struct mount_flags mf;
-  cleanup_free char *data = NULL;
-  cleanup_close int dst = -1;
-  const char *type = m->type;
-  const char *source = m->source ? m->source : "none";
-  bool bind = mount_is_bind (m);
-  bool as_file = false;
-  int r;
-
-  r = mount_flags_parse (m, &mf, err);
-  data = mf.data;
-  if (r < 0)
-    return r;
-
-  if (bind)
-    {
-      struct stat st;
-      if (srcfd < 0 || fstat (srcfd, &st) < 0)
-        return moat_fail (err, EBADF, "bind mount %s: source", m->destination);
-      as_file = !S_ISDIR (st.st_mode);
-    }
-  r = rootfs_open_in (rootfd, m->destination, true, as_file, &dst, err);
-  if (r < 0)
-    return moat_error_wrap (err, "mount %s", m->destination);
-  r = check_landing (dst, type, m->destination, err);
-  if (r < 0)
-    return r;
-
-  /* srcfd is a detached tree, cloned by the parent (container.c), or a
-   * sysfs/mqueue moat made in a namespace joined for the init (G12). */
-  if (bind || srcfd >= 0)
-    return attach_tree (srcfd, dst, (mf.flags & MS_REC) != 0, !mf.recursive_ro,
-                        mf.flags, mf.propagation, m->destination, err);
-
-  if (type && strcmp (type, "cgroup") == 0)
-    {
-      /* v2: the container's own subtree through its cgroup namespace.
-       * v1/hybrid: an empty read-only tmpfs; controllers are not exposed. */
-      if (cgmode == CGROUP_MODE_V2)
-        type = "cgroup2", source = "cgroup2", data = NULL;
-      else
-        {
-          type = "tmpfs", source = "tmpfs";
-          free (data);
-          data = xstrdup ("size=0,mode=555");
-        }
-      mf.flags |= MS_RDONLY;
-    }
-  if (type == NULL)
-    return moat_fail (err, 0, "mount %s: no type", m->destination);
-
-  r = mount_on_fd (source, dst, type, mf.flags, data, m->destination, err);
-  if (r < 0)
-    return r;
-  if (mf.propagation)
-    {
-      cleanup_close int top = -1;
-      r = rootfs_open_in (rootfd, m->destination, false, false, &top, err);
-      if (r < 0)
-        return r;
-      r = mount_on_fd (NULL, top, NULL, mf.propagation, NULL, m->destination,
-                       err);
-    }
-  return r;
-}
-
-struct default_dev
-{
-  const char *name;
-  unsigned maj, min;
-};
-
-static const struct default_dev default_devs[]
-    = { { "null", 1, 3 },   { "zero", 1, 5 },    { "full", 1, 7 },
-        { "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 } };
-
-/* Bind the host's device node after checking it is the real device: moat
- * never trusts a path on the host to be what its name says. */
-static int
-dev_bind_host (int devfd, const char *host_name, const char *name, unsigned maj,
-               unsigned min, struct moat_error **err)
-{
-  cleanup_free char *host = xasprintf ("/dev/%s", host_name);
-  cleanup_close int src = -1;
-  cleanup_close int dst = -1;
-  struct stat st;
-  int f;
-
-  src = open (host, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-  if (src < 0)
-    return moat_fail (err, errno, "opening %s", host);
-  if (fstat (src, &st) < 0)
-    return moat_fail (err, errno, "stat %s", host);
-  if (!S_ISCHR (st.st_mode) || major (st.st_rdev) != maj
-      || minor (st.st_rdev) != min)
-    return moat_fail (err, 0, "%s is not the expected device %u:%u", host, maj,
-                      min);
-  f = openat (devfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (f < 0)
-    return moat_fail (err, errno, "creating /dev/%s", name);
-  close (f);
-  dst = openat (devfd, name, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-  if (dst < 0)
-    return moat_fail (err, errno, "opening /dev/%s", name);
-  return bind_fd (src, dst, false, MS_NOSUID | MS_NOEXEC, 0, host, err);
-}
-
-static int
-dev_setup (int rootfd, const struct spec *s, struct moat_error **err)
-{
-  static const char *const links[][2] = { { "/proc/self/fd", "fd" },
-                                          { "/proc/self/fd/0", "stdin" },
-                                          { "/proc/self/fd/1", "stdout" },
-                                          { "/proc/self/fd/2", "stderr" },
-                                          { "pts/ptmx", "ptmx" } };
-  cleanup_close int devfd = -1;
-  int r;
-
-  devfd = sys_openat2 (rootfd, "dev", O_DIRECTORY | O_CLOEXEC, IN_ROOT);
-  if (devfd < 0)
-    return moat_fail (err, errno, "opening /dev in the rootfs");
-  for (size_t i = 0; i < sizeof (default_devs) / sizeof (default_devs[0]); i++)
-    {
-      r = dev_bind_host (devfd, default_devs[i].name, default_devs[i].name,
-                         default_devs[i].maj, default_devs[i].min, err);
-      if (r < 0)
-        return r;
-    }
-  for (size_t i = 0; i < s->linux_.n_devices; i++)
-    {
-      const struct spec_device *d = &s->linux_.devices[i];
-      const char *name = d->path;
-      /* The host node is found by number: /dev/test1 c 1:3 is /dev/null. */
-      const char *host_name = name + 5;
-      bool dup = false;
-      if (strncmp (name, "/dev/", 5) != 0 || strchr (name + 5, '/'))
-        continue; /* the profile only lets plain /dev/NAME through */
-      for (size_t j = 0; j < sizeof (default_devs) / sizeof (default_devs[0]);
-           j++)
-        dup |= strcmp (name + 5, default_devs[j].name) == 0;
-      if (dup)
-        continue;
-      for (size_t j = 0; j < sizeof (default_devs) / sizeof (default_devs[0]);
-           j++)
-        if (d->type == 'c' && default_devs[j].maj == d->major
-            && default_devs[j].min == d->minor)
-          host_name = default_devs[j].name;
-      r = dev_bind_host (devfd, host_name, name + 5, (unsigned)d->major,
-                         (unsigned)d->minor, err);
-      if (r < 0)
-        return r;
-    }
-  for (size_t i = 0; i < sizeof (links) / sizeof (links[0]); i++)
-    if (symlinkat (links[i][0], devfd, links[i][1]) < 0 && errno != EEXIST)
-      return moat_fail (err, errno, "creating /dev/%s", links[i][1]);
-  return 0;
-}
-
-static bool
-spec_mounts_dev (const struct spec *s)
-{
-  for (size_t i = 0; i < s->n_mounts; i++)
-    if (strcmp (s->mounts[i].destination, "/dev") == 0)
-      return true;
-  return false;
-}
-
-int
-rootfs_prepare (const struct spec *s, const char *rootfs,
-                const int *mount_src_fds, enum cgroup_mode cgmode,
-                int rootfs_tree, struct moat_error **err)
-{
-  cleanup_close int rootfd = -1;
-  int r;
-
-  /* Nothing done here may propagate back to the host. */
-  if (mount (NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
-    return moat_fail (err, errno, "making / a slave mount");
-  /* G12: a tree moat cloned (and idmapped) is attached already. */
-  if (rootfs_tree < 0
-      && mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return moat_fail (err, errno, "bind mounting the rootfs %s", rootfs);
-  rootfd = open (rootfs, O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return moat_fail (err, errno, "opening the rootfs %s", rootfs);
-
-  for (size_t i = 0; i < s->n_mounts; i++)
-    {
-      r = mount_one (rootfd, &s->mounts[i], mount_src_fds[i], cgmode, err);
-      if (r < 0)
-        return r;
-    }
-  if (spec_mounts_dev (s))
-    {
-      r = dev_setup (rootfd, s, err);
-      if (r < 0)
-        return r;
-    }
-  /* The cwd is created if missing, as runc does, while the root is still
-   * writable. */
-  if (s->process && s->process->cwd)
-    {
-      cleanup_close int cwd = -1;
-      r = rootfs_open_in (rootfd, s->process->cwd, true, false, &cwd, err);
-      if (r < 0)
-        return moat_error_wrap (err, "process.cwd");
-    }
   return 0;
 }
 
@@ -590,43 +295,6 @@ rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
   return 0;
 }
 
-int
-rootfs_pivot (const char *rootfs, bool no_pivot, struct moat_error **err)
-{
-  if (chdir (rootfs) < 0)
-    return moat_fail (err, errno, "chdir to the rootfs");
-  if (no_pivot)
-    {
-      if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
-        return moat_fail (err, errno, "moving the rootfs to /");
-      if (chroot (".") < 0)
-        return moat_fail (err, errno, "chroot");
-    }
-  else
-    {
-      cleanup_close int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-      if (oldroot < 0)
-        return moat_fail (err, errno, "opening the old root");
-      /* pivot_root(".", ".") stacks the old root on top of the new one;
-       * detaching it leaves only the container's tree. mount(2), unlike
-       * umount2, does not climb from "." to the old root stacked there:
-       * without the fchdir the slave flag would land on the container's
-       * own tree and undo its "shared" mounts. */
-      if (syscall (SYS_pivot_root, ".", ".") < 0)
-        return moat_fail (err, errno, "pivot_root");
-      if (fchdir (oldroot) < 0)
-        return moat_fail (err, errno, "chdir to the old root");
-      if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
-        return moat_fail (err, errno, "making the old root a slave");
-      if (umount2 (".", MNT_DETACH) < 0)
-        return moat_fail (err, errno, "detaching the old root");
-    }
-  if (chdir ("/") < 0)
-    return moat_fail (err, errno, "chdir /");
-  return 0;
-}
-
 static int
 mask_path (int rootfd, const char *path, struct moat_error **err)
 {
@@ -685,78 +353,341 @@ mask_path (int rootfd, const char *path, struct moat_error **err)
 }
 
 static int
-readonly_path (int rootfd, const char *path, struct moat_error **err)
+exec_mask (struct rootfs_run *x, const struct mount_op *op,
+           struct moat_error **err)
 {
+  return mask_path (x->rootfd, op->dest, err);
+}
+
+static int
+exec_readonly (struct rootfs_run *x, const struct mount_op *op,
+               struct moat_error **err)
+{
+  const char *path = op->dest;
   cleanup_close int dst = -1;
-  dst = sys_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
+  dst = sys_openat2 (x->rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
   if (dst < 0)
     {
       if (errno == ENOENT)
         return 0;
       return moat_fail (err, errno, "making %s read-only", path);
     }
-  return bind_fd (dst, dst, true, MS_RDONLY | MS_NOSUID | MS_NODEV, 0, path,
-                  err);
+  return bind_fd (dst, dst, (op->flags & MS_REC) != 0, op->flags, 0, path, err);
+}
+
+/* The rootfs bound on itself (G12: a tree moat cloned, and idmapped, is
+ * attached already), opened for the ops that follow. */
+static int
+exec_rootfs (struct rootfs_run *x, const struct mount_op *op,
+             struct moat_error **err)
+{
+  const char *rootfs = op->source;
+
+  if (mount (NULL, "/", NULL, op->propagation, NULL) < 0)
+    return moat_fail (err, errno, "making / a slave mount");
+  if (x->rootfs_tree < 0 && mount (rootfs, rootfs, NULL, op->flags, NULL) < 0)
+    return moat_fail (err, errno, "bind mounting the rootfs %s", rootfs);
+  x->rootfd = open (rootfs, O_DIRECTORY | O_CLOEXEC);
+  if (x->rootfd < 0)
+    return moat_fail (err, errno, "opening the rootfs %s", rootfs);
+  return 0;
+}
+
+/* A spec mount's destination, made if missing (a file for a file), and
+ * where it landed checked. */
+static int
+open_dest (struct rootfs_run *x, const struct mount_op *op, bool as_file,
+           int *ret_fd, struct moat_error **err)
+{
+  cleanup_close int dst = -1;
+  int r;
+
+  r = rootfs_open_in (x->rootfd, op->dest, true, as_file, &dst, err);
+  if (r < 0)
+    return moat_error_wrap (err, "mount %s", op->dest);
+  r = check_landing (dst, op->sysfs_ok, op->dest, err);
+  if (r < 0)
+    return r;
+  *ret_fd = steal_fd (&dst);
+  return 0;
+}
+
+/* The source is a detached tree, cloned by moat on the host (container.c)
+ * and passed by fd. */
+static int
+exec_bind (struct rootfs_run *x, const struct mount_op *op,
+           struct moat_error **err)
+{
+  int srcfd = x->mount_src_fds[op->mount_index];
+  cleanup_close int dst = -1;
+  struct stat st;
+  int r;
+
+  if (srcfd < 0 || fstat (srcfd, &st) < 0)
+    return moat_fail (err, EBADF, "bind mount %s: source", op->dest);
+  r = open_dest (x, op, !S_ISDIR (st.st_mode), &dst, err);
+  if (r < 0)
+    return r;
+  return attach_tree (srcfd, dst, (op->flags & MS_REC) != 0, !op->recursive_ro,
+                      op->flags, op->propagation, op->dest, err);
+}
+
+static int
+exec_mount (struct rootfs_run *x, const struct mount_op *op,
+            struct moat_error **err)
+{
+  int srcfd = x->mount_src_fds[op->mount_index];
+  cleanup_close int dst = -1;
+  cleanup_close int top = -1;
+  int r;
+
+  r = open_dest (x, op, false, &dst, err);
+  if (r < 0)
+    return r;
+  /* G12: a sysfs or mqueue moat made in a namespace joined for the init,
+   * detached. */
+  if (srcfd >= 0)
+    return attach_tree (srcfd, dst, (op->flags & MS_REC) != 0,
+                        !op->recursive_ro, op->flags, op->propagation, op->dest,
+                        err);
+  if (op->type == NULL)
+    return moat_fail (err, 0, "mount %s: no type", op->dest);
+  r = mount_on_fd (op->source, dst, op->type, op->flags, op->data, op->dest,
+                   err);
+  if (r < 0 || op->propagation == 0)
+    return r;
+  r = rootfs_open_in (x->rootfd, op->dest, false, false, &top, err);
+  if (r < 0)
+    return r;
+  return mount_on_fd (NULL, top, NULL, op->propagation, NULL, op->dest, err);
+}
+
+/* The container's /dev, opened once for its nodes and links. */
+static int
+dev_dir (struct rootfs_run *x, struct moat_error **err)
+{
+  if (x->devfd < 0)
+    x->devfd = sys_openat2 (x->rootfd, "dev", O_DIRECTORY | O_CLOEXEC, IN_ROOT);
+  if (x->devfd < 0)
+    return moat_fail (err, errno, "opening /dev in the rootfs");
+  return 0;
+}
+
+/* The name of /dev/NAME in /dev (the plan has no other). */
+static const char *
+dev_name (const struct mount_op *op)
+{
+  return op->dest + strlen ("/dev/");
+}
+
+/* Bind the host's device node after checking it is the real device: moat
+ * never trusts a path on the host to be what its name says. */
+static int
+exec_dev_node (struct rootfs_run *x, const struct mount_op *op,
+               struct moat_error **err)
+{
+  const char *host = op->source, *name = dev_name (op);
+  cleanup_close int src = -1;
+  cleanup_close int dst = -1;
+  struct stat st;
+  int f, r;
+
+  r = dev_dir (x, err);
+  if (r < 0)
+    return r;
+  src = open (host, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+  if (src < 0)
+    return moat_fail (err, errno, "opening %s", host);
+  if (fstat (src, &st) < 0)
+    return moat_fail (err, errno, "stat %s", host);
+  if (!S_ISCHR (st.st_mode) || major (st.st_rdev) != op->major
+      || minor (st.st_rdev) != op->minor)
+    return moat_fail (err, 0, "%s is not the expected device %u:%u", host,
+                      op->major, op->minor);
+  f = openat (x->devfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+              0666);
+  if (f < 0)
+    return moat_fail (err, errno, "creating /dev/%s", name);
+  close (f);
+  dst = openat (x->devfd, name, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+  if (dst < 0)
+    return moat_fail (err, errno, "opening /dev/%s", name);
+  return bind_fd (src, dst, false, op->flags, 0, host, err);
+}
+
+static int
+exec_dev_link (struct rootfs_run *x, const struct mount_op *op,
+               struct moat_error **err)
+{
+  int r = dev_dir (x, err);
+  if (r < 0)
+    return r;
+  if (symlinkat (op->source, x->devfd, dev_name (op)) < 0 && errno != EEXIST)
+    return moat_fail (err, errno, "creating %s", op->dest);
+  return 0;
+}
+
+static int
+exec_mkdir (struct rootfs_run *x, const struct mount_op *op,
+            struct moat_error **err)
+{
+  cleanup_close int fd = -1;
+  int r = rootfs_open_in (x->rootfd, op->dest, true, false, &fd, err);
+  if (r < 0)
+    return moat_error_wrap (err, "process.cwd");
+  return 0;
+}
+
+static int
+exec_pivot (struct rootfs_run *x, const struct mount_op *op,
+            struct moat_error **err)
+{
+  const char *rootfs = op->source;
+
+  if (chdir (rootfs) < 0)
+    return moat_fail (err, errno, "chdir to the rootfs");
+  if (op->chroot)
+    {
+      if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+        return moat_fail (err, errno, "moving the rootfs to /");
+      if (chroot (".") < 0)
+        return moat_fail (err, errno, "chroot");
+    }
+  else
+    {
+      cleanup_close int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+      if (oldroot < 0)
+        return moat_fail (err, errno, "opening the old root");
+      /* pivot_root(".", ".") stacks the old root on top of the new one;
+       * detaching it leaves only the container's tree. mount(2), unlike
+       * umount2, does not climb from "." to the old root stacked there:
+       * without the fchdir the slave flag would land on the container's
+       * own tree and undo its "shared" mounts. */
+      if (syscall (SYS_pivot_root, ".", ".") < 0)
+        return moat_fail (err, errno, "pivot_root");
+      if (fchdir (oldroot) < 0)
+        return moat_fail (err, errno, "chdir to the old root");
+      if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+        return moat_fail (err, errno, "making the old root a slave");
+      if (umount2 (".", MNT_DETACH) < 0)
+        return moat_fail (err, errno, "detaching the old root");
+    }
+  if (chdir ("/") < 0)
+    return moat_fail (err, errno, "chdir /");
+  return 0;
+}
+
+static int
+exec_propagation (struct rootfs_run *x, const struct mount_op *op,
+                  struct moat_error **err)
+{
+  if (mount (NULL, op->dest, NULL, op->propagation, NULL) < 0)
+    return moat_fail (err, errno, "setting rootfs propagation");
+  return 0;
+}
+
+static int
+exec_attrs (struct rootfs_run *x, const struct mount_op *op,
+            struct moat_error **err)
+{
+  cleanup_close int fd
+      = sys_openat2 (x->rootfd, op->dest, O_PATH | O_CLOEXEC, IN_ROOT);
+  struct mount_attr attr = { .attr_set = op->attrs };
+
+  if (fd < 0 || mount_setattr (fd, "", AT_EMPTY_PATH, &attr, sizeof (attr)) < 0)
+    return moat_fail (err, errno, "making %s read-only", op->dest);
+  return 0;
+}
+
+static int
+exec_root_attrs (struct rootfs_run *x, const struct mount_op *op,
+                 struct moat_error **err)
+{
+  struct mount_attr attr = { .attr_set = op->attrs };
+
+  if (mount_setattr (AT_FDCWD, op->dest, 0, &attr, sizeof (attr)) < 0)
+    return moat_fail (err, errno, "making %s %snosuid,nodev", op->dest,
+                      op->attrs & MOUNT_ATTR_RDONLY ? "read-only, " : "");
+  return 0;
+}
+
+static int
+exec_op (struct rootfs_run *x, const struct mount_op *op,
+         struct moat_error **err)
+{
+  if (op->error)
+    return moat_fail (err, 0, "%s", op->error);
+  switch (op->kind)
+    {
+    case MOUNT_OP_ROOTFS:
+      return exec_rootfs (x, op, err);
+    case MOUNT_OP_BIND:
+      return exec_bind (x, op, err);
+    case MOUNT_OP_MOUNT:
+      return exec_mount (x, op, err);
+    case MOUNT_OP_DEV_NODE:
+      return exec_dev_node (x, op, err);
+    case MOUNT_OP_DEV_LINK:
+      return exec_dev_link (x, op, err);
+    case MOUNT_OP_MKDIR:
+      return exec_mkdir (x, op, err);
+    case MOUNT_OP_PIVOT:
+      return exec_pivot (x, op, err);
+    case MOUNT_OP_READONLY:
+      return exec_readonly (x, op, err);
+    case MOUNT_OP_MASK:
+      return exec_mask (x, op, err);
+    case MOUNT_OP_PROPAGATION:
+      return exec_propagation (x, op, err);
+    case MOUNT_OP_ATTRS:
+      return exec_attrs (x, op, err);
+    case MOUNT_OP_ROOT_ATTRS:
+      return exec_root_attrs (x, op, err);
+    }
+  return moat_fail (err, 0, "mount operation %d unknown", (int)op->kind);
+}
+
+/* Execute the plan's ops from x->next up to (not including) end. The fds
+ * of the step go with it: none is held across the hooks between steps. */
+static int
+run_ops (struct rootfs_run *x, size_t end, struct moat_error **err)
+{
+  int r = 0;
+
+  while (r == 0 && x->next < end)
+    r = exec_op (x, &x->plan->v[x->next++], err);
+  if (x->devfd >= 0)
+    close (x->devfd);
+  if (x->rootfd >= 0)
+    close (x->rootfd);
+  x->devfd = x->rootfd = -1;
+  return r;
 }
 
 int
-rootfs_finish (const struct spec *s, struct moat_error **err)
+rootfs_prepare (struct rootfs_run *x, struct moat_error **err)
 {
-  cleanup_close int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  int r;
+  size_t end = x->next;
 
-  if (rootfd < 0)
+  while (end < x->plan->n && x->plan->v[end].kind != MOUNT_OP_PIVOT)
+    end++;
+  return run_ops (x, end, err);
+}
+
+int
+rootfs_pivot (struct rootfs_run *x, struct moat_error **err)
+{
+  if (x->next >= x->plan->n || x->plan->v[x->next].kind != MOUNT_OP_PIVOT)
+    return moat_fail (err, 0, "the mount plan has no pivot here");
+  return run_ops (x, x->next + 1, err);
+}
+
+int
+rootfs_finish (struct rootfs_run *x, struct moat_error **err)
+{
+  x->rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (x->rootfd < 0)
     return moat_fail (err, errno, "opening /");
-  for (char **p = s->linux_.readonly_paths; p && *p; p++)
-    if ((r = readonly_path (rootfd, *p, err)) < 0)
-      return r;
-  for (char **p = s->linux_.masked_paths; p && *p; p++)
-    if ((r = mask_path (rootfd, *p, err)) < 0)
-      return r;
-  if (s->linux_.rootfs_propagation && *s->linux_.rootfs_propagation)
-    {
-      static const struct
-      {
-        const char *name;
-        unsigned long flags;
-      } props[] = { { "private", MS_PRIVATE },
-                    { "rprivate", MS_PRIVATE | MS_REC },
-                    { "slave", MS_SLAVE },
-                    { "rslave", MS_SLAVE | MS_REC },
-                    { "shared", MS_SHARED },
-                    { "rshared", MS_SHARED | MS_REC },
-                    { "unbindable", MS_UNBINDABLE },
-                    { "runbindable", MS_UNBINDABLE | MS_REC } };
-      unsigned long f = 0;
-      for (size_t i = 0; i < sizeof (props) / sizeof (props[0]); i++)
-        if (strcmp (props[i].name, s->linux_.rootfs_propagation) == 0)
-          f = props[i].flags;
-      if (f == 0)
-        return moat_fail (err, 0, "linux.rootfsPropagation: unknown value %s",
-                          s->linux_.rootfs_propagation);
-      if (mount (NULL, "/", NULL, f, NULL) < 0)
-        return moat_fail (err, errno, "setting rootfs propagation");
-    }
-  /* G6/G13: /dev's nodes are in place (and the console): nothing more
-   * may be written or run there. /dev/shm, /dev/pts and /dev/mqueue are
-   * mounts of their own and stay as they are. */
-  if (spec_mounts_dev (s))
-    {
-      cleanup_close int dev
-          = sys_openat2 (rootfd, "dev", O_PATH | O_CLOEXEC, IN_ROOT);
-      struct mount_attr dattr
-          = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC };
-      if (dev < 0
-          || mount_setattr (dev, "", AT_EMPTY_PATH, &dattr, sizeof (dattr)) < 0)
-        return moat_fail (err, errno, "making /dev read-only");
-    }
-  /* G5: the root is nosuid,nodev like every other mount; an image's setuid
-   * files and device nodes mean nothing in the container. */
-  struct mount_attr attr
-      = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
-                      | (s->root_readonly ? MOUNT_ATTR_RDONLY : 0) };
-  if (mount_setattr (AT_FDCWD, "/", 0, &attr, sizeof (attr)) < 0)
-    return moat_fail (err, errno, "making / %snosuid,nodev",
-                      s->root_readonly ? "read-only, " : "");
-  return 0;
+  return run_ops (x, x->plan->n, err);
 }

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 
 #include "../../runtime/mount_ops.h"
 #include "../../policy/profile.h"
@@ -133,12 +134,177 @@ test_cgroup (void **state)
   i = find (&p, MOUNT_OP_MOUNT, "/sys/fs/cgroup");
   assert_string_equal (p.v[i].type, "cgroup2");
   assert_string_equal (p.v[i].options, "ro,nosuid,nodev,noexec");
+  assert_null (p.v[i].data);
+  assert_true (p.v[i].flags & MS_RDONLY);
+  assert_true (p.v[i].sysfs_ok);
   mount_plan_clear (&p);
   mount_plan_build (s, "/r", CGROUP_MODE_HYBRID, false, &p);
   i = find (&p, MOUNT_OP_MOUNT, "/sys/fs/cgroup");
   assert_string_equal (p.v[i].type, "tmpfs");
   assert_non_null (strstr (p.v[i].options, "size=0,mode=555"));
   assert_null (strstr (p.v[i].options, "ro,ro"));
+  assert_string_equal (p.v[i].data, "size=0,mode=555");
+  assert_true (p.v[i].flags & MS_RDONLY);
+  assert_true (p.v[i].sysfs_ok);
+  mount_plan_clear (&p);
+  spec_free (s);
+}
+
+/* What the executor applies is worked out in the plan: a bind's flags,
+ * propagation and rro; a filesystem's own options; the root's and /dev's
+ * attributes; the read-only paths' bind. */
+static void
+test_flags (void **state)
+{
+  struct spec *s = hardened (
+      "[{\"destination\": \"/dev\", \"type\": \"tmpfs\", \"source\": "
+      "\"tmpfs\", \"options\": [\"mode=755\", \"size=65536k\"]},"
+      " {\"destination\": \"/data\", \"type\": \"bind\", \"source\": "
+      "\"/srv/data\", \"options\": [\"rbind\", \"rshared\", \"rro\"]},"
+      " {\"destination\": \"/one\", \"type\": \"bind\", \"source\": "
+      "\"/srv/one\", \"options\": [\"bind\", \"ro\"]}]",
+      "\"rootfsPropagation\": \"rslave\"");
+  struct mount_plan p = { 0 };
+  const struct mount_op *op;
+
+  mount_plan_build (s, "/b/rootfs", CGROUP_MODE_V2, false, &p);
+  op = &p.v[0];
+  assert_int_equal (op->flags, MS_BIND | MS_REC);
+  assert_int_equal (op->propagation, MS_SLAVE | MS_REC);
+
+  op = &p.v[find (&p, MOUNT_OP_MOUNT, "/dev")];
+  assert_null (op->error);
+  assert_string_equal (op->type, "tmpfs");
+  assert_non_null (strstr (op->data, "mode=755"));
+  assert_non_null (strstr (op->data, "size=65536k"));
+  assert_true (op->flags & MS_NOSUID);
+  assert_false (op->flags & (MS_BIND | MS_REC));
+  assert_false (op->sysfs_ok);
+
+  op = &p.v[find (&p, MOUNT_OP_BIND, "/data")];
+  assert_null (op->error);
+  assert_true (op->recursive_ro);
+  assert_int_equal (op->flags & (MS_BIND | MS_REC | MS_RDONLY),
+                    MS_BIND | MS_REC | MS_RDONLY);
+  assert_true (op->flags & MS_NOSUID);
+  assert_true (op->flags & MS_NODEV);
+  assert_int_equal (op->propagation, MS_SHARED | MS_REC);
+  assert_false (op->flags & MS_SHARED);
+  assert_int_equal (op->mount_index, 1);
+
+  /* "ro" on a bind: the top mount read-only, not rro. */
+  op = &p.v[find (&p, MOUNT_OP_BIND, "/one")];
+  assert_false (op->recursive_ro);
+  assert_true (op->flags & MS_RDONLY);
+  assert_false (op->flags & MS_REC);
+  assert_int_equal (op->propagation, 0);
+
+  op = &p.v[find (&p, MOUNT_OP_DEV_NODE, "/dev/null")];
+  assert_string_equal (op->source, "/dev/null");
+  assert_int_equal (op->major, 1);
+  assert_int_equal (op->minor, 3);
+  assert_int_equal (op->flags, MS_NOSUID | MS_NOEXEC);
+  op = &p.v[find (&p, MOUNT_OP_DEV_NODE, "/dev/tty")];
+  assert_int_equal (op->major, 5);
+  assert_int_equal (op->minor, 0);
+  op = &p.v[find (&p, MOUNT_OP_DEV_LINK, "/dev/ptmx")];
+  assert_string_equal (op->source, "pts/ptmx");
+
+  op = &p.v[find (&p, MOUNT_OP_PIVOT, "/")];
+  assert_false (op->chroot);
+  op = &p.v[find (&p, MOUNT_OP_READONLY, "/proc/sys")];
+  assert_int_equal (op->flags,
+                    MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV);
+  op = &p.v[find (&p, MOUNT_OP_PROPAGATION, "/")];
+  assert_null (op->error);
+  assert_int_equal (op->propagation, MS_SLAVE | MS_REC);
+  op = &p.v[find (&p, MOUNT_OP_ATTRS, "/dev")];
+  assert_int_equal (op->attrs, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC);
+  op = &p.v[p.n - 1];
+  assert_int_equal (op->attrs,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  for (size_t i = 0; i < p.n; i++)
+    assert_null (p.v[i].error);
+  mount_plan_clear (&p);
+  mount_plan_build (s, "/b/rootfs", CGROUP_MODE_V2, true, &p);
+  assert_true (p.v[find (&p, MOUNT_OP_PIVOT, "/")].chroot);
+  mount_plan_clear (&p);
+  spec_free (s);
+}
+
+/* A device of config.json is bound from the host's node of its number
+ * (c 1:3 is /dev/null whatever its name); others from their own name. */
+static void
+test_dev_by_number (void **state)
+{
+  struct spec *s = hardened (
+      "[{\"destination\": \"/dev\", \"type\": \"tmpfs\", \"source\": "
+      "\"tmpfs\"}]",
+      "\"devices\": [{\"path\": \"/dev/test1\", \"type\": \"c\", "
+      "\"major\": 1, \"minor\": 3}, {\"path\": \"/dev/null\", \"type\": "
+      "\"c\", \"major\": 1, \"minor\": 3}]");
+  struct mount_plan p = { 0 };
+  size_t n = 0;
+  const struct mount_op *op;
+
+  mount_plan_build (s, "/r", CGROUP_MODE_V2, false, &p);
+  if (s->linux_.n_devices == 0)
+    skip (); /* the profile dropped them: nothing to check here */
+  op = &p.v[find (&p, MOUNT_OP_DEV_NODE, "/dev/test1")];
+  assert_string_equal (op->source, "/dev/null");
+  assert_int_equal (op->major, 1);
+  assert_int_equal (op->minor, 3);
+  {
+    cleanup_free char *t = mount_op_text (op);
+    assert_string_equal (t, "dev-node /dev/null at /dev/test1 (nosuid,noexec)");
+  }
+  /* /dev/null is among the defaults: once. */
+  for (size_t i = 0; i < p.n; i++)
+    n += p.v[i].kind == MOUNT_OP_DEV_NODE
+         && strcmp (p.v[i].dest, "/dev/null") == 0;
+  assert_int_equal (n, 1);
+  mount_plan_clear (&p);
+  spec_free (s);
+}
+
+/* Options that cannot be applied, and an unknown rootfsPropagation, are
+ * kept as the op's error: the plan is still whole (explain prints it),
+ * and the op fails with the message create has always given. The spec
+ * is parsed only: the profile would have rewritten these options. */
+static void
+test_errors (void **state)
+{
+  const char *text
+      = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
+        " \"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\","
+        " \"source\": \"tmpfs\", \"options\": [\"size=1k,mode=700\"]},"
+        " {\"destination\": \"/y\", \"type\": \"tmpfs\", \"source\": "
+        "\"tmpfs\", \"options\": [\"\"]},"
+        " {\"destination\": \"/z\", \"type\": \"proc\", \"options\": "
+        "[\"context=\\\"u:r:t:s0:c1,c2\\\"\"]}],"
+        " \"linux\": {\"rootfsPropagation\": \"sideways\"}}";
+  struct spec *s = NULL;
+  struct moat_error *err = NULL;
+  struct mount_plan p = { 0 };
+  const struct mount_op *op;
+
+  if (spec_parse (text, strlen (text), &s, &err) < 0)
+    fail_msg ("spec_parse: %s", err->msg);
+  mount_plan_build (s, "/r", CGROUP_MODE_V2, false, &p);
+  op = &p.v[find (&p, MOUNT_OP_MOUNT, "/x")];
+  assert_string_equal (op->error, "mount /x: bad option \"size=1k,mode=700\"");
+  op = &p.v[find (&p, MOUNT_OP_MOUNT, "/y")];
+  assert_string_equal (op->error, "mount /y: bad option \"\"");
+  /* A quoted SELinux context keeps its commas. */
+  op = &p.v[find (&p, MOUNT_OP_MOUNT, "/z")];
+  assert_null (op->error);
+  assert_string_equal (op->data, "context=\"u:r:t:s0:c1,c2\"");
+  assert_string_equal (op->source, "none");
+  op = &p.v[find (&p, MOUNT_OP_PROPAGATION, "/")];
+  assert_string_equal (op->error,
+                       "linux.rootfsPropagation: unknown value sideways");
+  assert_int_equal (p.v[p.n - 1].kind, MOUNT_OP_ROOT_ATTRS);
+  assert_null (p.v[p.n - 1].error);
   mount_plan_clear (&p);
   spec_free (s);
 }
@@ -150,6 +316,9 @@ main (void)
     cmocka_unit_test (test_order),
     cmocka_unit_test (test_no_dev_no_pivot),
     cmocka_unit_test (test_cgroup),
+    cmocka_unit_test (test_flags),
+    cmocka_unit_test (test_dev_by_number),
+    cmocka_unit_test (test_errors),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
