@@ -1,12 +1,13 @@
 /* The container's filesystem, built inside its mount namespace before and
- * after pivot_root. Every destination is resolved inside the rootfs with
+ * after pivot_root: the init executes the mount plan (mount_ops.h) op by
+ * op, one function per kind, and does nothing the plan does not list.
+ * Every destination is resolved inside the rootfs with
  * openat2(RESOLVE_IN_ROOT), so a symlink in the image can never make a mount
  * land on the host (CVE-2021-30465); mounts are attached by fd. */
 #include "linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libmount/libmount.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <string.h>
