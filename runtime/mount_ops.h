@@ -4,7 +4,11 @@
  * executes it op by op (rootfs.c, one function per kind) and `moat
  * profile explain` prints it. Everything the executor applies is worked
  * out here; what it adds at run time is only what the host hands the
- * init (the bind sources' fds, the idmapped rootfs tree). */
+ * init (the bind sources' fds, the idmapped rootfs tree). Not in the
+ * list: what moat prepares on the host before clone (the profile's mount
+ * points, rootfs_place_profile_mounts; idmap's; the sources opened), and
+ * the attaching of the rootfs tree, which the init does before it joins
+ * the container's namespaces. */
 #ifndef MOAT_MOUNT_OPS_H
 #define MOAT_MOUNT_OPS_H
 
@@ -62,8 +66,9 @@ struct mount_plan
   size_t n;
 };
 
-/* The operations for hardened spec s with its rootfs at rootfs (host
- * path), on a host whose cgroups are in cgmode. No I/O. */
+/* The operations for hardened spec s with its rootfs at rootfs (the host
+ * path; in the init, its path to an attached tree), on a host whose
+ * cgroups are in cgmode. No I/O. */
 void mount_plan_build (const struct spec *s, const char *rootfs,
                        enum cgroup_mode cgmode, bool no_pivot,
                        struct mount_plan *ret);
