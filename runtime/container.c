@@ -85,6 +85,12 @@ proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime)
   }
 }
 
+char *
+container_seccomp_cache_dir (const struct moat_globals *g)
+{
+  return xasprintf ("%s/.cache", g->root);
+}
+
 bool
 container_init_alive (const struct container_state *st)
 {

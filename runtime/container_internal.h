@@ -84,6 +84,8 @@ int proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime);
 bool container_init_alive (const struct container_state *st);
 /* creating | created | running | paused | stopped */
 const char *container_status (int dirfd, const struct container_state *st);
+/* ROOT/.cache: compiled seccomp filters, for create and exec. */
+char *container_seccomp_cache_dir (const struct moat_globals *g);
 /* Open ROOT/ID (locked if lock) and read its state. */
 int container_load (const struct moat_globals *g, const char *id, bool lock,
                     int *ret_rootfd, int *ret_dirfd,

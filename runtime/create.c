@@ -46,12 +46,6 @@ close_fds (int *fds, size_t n)
   free (fds);
 }
 
-static char *
-seccomp_cache_dir (const struct moat_globals *g)
-{
-  return xasprintf ("%s/.cache", g->root);
-}
-
 /* Everything create sets up on the host, and what one phase hands the
  * next; released in reverse on failure (create_ctx_undo), closed and freed
  * either way (create_ctx_release). */
@@ -361,7 +355,7 @@ phase_bind_sources_and_policy (struct create_ctx *c, struct moat_error **err)
 static int
 phase_seccomp (struct create_ctx *c, struct moat_error **err)
 {
-  cleanup_free char *cache = seccomp_cache_dir (c->g);
+  cleanup_free char *cache = container_seccomp_cache_dir (c->g);
   struct spec *s = c->s;
   int r;
 

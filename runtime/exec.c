@@ -142,7 +142,7 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
 
   /* Until execve this process is a copy of moat inside the container: no
    * container process may read its memory or open its exe. */
-  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  (void)linux_undumpable (NULL);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   /* G10: out of the caller's session and process group, as the init. */
   if (setsid () < 0)
@@ -168,8 +168,8 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
       && ((setresgid (0, 0, 0) < 0 && errno != EINVAL)
           || (setresuid (0, 0, 0) < 0 && errno != EINVAL)))
     moat_fail (&err, errno, "becoming root in the user namespace");
-  if (err == NULL && linux_undumpable () < 0)
-    moat_fail (&err, errno, "PR_SET_DUMPABLE");
+  if (err == NULL)
+    linux_undumpable (&err);
   if (err == NULL && c->proc->terminal)
     {
       int master = -1;
@@ -363,7 +363,7 @@ exec_phase_process (struct exec_ctx *c, struct moat_error **err)
                              c->g->audit ? c->g->audit->overrides : NULL, err);
   if (r == 0 && c->s->linux_.seccomp.present)
     r = seccomp_compile_config (&c->s->linux_.seccomp, &c->sc_config, err);
-  cache = xasprintf ("%s/.cache", c->g->root);
+  cache = container_seccomp_cache_dir (c->g);
   if (r == 0)
     r = seccomp_builtin (cache, &c->sc_builtin, err);
   if (r == 0)

@@ -88,9 +88,11 @@ linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
 }
 
 int
-linux_undumpable (void)
+linux_undumpable (struct moat_error **err)
 {
-  return prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    return moat_fail (err, errno, "PR_SET_DUMPABLE");
+  return 0;
 }
 
 pid_t
@@ -116,9 +118,11 @@ linux_clone_in_userns (int userns_fd, const char *cwd, unsigned long flags,
       /* In that user namespace its owner holds CAP_SYS_PTRACE over this
        * copy of moat, still host uid 0 to the host's files: not dumpable
        * once in it (the init, born of it, inherits that). */
-      if ((cwd && chdir (cwd) < 0) || setns (userns_fd, CLONE_NEWUSER) < 0
-          || linux_undumpable () < 0)
+      int r;
+      if ((cwd && chdir (cwd) < 0) || setns (userns_fd, CLONE_NEWUSER) < 0)
         m.err = errno;
+      else if ((r = linux_undumpable (NULL)) < 0)
+        m.err = -r;
       else
         {
           debug_pause ("in-joined-userns");
@@ -190,9 +194,7 @@ become_userns_root (struct moat_error **err)
    * moat. And made it dumpable again where fs.suid_dumpable is 1. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     return moat_fail (err, errno, "PR_SET_PDEATHSIG");
-  if (linux_undumpable () < 0)
-    return moat_fail (err, errno, "PR_SET_DUMPABLE");
-  return 0;
+  return linux_undumpable (err);
 }
 
 /* The user namespace joined by path, then the namespaces made in it. */
@@ -205,11 +207,11 @@ enter_joined_userns (struct init_args *a, struct moat_error **err)
   if (!a->born_in_userns && setns (a->ns_fds[NS_USER], CLONE_NEWUSER) < 0)
     return moat_fail (err, errno, "joining user namespace %s",
                       s->linux_.ns[NS_USER].path);
-  if (linux_undumpable () < 0)
-    return moat_fail (err, errno, "PR_SET_DUMPABLE");
   close (a->ns_fds[NS_USER]);
   a->ns_fds[NS_USER] = -1;
-  r = check_joined_userns (err);
+  r = linux_undumpable (err);
+  if (r == 0)
+    r = check_joined_userns (err);
   if (r == 0)
     r = become_userns_root (err);
   if (r < 0)
@@ -227,9 +229,9 @@ enter_joined_userns (struct init_args *a, struct moat_error **err)
 static int
 join_namespaces (struct init_args *a, struct moat_error **err)
 {
-  /* The user namespace first: joining it decides what the others allow. */
-  static const int order[]
-      = { NS_USER, NS_MOUNT, NS_NET, NS_IPC, NS_UTS, NS_CGROUP };
+  /* A user namespace joined by path was entered before
+   * (enter_joined_userns): it decides what the others allow. */
+  static const int order[] = { NS_MOUNT, NS_NET, NS_IPC, NS_UTS, NS_CGROUP };
   for (size_t i = 0; i < sizeof (order) / sizeof (order[0]); i++)
     {
       int t = order[i];
@@ -238,14 +240,6 @@ join_namespaces (struct init_args *a, struct moat_error **err)
       if (setns (a->ns_fds[t], ns_table[t].clone_flag) < 0)
         return moat_fail (err, errno, "joining %s namespace %s",
                           ns_type_name (t), a->spec->linux_.ns[t].path);
-      if (t == NS_USER)
-        {
-          int r = linux_undumpable () < 0
-                      ? moat_fail (err, errno, "PR_SET_DUMPABLE")
-                      : check_joined_userns (err);
-          if (r < 0)
-            return r;
-        }
       close (a->ns_fds[t]);
       a->ns_fds[t] = -1;
     }
@@ -567,7 +561,7 @@ linux_init_main (struct init_args *a)
   /* Until execve the init is a copy of moat: nothing in a shared pid
    * namespace may read its memory or open its /proc/PID/exe for writing
    * (CVE-2019-5736); execve resets this for the payload. */
-  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+  if (linux_undumpable (NULL) < 0)
     _exit (1);
   /* G10: a session and process group of its own, so that nothing in the
    * container shares the caller's: no kill (0, ...) reaches the caller's

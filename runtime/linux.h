@@ -62,7 +62,7 @@ pid_t linux_clone_in_userns (int userns_fd, const char *cwd,
  * nothing may ptrace it or read its memory (CVE-2016-9962, CVE-2019-5736).
  * Again after each change of user namespace or ids: the kernel sets it back
  * to fs.suid_dumpable, which a host may have at 1. */
-int linux_undumpable (void);
+int linux_undumpable (struct moat_error **err);
 /* Never returns: the init's body; exits the process on failure. */
 void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 

@@ -162,9 +162,7 @@ set_user (const struct spec_user *u, struct moat_error **err)
     return moat_fail (err, errno, "prctl PR_SET_KEEPCAPS");
   /* The new ids made it dumpable where fs.suid_dumpable is 1: a process
    * of the same uid could ptrace it before its seccomp filters load. */
-  if (linux_undumpable () < 0)
-    return moat_fail (err, errno, "PR_SET_DUMPABLE");
-  return 0;
+  return linux_undumpable (err);
 }
 
 static int
