@@ -225,9 +225,17 @@ cgroup_gone() {
 	cgroup_gone "/$CG_TOP/$ID"
 }
 
-# hugetlb.SIZE's limit file of cgroup path $1 (v1: limit_in_bytes, v2: max).
+# hugetlb.SIZE's limit file of cgroup path $1, in whichever hierarchy holds
+# the controller: v2, a v1 hugetlb hierarchy, or a hybrid host's cgroup2
+# mount (a fresh Debian host with systemd's hybrid layout has it there).
 hugetlb_limit() {
-	if $CG_V2; then cat "/sys/fs/cgroup$1/hugetlb.$2.max"; else cat "/sys/fs/cgroup/hugetlb$1/hugetlb.$2.limit_in_bytes"; fi
+	if $CG_V2; then
+		cat "/sys/fs/cgroup$1/hugetlb.$2.max"
+	elif [ -d /sys/fs/cgroup/hugetlb ]; then
+		cat "/sys/fs/cgroup/hugetlb$1/hugetlb.$2.limit_in_bytes"
+	else
+		cat "/sys/fs/cgroup/unified$1/hugetlb.$2.max"
+	fi
 }
 
 requires_hugetlb_2mb() {
