@@ -256,6 +256,15 @@ struct moat_error;
  * "process.args: expected array of strings". */
 int spec_parse (const char *text, size_t len, struct spec **ret,
                 struct moat_error **err);
+/* The same from a parsed JSON object (a spec saved inside another file). */
+struct json_node;
+int spec_parse_node (const struct json_node *root, struct spec **ret,
+                     struct moat_error **err);
+/* s as config.json text again, which spec_parse reads back as the same
+ * struct (spec_write.c); spec_write puts it in an open writer. */
+char *spec_to_json (const struct spec *s);
+struct json_writer;
+void spec_write (struct json_writer *w, const struct spec *s);
 /* Read and parse BUNDLE/config.json (or any path). */
 int spec_load (const char *path, struct spec **ret, struct moat_error **err);
 /* Parse an exec process.json (a "process" object alone). */

@@ -64,9 +64,6 @@ void profile_filter_kv (struct spec_kv *kv, size_t *n,
 
 /* "10.0.0.0/8" (newly allocated). */
 
-/* Join a NULL-terminated vector with sep (for override text). */
-char *profile_strv_join (char *const *v, const char *sep);
-
 /* The network lists (profile_network.c): built-in defaults, copies, the
  * operator config's egress_* keys, the run.moat.egress-allow annotation. */
 struct json_node;

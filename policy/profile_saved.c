@@ -7,22 +7,11 @@
 #include "profile.h"
 #include "profile_internal.h"
 #include "../lib/util.h"
+#include "../oci/decision.h"
 #include "../oci/json.h"
 
 #include <errno.h>
 #include <string.h>
-
-#define POLICY_VERSION 1
-
-static void
-write_strv (struct json_writer *w, const char *key, char *const *v)
-{
-  jw_key (w, key);
-  jw_array_begin (w);
-  for (size_t i = 0; v && v[i]; i++)
-    jw_string (w, v[i]);
-  jw_array_end (w);
-}
 
 /* NULL or absent: none. -1 if not an array of strings. */
 static int
@@ -85,14 +74,22 @@ write_profile (struct json_writer *w, const struct profile *p)
   jw_key (w, "userns");
   jw_bool (w, p->userns);
   /* G5/G13: later verbs re-harden the saved config.json with these. */
-  write_strv (w, "writable_bind_trees", p->writable_bind_trees);
+  jw_strv_member (w, "writable_bind_trees", p->writable_bind_trees);
   jw_key (w, "noexec_volumes");
   jw_bool (w, p->noexec_volumes);
   jw_key (w, "engine_roots");
   jw_object_begin (w);
   for (int k = 0; k < ENGINE__N; k++)
-    write_strv (w, profile_engine_names[k], p->engine_roots[k]);
+    jw_strv_member (w, profile_engine_names[k], p->engine_roots[k]);
   jw_object_end (w);
+  /* G12's pool the block came from: delete gives it back there. */
+  jw_key (w, "userns_first");
+  jw_uint (w, p->userns_first);
+  jw_key (w, "userns_blocks");
+  jw_uint (w, p->userns_blocks);
+  jw_key (w, "userns_pool_dir");
+  jw_string (w, p->userns_pool_dir);
+  jw_strv_member (w, "seccomp_agents", p->seccomp_agents);
   if (p->caller_volume)
     {
       jw_key (w, "caller_volume");
@@ -103,32 +100,31 @@ write_profile (struct json_writer *w, const struct profile *p)
 
 char *
 profile_policy_to_json (const struct profile *eff,
-                        const struct override_list *ov)
+                        const struct override_list *ov,
+                        const struct spec *final, const struct cidr *dns,
+                        size_t n_dns)
 {
   struct json_writer *w = json_writer_new (false);
+  struct process_bounds bounds = profile_process_bounds (eff);
+  cleanup_strv char **nameservers = xcalloc (1, sizeof (char *));
 
+  for (size_t i = 0; i < n_dns; i++)
+    {
+      cleanup_free char *text = cidr_to_string (&dns[i]);
+      strv_append (&nameservers, text);
+    }
   jw_object_begin (w);
   jw_key (w, "version");
-  jw_int (w, POLICY_VERSION);
+  jw_int (w, DECISION_VERSION);
   jw_key (w, "profile");
   write_profile (w, eff);
   jw_overrides (w, "overrides", ov);
+  decision_write_parts (w, final, &bounds, nameservers);
   jw_object_end (w);
   return json_writer_finish (w);
 }
 
 /* ---- reading it back ---- */
-
-static const char *
-get_str (const json_node *obj, const char *key, bool nullable)
-{
-  const json_node *v = json_get (obj, key);
-  if (v && json_is_string (v))
-    return json_string (v);
-  if (nullable && (v == NULL || json_is_null (v)))
-    return "";
-  return NULL;
-}
 
 static int
 get_i64 (const json_node *obj, const char *key, int64_t min, int64_t *ret)
@@ -146,7 +142,7 @@ read_profile (const json_node *o, struct profile *p, struct moat_error **err)
   const char *s;
   int64_t n;
 
-  if (!json_is_object (o) || (s = get_str (o, "name", false)) == NULL
+  if (!json_is_object (o) || (s = json_member_string (o, "name", false)) == NULL
       || (v = json_get (o, "egress")) == NULL || !json_is_bool (v))
     return moat_fail (err, 0, "profile: name and egress expected");
   /* The built-in tables (masked paths, devices ...) come with the name. */
@@ -229,38 +225,24 @@ read_profile (const json_node *o, struct profile *p, struct moat_error **err)
       if (read_strv (v, profile_engine_names[k], &p->engine_roots[k]) < 0)
         return moat_fail (err, 0, "profile: engine_roots.%s",
                           profile_engine_names[k]);
-  if ((s = get_str (o, "caller_volume", false)) != NULL)
+  if (get_i64 (o, "userns_first", 0, &n) < 0 || n > UINT32_MAX)
+    return moat_fail (err, 0, "profile: userns_first expected");
+  p->userns_first = (uint32_t)n;
+  if (get_i64 (o, "userns_blocks", 0, &n) < 0 || n > UINT32_MAX)
+    return moat_fail (err, 0, "profile: userns_blocks expected");
+  p->userns_blocks = (uint32_t)n;
+  if ((s = json_member_string (o, "userns_pool_dir", false)) == NULL)
+    return moat_fail (err, 0, "profile: userns_pool_dir expected");
+  free (p->userns_pool_dir);
+  p->userns_pool_dir = xstrdup (s);
+  if (read_strv (o, "seccomp_agents", &p->seccomp_agents) < 0)
+    return moat_fail (err, 0, "profile: seccomp_agents");
+  if ((s = json_member_string (o, "caller_volume", false)) != NULL)
     p->caller_volume = xstrdup (s);
-  if ((s = get_str (o, "audit_log", false)) == NULL)
+  if ((s = json_member_string (o, "audit_log", false)) == NULL)
     return moat_fail (err, 0, "profile: audit_log expected");
   free (p->audit_log);
   p->audit_log = xstrdup (s);
-  return 0;
-}
-
-static int
-read_overrides (const json_node *a, struct override_list *ov,
-                struct moat_error **err)
-{
-  if (a == NULL || !json_is_array (a))
-    return moat_fail (err, 0, "overrides: expected an array");
-  for (size_t i = 0; i < json_array_len (a); i++)
-    {
-      const json_node *o = json_array_get (a, i);
-      const char *kind = json_is_object (o) ? get_str (o, "kind", false) : NULL;
-      const char *path = kind ? get_str (o, "path", false) : NULL;
-      const char *asked = path ? get_str (o, "asked", true) : NULL;
-      const char *enforced = asked ? get_str (o, "enforced", true) : NULL;
-      int k = -1;
-
-      for (int c = OVERRIDE_CHANGED; kind && c <= OVERRIDE_REFUSED; c++)
-        if (strcmp (kind, override_kind_name (c)) == 0)
-          k = c;
-      if (k < 0 || enforced == NULL)
-        return moat_fail (err, 0, "overrides[%zu]: malformed", i);
-      override_list_add (ov, k, path, *asked ? asked : NULL,
-                         *enforced ? enforced : NULL);
-    }
   return 0;
 }
 
@@ -278,12 +260,15 @@ profile_policy_parse (const char *text, size_t len, struct profile **ret,
   if (r < 0)
     return moat_error_wrap (err, "policy.json");
   if (!json_is_object (root) || get_i64 (root, "version", 0, &version) < 0
-      || version != POLICY_VERSION)
-    r = moat_fail (err, 0, "version: expected %d", POLICY_VERSION);
+      || version != DECISION_VERSION)
+    r = moat_fail (err, 0,
+                   "version: expected %d (written by another moat: delete "
+                   "the container and create it again)",
+                   DECISION_VERSION);
   if (r == 0)
     r = read_profile (json_get (root, "profile"), p, err);
   if (r == 0 && ret_ov)
-    r = read_overrides (json_get (root, "overrides"), &ov, err);
+    r = override_list_parse (json_get (root, "overrides"), &ov, err);
   json_free (root);
   if (r < 0)
     {

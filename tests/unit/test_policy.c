@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../oci/decision.h"
 #include "../../policy/profile.h"
 #include "../../lib/util.h"
 
@@ -83,19 +84,47 @@ test_policy_round_trip (void **state)
   struct profile *eff = NULL, *back = NULL;
   struct override_list ov = { 0 }, ov_back = { 0 };
   struct moat_error *err = NULL;
-  char *json;
+  const char *config
+      = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+        "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
+        "\"env\":[\"A=1\"]},\"mounts\":[{\"destination\":\"/mnt\","
+        "\"source\":\"/srv\",\"options\":[\"rbind\",\"ro\"]}]}";
+  struct spec *spec = NULL;
+  struct decision *d = NULL;
+  struct cidr dns[1];
+  char *json, *spec_text, *back_text;
 
   assert_int_equal (profile_effective (base, ann, 2, &eff, NULL, &err), 0);
+  assert_int_equal (spec_parse (config, strlen (config), &spec, &err), 0);
+  assert_int_equal (cidr_parse ("10.96.0.10", &dns[0]), 0);
   assert_int_equal (eff->pids_limit, 10);
   assert_int_equal (eff->cpu_quota, 7777);
   override_list_add (&ov, OVERRIDE_CHANGED, "mounts[/mnt].options", "rbind",
                      "rbind,ro");
   override_list_add (&ov, OVERRIDE_ADDED, "mounts[/tmp]", NULL, "tmpfs");
-  json = profile_policy_to_json (eff, &ov);
+  json = profile_policy_to_json (eff, &ov, spec, dns, 1);
   assert_null (strchr (json, '\n')); /* one line */
   if (profile_policy_parse (json, strlen (json), &back, &ov_back, &err) < 0)
     fail_msg ("parse: %s", err->msg);
   assert_same_profile (eff, back);
+  assert_int_equal (back->userns_first, eff->userns_first);
+  assert_int_equal (back->userns_blocks, eff->userns_blocks);
+  assert_string_equal (back->userns_pool_dir, eff->userns_pool_dir);
+  /* The rest of the decision, read without the policy. */
+  if (decision_parse (json, strlen (json), &d, &err) < 0)
+    fail_msg ("decision: %s", err->msg);
+  assert_string_equal (d->profile_name, "egress");
+  assert_int_equal (d->process.nofile, eff->nofile);
+  assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
+  assert_string_equal (d->nameservers[0], "10.96.0.10/32");
+  assert_null (d->nameservers[1]);
+  spec_text = spec_to_json (spec);
+  back_text = spec_to_json (d->spec);
+  assert_string_equal (spec_text, back_text);
+  free (spec_text);
+  free (back_text);
+  decision_free (d);
+  spec_free (spec);
   assert_int_equal (ov_back.n, 2);
   assert_int_equal (ov_back.v[0].kind, OVERRIDE_CHANGED);
   assert_string_equal (ov_back.v[0].path, "mounts[/mnt].options");
@@ -116,11 +145,12 @@ static void
 test_policy_keeps_metadata_ranges (void **state)
 {
   const char *text
-      = "{\"version\":1,\"profile\":{\"name\":\"egress\",\"egress\":true,"
+      = "{\"version\":2,\"profile\":{\"name\":\"egress\",\"egress\":true,"
         "\"pids_limit\":64,\"memory_limit\":536870912,\"cpu_quota\":100000,"
         "\"cpu_period\":100000,\"tmpfs_size\":67108864,\"nofile\":1024,"
         "\"credential_env\":[],\"deny\":[\"10.0.0.0/8\"],"
-        "\"audit_log\":\"/a\"},\"overrides\":[]}";
+        "\"userns_first\":1073741824,\"userns_blocks\":1,\"userns_pool_dir\":"
+        "\"/p\",\"audit_log\":\"/a\"},\"overrides\":[]}";
   struct profile *p = NULL;
   struct moat_error *err = NULL;
   bool metadata = false, ten = false;
@@ -160,23 +190,25 @@ test_policy_malformed (void **state)
 {
   expect_bad ("", "policy.json");
   expect_bad ("[]", "version");
-  expect_bad ("{\"version\": 2}", "version");
-  expect_bad ("{\"version\": 1, \"profile\": {\"name\": \"lax\", \"egress\": "
+  expect_bad ("{\"version\": 1}", "another moat");
+  expect_bad ("{\"version\": 2, \"profile\": {\"name\": \"lax\", \"egress\": "
               "true}}",
               "unknown profile lax");
-  expect_bad ("{\"version\": 1, \"profile\": {\"name\": \"strict\", "
+  expect_bad ("{\"version\": 2, \"profile\": {\"name\": \"strict\", "
               "\"egress\": false, \"pids_limit\": -1}}",
               "limits");
-  expect_bad ("{\"version\":1,\"profile\":{\"name\":\"strict\",\"egress\":"
+  expect_bad ("{\"version\":2,\"profile\":{\"name\":\"strict\",\"egress\":"
               "false,\"pids_limit\":64,\"memory_limit\":1,\"cpu_quota\":"
               "100000,\"cpu_period\":100000,\"tmpfs_size\":1,\"nofile\":1,"
               "\"credential_env\":[],\"deny\":[\"nope\"],\"audit_log\":\"/a\"}"
               ",\"overrides\":[]}",
               "not a CIDR");
-  expect_bad ("{\"version\":1,\"profile\":{\"name\":\"strict\",\"egress\":"
+  expect_bad ("{\"version\":2,\"profile\":{\"name\":\"strict\",\"egress\":"
               "false,\"pids_limit\":64,\"memory_limit\":1,\"cpu_quota\":"
               "100000,\"cpu_period\":100000,\"tmpfs_size\":1,\"nofile\":1,"
-              "\"credential_env\":[],\"deny\":[],\"audit_log\":\"/a\"},"
+              "\"credential_env\":[],\"deny\":[],\"audit_log\":\"/a\","
+              "\"userns_first\":1073741824,\"userns_blocks\":1,\"userns_pool_"
+              "dir\":\"/p\"},"
               "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]}",
               "overrides[0]");
 }
