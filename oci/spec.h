@@ -293,6 +293,9 @@ const char *ns_type_name (enum ns_type t);     /* "mount", "network", ... */
 int ns_type_from_name (const char *name);      /* -1 if unknown */
 const char *hook_kind_name (enum hook_kind k); /* "prestart", ... */
 int rlimit_from_name (const char *name); /* "RLIMIT_NOFILE" -> number, -1 */
+/* A capability's OCI name ("CAP_CHOWN"; libcap's is "cap_chown"), newly
+ * allocated; one libcap does not know is "CAP_N". */
+char *spec_cap_name (int cap);
 
 const char *spec_annotation (const struct spec *s, const char *key);
 

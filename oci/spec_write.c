@@ -53,7 +53,21 @@ key_map (struct json_writer *w, const char *key, const struct spec_kv *kv,
   jw_object_end (w);
 }
 
-/* OCI's spelling: "CAP_CHOWN" (libcap's is "cap_chown"). */
+char *
+spec_cap_name (int cap)
+{
+  char *name = cap_to_name (cap);
+  char *up;
+
+  if (name == NULL)
+    return xasprintf ("CAP_%d", cap);
+  up = xasprintf ("%s%s", strncmp (name, "cap_", 4) ? "CAP_" : "", name);
+  cap_free (name);
+  for (char *c = up; *c; c++)
+    *c = (char)toupper ((unsigned char)*c);
+  return up;
+}
+
 static void
 key_caps (struct json_writer *w, const char *key, uint64_t set)
 {
@@ -62,11 +76,8 @@ key_caps (struct json_writer *w, const char *key, uint64_t set)
   for (int i = 0; i < 64; i++)
     if (set & (UINT64_C (1) << i))
       {
-        char *name = cap_to_name (i);
-        for (char *c = name; c && *c; c++)
-          *c = (char)toupper ((unsigned char)*c);
+        cleanup_free char *name = spec_cap_name (i);
         jw_string (w, name);
-        cap_free (name);
       }
   jw_array_end (w);
 }
