@@ -79,6 +79,13 @@ int profile_network_annotation (struct profile *e, const char *value,
 char *profile_network_allow_text (const struct profile *p);
 const char *profile_network_mode (const struct profile *p);
 
+/* The profile's fields in the saved form (policy.json's "profile"), and
+ * read back: one table (profile_fields.c), which `profile show` uses too. */
+struct json_writer;
+void profile_write_saved (struct json_writer *w, const struct profile *p);
+int profile_read_saved (const struct json_node *o, struct profile *p,
+                        struct moat_error **err);
+
 #define cleanup_profile __attribute__ ((cleanup (profile_freep)))
 static inline void
 profile_freep (struct profile **p)
