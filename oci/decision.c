@@ -11,7 +11,7 @@
 void
 decision_write_parts (struct json_writer *w, const struct spec *final,
                       const struct process_bounds *process,
-                      char *const *nameservers)
+                      char *const *nameservers, const char *userns_pool_dir)
 {
   jw_key (w, "process");
   jw_object_begin (w);
@@ -20,6 +20,8 @@ decision_write_parts (struct json_writer *w, const struct spec *final,
   jw_strv_member (w, "credential_env", process->credential_env);
   jw_object_end (w);
   jw_strv_member (w, "nameservers", nameservers);
+  jw_key (w, "userns_pool_dir");
+  jw_string (w, userns_pool_dir);
   jw_key (w, "spec");
   spec_write (w, final);
 }
@@ -72,6 +74,10 @@ read_decision (const json_node *root, struct decision *d,
   if (read_strv (proc, "credential_env", &d->process.credential_env, err) < 0
       || read_strv (root, "nameservers", &d->nameservers, err) < 0)
     return -1;
+  v = json_get (root, "userns_pool_dir");
+  if (v == NULL || !json_is_string (v))
+    return moat_fail (err, 0, "userns_pool_dir: expected a string");
+  d->userns_pool_dir = xstrdup (json_string (v));
   v = json_get (root, "spec");
   if (v == NULL)
     return moat_fail (err, 0, "spec: missing");
@@ -110,5 +116,6 @@ decision_free (struct decision *d)
   spec_free (d->spec);
   strv_free (d->process.credential_env);
   strv_free (d->nameservers);
+  free (d->userns_pool_dir);
   free (d);
 }

@@ -21,7 +21,8 @@ struct decision
   char *profile_name; /* the effective profile's name */
   struct spec *spec;  /* the final spec, as applied */
   struct process_bounds process;
-  char **nameservers; /* CIDR text; empty unless egress */
+  char **nameservers;    /* CIDR text; empty unless egress */
+  char *userns_pool_dir; /* G12: the pool its block came from */
 };
 
 /* Parse policy.json text. Refuses any other version with an error that says
@@ -35,6 +36,7 @@ void decision_free (struct decision *d);
 struct json_writer;
 void decision_write_parts (struct json_writer *w, const struct spec *final,
                            const struct process_bounds *process,
-                           char *const *nameservers);
+                           char *const *nameservers,
+                           const char *userns_pool_dir);
 
 #endif

@@ -35,7 +35,7 @@ profile_policy_to_json (const struct profile *eff,
   jw_key (w, "profile");
   profile_write_saved (w, eff);
   jw_overrides (w, "overrides", ov);
-  decision_write_parts (w, final, &bounds, nameservers);
+  decision_write_parts (w, final, &bounds, nameservers, eff->userns_pool_dir);
   jw_object_end (w);
   return json_writer_finish (w);
 }

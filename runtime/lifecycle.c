@@ -284,20 +284,16 @@ zombie_exit_status (const struct container_state *st)
   return WIFSIGNALED (code) ? 128 + WTERMSIG (code) : -1;
 }
 
-/* Poststop hooks need the spec; a corrupt or old saved decision must not
- * keep a delete from cleaning up. */
+/* Poststop hooks, from the saved decision's spec (d NULL: a corrupt or
+ * old one, which must not keep a delete from cleaning up). */
 static void
-run_poststop_hooks (const struct moat_globals *g, int dirfd,
-                    const struct container_state *st)
+run_poststop_hooks (const struct decision *d, const struct container_state *st)
 {
-  cleanup_decision struct decision *d = NULL;
-  cleanup_error struct moat_error *spec_err = NULL;
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
   struct container_state copy = *st;
 
-  if (container_load_decision (g, dirfd, st, &d, &spec_err) < 0
-      || d->spec->hooks[HOOK_POSTSTOP].n == 0)
+  if (d == NULL || d->spec->hooks[HOOK_POSTSTOP].n == 0)
     return;
   copy.pid = 0;
   if (state_oci_json (&copy, "stopped", false, &json, &hook_err) == 0)
@@ -309,7 +305,8 @@ static int
 destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
                    const struct container_state *st, struct moat_error **err)
 {
-  cleanup_profile struct profile *eff = NULL;
+  cleanup_decision struct decision *d = NULL;
+  cleanup_error struct moat_error *load_err = NULL;
   struct cgroup *cg = NULL;
   int r;
 
@@ -334,21 +331,20 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
         return r;
     }
   wait_gone (st);
-  /* G12's pool, as create saved it (the operator config may have moved
-   * it since); read before the state dir goes. */
-  if (st->userns_host_id
-      && container_load_policy (g, dirfd, st, &eff, NULL) < 0)
-    eff = NULL;
-  run_poststop_hooks (g, dirfd, st);
+  if (container_load_decision (g, dirfd, st, &d, &load_err) < 0)
+    d = NULL;
+  run_poststop_hooks (d, st);
   r = statedir_remove (rootfd, st->id, err);
   if (r == 0 && st->userns_host_id)
     {
       /* G12: the block is free once nothing of the container is left,
-       * in the pool create took it from (saved with the decision). */
+       * in the pool create took it from (the operator config may have
+       * moved it since). */
       char real[PATH_MAX];
       if (realpath (g->root, real))
-        userns_block_release (eff ? eff : g->profile, st->userns_host_id, real,
-                              st->id);
+        userns_block_release (d ? d->userns_pool_dir
+                                : g->profile->userns_pool_dir,
+                              st->userns_host_id, real, st->id);
     }
   return r;
 }

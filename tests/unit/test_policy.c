@@ -118,6 +118,7 @@ test_policy_round_trip (void **state)
   assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
   assert_string_equal (d->nameservers[0], "10.96.0.10/32");
   assert_null (d->nameservers[1]);
+  assert_string_equal (d->userns_pool_dir, eff->userns_pool_dir);
   spec_text = spec_to_json (spec);
   back_text = spec_to_json (d->spec);
   assert_string_equal (spec_text, back_text);
