@@ -1,8 +1,12 @@
-/* The fields of struct profile, once: the saved form (policy.json's
- * "profile") and `moat profile show` are both written from this table,
- * and the saved form read back from it, so a new field is one line here.
- * A dotted key ("limits.pids") is a member of a nested object; the fields
- * of one object are listed together. */
+/* The fields of struct profile, once: the operator config sets them
+ * (profile_config.c's apply_fields, for those with a config kind), `moat
+ * profile show` and the saved form (policy.json's "profile") are written
+ * from this table, and the saved form read back from it; so a new field is
+ * one line here. A dotted key ("limits.pids") is a member of a nested
+ * object; the fields of one object are listed together. What the table
+ * cannot say is by hand: the CPU count and period (one value two ways),
+ * credential_env_extra, the user namespace pool's checks, the network
+ * lists (profile_network.c). */
 #include "profile.h"
 #include "profile_internal.h"
 #include "../lib/util.h"
@@ -11,30 +15,6 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
-
-enum field_type
-{
-  F_BOOL,
-  F_INT,   /* int64_t, at least min */
-  F_UINT,  /* uint64_t, at least min */
-  F_U32,   /* uint32_t */
-  F_STR,   /* char *, required */
-  F_OPT,   /* char *, written only when set (caller_volume) */
-  F_STRV,  /* char ** */
-  F_DENY,  /* struct cidr * + n_deny: read back on top of the built-in */
-  F_ALLOW, /* struct cidr * + n_allow, with ports */
-  F_SHOW,  /* profile show only: show_fn writes the value */
-};
-
-struct field
-{
-  const char *saved; /* key in the saved form; NULL: not saved */
-  const char *show;  /* key in profile show; NULL: not shown */
-  enum field_type type;
-  size_t offset;
-  int64_t min;
-  void (*show_fn) (struct json_writer *w, const struct profile *p);
-};
 
 static void
 show_zero (struct json_writer *w, const struct profile *p)
@@ -105,56 +85,71 @@ show_block_size (struct json_writer *w, const struct profile *p)
 #define ENGINE(k, name)                                                        \
   {                                                                            \
     "engine_roots." name, "engine_roots." name, F_STRV,                        \
-        AT (engine_roots) + (k) * sizeof (char **), 0, NULL                    \
+        AT (engine_roots) + (k) * sizeof (char **), 0, NULL, C_TREES, 0, false \
   }
 
-static const struct field fields[] = {
-  { "name", "name", F_STR, AT (name), 0, NULL },
-  { "egress", "egress", F_BOOL, AT (egress), 0, NULL },
-  { "pids_limit", "limits.pids", F_INT, AT (pids_limit), 1, NULL },
-  { "memory_limit", "limits.memory", F_INT, AT (memory_limit), 1, NULL },
-  { NULL, "limits.swap", F_SHOW, 0, 0, show_zero },
-  { NULL, "limits.cpus", F_SHOW, 0, 0, show_cpus },
-  { "cpu_quota", "limits.cpu_quota", F_INT, AT (cpu_quota), 1000, NULL },
-  { "cpu_period", "limits.cpu_period", F_UINT, AT (cpu_period), 1000, NULL },
-  { "tmpfs_size", "limits.tmpfs_size", F_UINT, AT (tmpfs_size), 1, NULL },
-  { "nofile", "limits.nofile", F_UINT, AT (nofile), 1, NULL },
-  { NULL, "limits.core", F_SHOW, 0, 0, show_zero },
-  { NULL, "network", F_SHOW, 0, 0, show_network },
-  { "credential_env", "credential_env", F_STRV, AT (credential_env), 0, NULL },
+const struct field profile_fields[] = {
+  { "name", "name", F_STR, AT (name), 0, NULL, C_NONE, 0, false },
+  { "egress", "egress", F_BOOL, AT (egress), 0, NULL, C_NONE, 0, false },
+  { "pids_limit", "limits.pids", F_INT, AT (pids_limit), 1, NULL, C_COUNT,
+    4194304, false },
+  { "memory_limit", "limits.memory", F_INT, AT (memory_limit), 1, NULL, C_SIZE,
+    0, false },
+  { NULL, "limits.swap", F_SHOW, 0, 0, show_zero, C_NONE, 0, false },
+  { NULL, "limits.cpus", F_SHOW, 0, 0, show_cpus, C_NONE, 0, false },
+  { "cpu_quota", "limits.cpu_quota", F_INT, AT (cpu_quota), 1000, NULL, C_NONE,
+    0, false },
+  { "cpu_period", "limits.cpu_period", F_UINT, AT (cpu_period), 1000, NULL,
+    C_NONE, 0, false },
+  { "tmpfs_size", "limits.tmpfs_size", F_UINT, AT (tmpfs_size), 1, NULL, C_SIZE,
+    0, false },
+  { "nofile", "limits.nofile", F_UINT, AT (nofile), 1, NULL, C_COUNT, 1 << 30,
+    false },
+  { NULL, "limits.core", F_SHOW, 0, 0, show_zero, C_NONE, 0, false },
+  { NULL, "network", F_SHOW, 0, 0, show_network, C_NONE, 0, false },
+  { "credential_env", "credential_env", F_STRV, AT (credential_env), 0, NULL,
+    C_LIST, 0, false },
   /* The metadata ranges (G2) included. */
-  { "deny", "deny", F_DENY, AT (deny), 0, NULL },
+  { "deny", "deny", F_DENY, AT (deny), 0, NULL, C_NONE, 0, false },
   /* egress: an allowlist, or the private networks opened (egress_allow,
    * egress_allow_private, narrowed by run.moat.egress-allow). */
-  { "allowlist", NULL, F_BOOL, AT (allowlist), 0, NULL },
-  { "allow", NULL, F_ALLOW, AT (allow), 0, NULL },
-  { NULL, "masked_paths", F_SHOW, 0, 0, show_masked },
-  { NULL, "readonly_paths", F_SHOW, 0, 0, show_readonly },
-  { NULL, "allowed_sysctls", F_SHOW, 0, 0, show_sysctls },
-  { NULL, "allowed_devices", F_SHOW, 0, 0, show_devices },
+  { "allowlist", NULL, F_BOOL, AT (allowlist), 0, NULL, C_NONE, 0, false },
+  { "allow", NULL, F_ALLOW, AT (allow), 0, NULL, C_NONE, 0, false },
+  { NULL, "masked_paths", F_SHOW, 0, 0, show_masked, C_NONE, 0, false },
+  { NULL, "readonly_paths", F_SHOW, 0, 0, show_readonly, C_NONE, 0, false },
+  { NULL, "allowed_sysctls", F_SHOW, 0, 0, show_sysctls, C_NONE, 0, false },
+  { NULL, "allowed_devices", F_SHOW, 0, 0, show_devices, C_NONE, 0, false },
   { "writable_bind_trees", "writable_bind_trees", F_STRV,
-    AT (writable_bind_trees), 0, NULL },
-  { "noexec_volumes", "noexec_volumes", F_BOOL, AT (noexec_volumes), 0, NULL },
+    AT (writable_bind_trees), 0, NULL, C_TREES, 0, false },
+  { "noexec_volumes", "noexec_volumes", F_BOOL, AT (noexec_volumes), 0, NULL,
+    C_BOOL, 0, false },
   ENGINE (ENGINE_DOCKER, "docker"),
   ENGINE (ENGINE_PODMAN, "podman"),
   ENGINE (ENGINE_CONTAINERD, "containerd"),
   ENGINE (ENGINE_KUBELET, "kubelet"),
-  { "audit_log", "audit_log", F_STR, AT (audit_log), 0, NULL },
+  { "audit_log", "audit_log", F_STR, AT (audit_log), 0, NULL, C_PATH, 0, true },
   { "audit_read_verbs", "audit_read_verbs", F_BOOL, AT (audit_read_verbs), 0,
-    NULL },
-  { "seccomp_agents", "seccomp_agents", F_STRV, AT (seccomp_agents), 0, NULL },
+    NULL, C_BOOL, 0, true },
+  { "seccomp_agents", "seccomp_agents", F_STRV, AT (seccomp_agents), 0, NULL,
+    C_TREES, 0, true },
   /* G12 as create applied it, and the pool its block came from (delete
    * gives it back there). */
-  { "userns", "userns.enabled", F_BOOL, AT (userns), 0, NULL },
-  { "userns_first", "userns.first_id", F_U32, AT (userns_first), 0, NULL },
-  { "userns_blocks", "userns.blocks", F_U32, AT (userns_blocks), 0, NULL },
-  { NULL, "userns.block_size", F_SHOW, 0, 0, show_block_size },
-  { "userns_pool_dir", "userns.pool_dir", F_STR, AT (userns_pool_dir), 0,
-    NULL },
-  { "caller_volume", NULL, F_OPT, AT (caller_volume), 0, NULL },
+  { "userns", "userns.enabled", F_BOOL, AT (userns), 0, NULL, C_NONE, 0,
+    false },
+  { "userns_first", "userns.first_id", F_U32, AT (userns_first), 0, NULL,
+    C_NONE, 0, false },
+  { "userns_blocks", "userns.blocks", F_U32, AT (userns_blocks), 0, NULL,
+    C_NONE, 0, false },
+  { NULL, "userns.block_size", F_SHOW, 0, 0, show_block_size, C_NONE, 0,
+    false },
+  { "userns_pool_dir", "userns.pool_dir", F_STR, AT (userns_pool_dir), 0, NULL,
+    C_NONE, 0, false },
+  { "caller_volume", NULL, F_OPT, AT (caller_volume), 0, NULL, C_NONE, 0,
+    false },
 };
+const size_t profile_n_fields
+    = sizeof (profile_fields) / sizeof (profile_fields[0]);
 
-#define FIELD(p, f, type) ((type *)((char *)(p) + (f)->offset))
 #define CFIELD(p, f, type) ((type const *)((const char *)(p) + (f)->offset))
 
 static void
@@ -225,9 +220,9 @@ write_fields (struct json_writer *w, const struct profile *p, bool show)
   size_t open_len = 0;
 
   jw_object_begin (w);
-  for (size_t i = 0; i < sizeof (fields) / sizeof (fields[0]); i++)
+  for (size_t i = 0; i < profile_n_fields; i++)
     {
-      const struct field *f = &fields[i];
+      const struct field *f = &profile_fields[i];
       const char *key = show ? f->show : f->saved;
       size_t g;
 
@@ -272,8 +267,8 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
 
 /* ---- the saved form read back ---- */
 
-static const json_node *
-member (const json_node *o, const char *key)
+const json_node *
+profile_json_member (const json_node *o, const char *key)
 {
   size_t g = group_len (key);
   cleanup_free char *name = NULL;
@@ -328,7 +323,7 @@ read_value (const json_node *v, const struct field *f, struct profile *p)
     case F_BOOL:
       if (!json_is_bool (v))
         return -1;
-      *FIELD (p, f, bool) = json_bool (v);
+      *PROFILE_FIELD (p, f, bool) = json_bool (v);
       return 0;
     case F_INT:
     case F_UINT:
@@ -337,30 +332,30 @@ read_value (const json_node *v, const struct field *f, struct profile *p)
           || (f->type == F_U32 && n > UINT32_MAX))
         return -1;
       if (f->type == F_INT)
-        *FIELD (p, f, int64_t) = n;
+        *PROFILE_FIELD (p, f, int64_t) = n;
       else if (f->type == F_UINT)
-        *FIELD (p, f, uint64_t) = (uint64_t)n;
+        *PROFILE_FIELD (p, f, uint64_t) = (uint64_t)n;
       else
-        *FIELD (p, f, uint32_t) = (uint32_t)n;
+        *PROFILE_FIELD (p, f, uint32_t) = (uint32_t)n;
       return 0;
     case F_STR:
     case F_OPT:
       if (!json_is_string (v))
         return -1;
-      free (*FIELD (p, f, char *));
-      *FIELD (p, f, char *) = xstrdup (json_string (v));
+      free (*PROFILE_FIELD (p, f, char *));
+      *PROFILE_FIELD (p, f, char *) = xstrdup (json_string (v));
       return 0;
     case F_STRV:
       if (!json_is_array (v))
         return -1;
-      strv_free (*FIELD (p, f, char **));
-      *FIELD (p, f, char **) = xcalloc (1, sizeof (char *));
+      strv_free (*PROFILE_FIELD (p, f, char **));
+      *PROFILE_FIELD (p, f, char **) = xcalloc (1, sizeof (char *));
       for (size_t i = 0; i < json_array_len (v); i++)
         {
           const json_node *e = json_array_get (v, i);
           if (!json_is_string (e))
             return -1;
-          strv_append (FIELD (p, f, char **), json_string (e));
+          strv_append (PROFILE_FIELD (p, f, char **), json_string (e));
         }
       return 0;
     case F_DENY:
@@ -384,14 +379,14 @@ profile_read_saved (const json_node *o, struct profile *p,
   /* The built-in tables (masked paths, devices ...) come with the name. */
   if (profile_init_default (p, name, err) < 0)
     return -1;
-  for (size_t i = 0; i < sizeof (fields) / sizeof (fields[0]); i++)
+  for (size_t i = 0; i < profile_n_fields; i++)
     {
-      const struct field *f = &fields[i];
+      const struct field *f = &profile_fields[i];
       const json_node *v;
 
       if (f->saved == NULL || strcmp (f->saved, "name") == 0)
         continue;
-      v = member (o, f->saved);
+      v = profile_json_member (o, f->saved);
       if (v == NULL && f->type == F_OPT)
         continue;
       if (v == NULL || read_value (v, f, p) < 0)
