@@ -153,7 +153,7 @@ blob_read (struct archive *a, void *p, const void **ret)
       sym_archive_set_error (a, errno, "reading the layer");
       return -1;
     }
-  sha256_update (&r->sha, r->buf, (size_t)n);
+  sha256_feed (&r->sha, r->buf, (size_t)n);
   *ret = r->buf;
   return n;
 }
@@ -163,7 +163,8 @@ layer_open (struct blob_reader *r)
 {
   struct archive *a = sym_archive_read_new ();
 
-  sha256_init (&r->sha);
+  /* Loaded by image_unpack_layer already: cannot fail here. */
+  sha256_start (&r->sha, NULL);
   if (lseek (r->fd, 0, SEEK_SET) < 0)
     {
       sym_archive_read_free (a);
@@ -188,10 +189,10 @@ layer_check_digest (struct blob_reader *r, const char *hex,
   ssize_t n;
 
   while ((n = TEMP_FAILURE_RETRY (read (r->fd, r->buf, sizeof (r->buf)))) > 0)
-    sha256_update (&r->sha, r->buf, (size_t)n);
+    sha256_feed (&r->sha, r->buf, (size_t)n);
   if (n < 0)
     return moat_fail (err, errno, "reading layer %.12s", hex);
-  sha256_final_hex (&r->sha, got);
+  sha256_finish_hex (&r->sha, got);
   if (strcmp (got, hex) != 0)
     return moat_fail (err, 0, "layer sha256:%.12s: digest mismatch (%.12s)",
                       hex, got);
@@ -393,6 +394,8 @@ image_unpack_layer (int rootfd, int blobfd, const char *hex,
                    sizeof (libarchive_symbols) / sizeof (*libarchive_symbols),
                    err)
       < 0)
+    return moat_error_wrap (err, "unpacking layer sha256:%.12s", hex);
+  if (sha256_start (&r->sha, err) < 0)
     return moat_error_wrap (err, "unpacking layer sha256:%.12s", hex);
   r->fd = blobfd;
   if (layer_whiteouts (rootfd, r, hex, err) < 0)
