@@ -165,11 +165,18 @@ read_file_at (int dirfd, const char *path, size_t max, char **ret,
               size_t *ret_len)
 {
   cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  cleanup_free char *buf = NULL;
-  size_t len = 0, cap = 0;
 
   if (fd < 0)
     return -errno;
+  return read_fd_all (fd, max, ret, ret_len);
+}
+
+int
+read_fd_all (int fd, size_t max, char **ret, size_t *ret_len)
+{
+  cleanup_free char *buf = NULL;
+  size_t len = 0, cap = 0;
+
   for (;;)
     {
       ssize_t r;
