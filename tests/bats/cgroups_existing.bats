@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
-# A cgroupsPath that names a cgroup moat did not make: delete kills and
-# removes everything below the leaf, so create refuses a leaf that already
-# holds processes or child cgroups, in any hierarchy. (create skips that
-# check for a leaf it has just made: this is the other case.)
+# Cgroups moat did not make, around a container's leaf. A cgroupsPath that
+# names an existing one: delete kills and removes everything below the
+# leaf, so create refuses a leaf that already holds processes or child
+# cgroups, in any hierarchy (create skips that check for a leaf it has
+# just made). Child cgroups made below a leaf: delete removes them too
+# (it tries one rmdir first, and lists the leaf only when that fails).
 
 load helpers
 
@@ -27,7 +29,8 @@ teardown() {
 	[ -z "${SLEEPER:-}" ] || { kill "$SLEEPER" 2>/dev/null; wait "$SLEEPER" 2>/dev/null; }
 	teardown_bundle
 	local d
-	for d in /sys/fs/cgroup/"$CG_TOP" /sys/fs/cgroup/*/"$CG_TOP"; do
+	for d in /sys/fs/cgroup/"$CG_TOP" /sys/fs/cgroup/*/"$CG_TOP" \
+		/sys/fs/cgroup/moat/"$ID" /sys/fs/cgroup/*/moat/"$ID"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
 	return 0
@@ -60,4 +63,23 @@ refused_and_kept() {
 	grep -qx "$SLEEPER" "$HIER/$CG_TOP/cgroup.procs"
 	# Out again, so that teardown can remove the cgroup.
 	echo "$SLEEPER" >"$HIER/cgroup.procs"
+}
+
+@test "delete removes child cgroups below the leaf, in every hierarchy" {
+	update_config '.process.args = ["sleep", "100"] | del(.linux.cgroupsPath)'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	# What a container (or an engine below it) makes in its cgroup.
+	local leaves=() d
+	for d in /sys/fs/cgroup/moat/"$ID" /sys/fs/cgroup/*/moat/"$ID"; do
+		[ -d "$d" ] || continue
+		mkdir -p "$d/sub/subsub" "$d/sub2"
+		leaves+=("$d")
+	done
+	[ "${#leaves[@]}" -ge 1 ]
+	moat delete --force "$ID"
+	[ "$status" -eq 0 ]
+	for d in "${leaves[@]}"; do
+		[ ! -e "$d" ] || { echo "left: $d" >&2; find "$d" >&2; false; }
+	done
 }
