@@ -6,7 +6,9 @@
 # below 20 is the quick mode), BENCH_WARMUP (3), BENCH_SCALE (1,50,200;
 # quick: 1,10), BENCH_SCALE_EXTRA (10), BENCH_ENGINE_RUNS (BENCH_RUNS),
 # BENCH_ENGINES=0 (skip the engines), BENCH_OUT (bench/results/latest.json),
-# BUSYBOX (/bin/busybox), CRUN, RUNC.
+# BUSYBOX (/bin/busybox), CRUN, RUNC, BENCH_BASELINE=<commit> (build that
+# commit aside, in a git worktree under the scratch dir, and measure it as
+# runtime "base" in the run and lifecycle phases).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +26,8 @@ ENGINE_RUNS=${BENCH_ENGINE_RUNS:-$RUNS}
 OUT_JSON=${BENCH_OUT:-$here/results/latest.json}
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 PREFIX="mb$$"
+GAP_MS=${BENCH_GAP_MS:-50}
+RT_NAMES=(moat crun runc)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -36,6 +40,8 @@ need_pkgs=""
 command -v crun >/dev/null || need_pkgs="$need_pkgs crun"
 command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need_pkgs="$need_pkgs runc"
 command -v jq >/dev/null || need_pkgs="$need_pkgs jq"
+command -v hyperfine >/dev/null || need_pkgs="$need_pkgs hyperfine"
+command -v strace >/dev/null || need_pkgs="$need_pkgs strace"
 command -v cc >/dev/null || need_pkgs="$need_pkgs gcc libc6-dev"
 is_static() { [[ "$(ldd "$1" 2>&1 || true)" == *"not a dynamic executable"* ]]; }
 if ! is_static "$BUSYBOX"; then
@@ -61,7 +67,7 @@ mounted_cgroups=()
 cleanup() {
     local rt d
     # Anything a failed phase left (ours only: ids carry our prefix).
-    for rt in moat crun runc; do
+    for rt in "${RT_NAMES[@]}"; do
         for d in "$T/root-$rt"/"$PREFIX"-*; do
             [ -e "$d" ] || continue
             runtime_cmd $rt delete --force "$(basename "$d")" >/dev/null 2>&1 || true
@@ -78,6 +84,13 @@ cleanup() {
             say "left $d mounted: it has cgroups now"
         fi
     done
+    if [ -e "$T/ns/crun-mnt" ]; then
+        umount "$T/ns/crun-mnt" 2>/dev/null || true
+        umount "$T/ns" 2>/dev/null || true
+    fi
+    if [ -d "$T/baseline" ]; then
+        git -C "$repo" worktree remove --force "$T/baseline" 2>/dev/null || true
+    fi
     if [ "${BENCH_KEEP:-0}" = 1 ]; then
         say "kept $T (BENCH_KEEP=1)"
     elif grep -q " $T" /proc/self/mountinfo; then
@@ -144,9 +157,27 @@ declare -A RT_CMD=(
     [crun]="$CRUN --root $T/root-crun"
     [runc]="$RUNC --root $T/root-runc"
 )
-runtime_cmd() { local rt=$1; shift; ${RT_CMD[$rt]} "$@"; }
+# RT_CMD is the driver's form; a leading "mntns=PATH" (crun on a hybrid
+# host, below) becomes nsenter for the shell's own calls.
+rt_sh() { local c=${RT_CMD[$1]}; [[ $c == mntns=* ]] && c="nsenter --mount=${c#mntns=}"; echo "$c"; }
+runtime_cmd() { local rt=$1; shift; $(rt_sh "$rt") "$@"; }
 rt_args() { local rt; for rt in "$@"; do printf '%s\n' "$rt=${RT_CMD[$rt]}"; done; }
-mapfile -t RTS < <(rt_args moat crun runc)
+# The previous main (or any commit), built aside: a regression shows as
+# moat/base above 1 in the same run.
+base_commit=""
+if [ -n "${BENCH_BASELINE:-}" ]; then
+    base_commit=$(git -C "$repo" rev-parse --verify "$BENCH_BASELINE^{commit}") ||
+        die "BENCH_BASELINE=$BENCH_BASELINE is not a commit"
+    say "building the baseline ${base_commit:0:12} aside"
+    git -C "$repo" worktree add --detach "$T/baseline" "$base_commit" >/dev/null 2>&1 ||
+        die "git worktree add $T/baseline failed"
+    # BUILD on the command line: make bench exports ours.
+    make -C "$T/baseline" -j"$(nproc)" BUILD=build all >"$T/baseline.log" 2>&1 ||
+        die "the baseline does not build: $(tail -3 "$T/baseline.log")"
+    cp "$T/baseline/build/moat" "$T/moat-base"
+    RT_CMD[base]="$T/moat-base --root $T/root-base --config $T/moat-config.json"
+    RT_NAMES+=(base)
+fi
 
 S=$T/samples.tsv
 : >"$S"
@@ -155,16 +186,70 @@ SKIPS=$T/skips.tsv
 skip() { say "skipped $1: $2"; printf '%s\t%s\n' "$1" "$2" >>"$SKIPS"; }
 metric() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$S"; }
 
+# crun 1.8 refuses a hybrid host whose cgroup2 mount holds a controller
+# ("cgroups in hybrid mode not supported"), and a controller in use there
+# cannot be mounted as v1. Then crun runs in a mount namespace of its own
+# without the cgroup2 mount (v1 controllers only); the driver enters it
+# before exec, so nothing extra is timed. moat keeps the host's view.
+if ! runtime_cmd crun run --bundle "$B" "$PREFIX-crun-probe" </dev/null >"$T/crun-probe.log" 2>&1 &&
+    grep -q "hybrid mode not supported" "$T/crun-probe.log"; then
+    mkdir -p "$T/ns"
+    touch "$T/ns/crun-mnt"
+    mount --bind "$T/ns" "$T/ns" && mount --make-private "$T/ns"
+    unshare --mount="$T/ns/crun-mnt" --propagation slave umount -l /sys/fs/cgroup/unified ||
+        die "could not make crun's mount namespace"
+    RT_CMD[crun]="mntns=$T/ns/crun-mnt ${RT_CMD[crun]}"
+    skip crun.cgroup2 "crun 1.8 refuses this hybrid host: it runs without the cgroup2 mount (v1 controllers only; moat also sets up cgroup2 and its BPF guard)"
+fi
+
+mapfile -t RTS < <(rt_args "${RT_NAMES[@]}")
+
 "$FLOOR" "$B/rootfs" || die "the floor does not run here"
-for rt in moat crun runc; do
+for rt in "${RT_NAMES[@]}"; do
     runtime_cmd $rt run --bundle "$B" "$PREFIX-$rt-check" </dev/null >"$T/check.log" 2>&1 ||
         die "$rt cannot run the bundle: $(cat "$T/check.log")"
 done
 start_s=$SECONDS
 
 # ---------- (1) run, (2) create+start+wait+delete, (3) peak RSS ----------
-say "run of /bin/true: $RUNS runs each after $WARMUP warm-up, floor moat crun runc alternating"
-"$DRIVER" run "$RUNS" "$WARMUP" "$B" "floor=$FLOOR" "${RTS[@]}" >>"$S"
+# Two modes: with a ${GAP_MS} ms pause before each lifecycle (what a
+# container start on a quiet host sees) and back to back (".b2b").
+say "run of /bin/true: $RUNS runs each after $WARMUP warm-up, floor ${RT_NAMES[*]} alternating, ${GAP_MS} ms gaps"
+BENCH_GAP_MS=$GAP_MS "$DRIVER" run "$RUNS" "$WARMUP" "$B" "floor=$FLOOR" "${RTS[@]}" >>"$S"
+say "the same back to back"
+BENCH_GAP_MS=0 BENCH_SUFFIX=.b2b "$DRIVER" run "$RUNS" "$WARMUP" "$B" "floor=$FLOOR" "${RTS[@]}" >>"$S"
+# The same figure by a harness moat does not own: hyperfine, back to back
+# (a container id can be reused once run has deleted it).
+hf_rts=(moat crun)
+if [[ ${RT_CMD[crun]} == mntns=* ]]; then
+    hf_rts=(moat)
+    skip hyperfine.crun "crun runs in a mount namespace of its own here: hyperfine would time nsenter too"
+fi
+hf_cmds=()
+for rt in "${hf_rts[@]}"; do hf_cmds+=("${RT_CMD[$rt]} run --bundle $B $PREFIX-$rt-hf"); done
+if hyperfine -N --style none --warmup "$WARMUP" --runs "$RUNS" --export-json "$T/hyperfine.json" \
+    "${hf_cmds[@]}" >"$T/hyperfine.log" 2>&1; then
+    jq -r --arg rts "${hf_rts[*]}" '.results | to_entries[] | .key as $k | [($rts | split(" ")[$k]), (.value.median * 1e6 | round),
+        ((.value.user + .value.system) * 1e6 | round)] | @tsv' "$T/hyperfine.json" |
+        while IFS=$'\t' read -r rt wall cpu; do
+            metric hyperfine.run.b2b "$rt" "$wall"
+            metric hyperfine.cpu.run.b2b "$rt" "$cpu"
+        done
+else
+    skip hyperfine "hyperfine failed: $(tail -2 "$T/hyperfine.log")"
+fi
+# Syscalls of one run, children included.
+for rt in "${RT_NAMES[@]}"; do
+    ns=()
+    [[ ${RT_CMD[$rt]} == mntns=* ]] && ns=(nsenter "--mount=$(rt_sh "$rt" | sed 's/^nsenter --mount=\([^ ]*\).*/\1/')")
+    # shellcheck disable=SC2046 # the command's words
+    if "${ns[@]}" strace -f -c -o "$T/strace-$rt.txt" $(rt_sh "$rt" | sed 's/^nsenter [^ ]* //') run --bundle "$B" "$PREFIX-$rt-strace" \
+        </dev/null >/dev/null 2>&1; then
+        metric syscalls.run "$rt" "$(awk '$NF == "total" {print $(NF - 2)}' "$T/strace-$rt.txt")"
+    else
+        skip "syscalls.$rt" "strace -f -c of $rt run failed"
+    fi
+done
 # What docker, podman and Kubernetes' RuntimeDefault send: the engine's own
 # seccomp profile (docker's, 357 syscall names), compiled at each create.
 if [ -r "$repo/tests/fixtures/docker.01.docker-run-rm-network-none-attached.config.json" ]; then
@@ -173,15 +258,17 @@ if [ -r "$repo/tests/fixtures/docker.01.docker-run-rm-network-none-attached.conf
     say "run of /bin/true with docker's seccomp profile in config.json: $RUNS runs each"
     BENCH_METRIC=run.seccomp "$DRIVER" run "$RUNS" "$WARMUP" "$T/bundle-seccomp" "${RTS[@]}" >>"$S"
 fi
-say "create, start, wait, delete as separate processes: $RUNS each"
-"$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${RTS[@]}" >>"$S"
+say "create, start, wait, delete as separate processes: $RUNS each, ${GAP_MS} ms gaps"
+BENCH_GAP_MS=$GAP_MS "$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${RTS[@]}" >>"$S"
+say "the same back to back"
+BENCH_GAP_MS=0 BENCH_SUFFIX=.b2b "$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${RTS[@]}" >>"$S"
 
 # ---------- (4) the smallest memory limit that still runs true ----------
 mem_ok() { # mem_ok RT BYTES
     local id="$PREFIX-$1-mem-$RANDOM" rc=0
     jq --argjson l "$2" '.linux.resources.memory = {"limit": $l}' "$T/mem-base.json" >"$T/bundle-mem/config.json.new"
     mv "$T/bundle-mem/config.json.new" "$T/bundle-mem/config.json"
-    timeout -k 2 20 ${RT_CMD[$1]} run --bundle "$T/bundle-mem" "$id" </dev/null >>"$T/mem.log" 2>&1 || rc=$?
+    timeout -k 2 20 $(rt_sh "$1") run --bundle "$T/bundle-mem" "$id" </dev/null >>"$T/mem.log" 2>&1 || rc=$?
     runtime_cmd "$1" delete --force "$id" >/dev/null 2>&1 || true
     return $rc
 }
@@ -220,7 +307,8 @@ done
 # ---------- (5) N running, one more, then nothing left ----------
 bpf_before=$("$DRIVER" bpfcount)
 say "scale: $SCALE containers running sleep, $SCALE_EXTRA more created at each level, per runtime"
-"$DRIVER" scale "$SCALE" "$SCALE_EXTRA" "$T/bundle-sleep" "${RTS[@]}" >>"$S"
+# moat, crun and runc (the first three): the baseline is not scaled.
+"$DRIVER" scale "$SCALE" "$SCALE_EXTRA" "$T/bundle-sleep" "${RTS[@]:0:3}" >>"$S"
 for rt in moat crun runc; do
     pat="$PREFIX-$rt-"
     n_state=$(find "$T/root-$rt" -mindepth 1 -maxdepth 1 -name "$pat*" 2>/dev/null | wc -l)
@@ -332,6 +420,8 @@ mkdir -p "$(dirname "$OUT_JSON")"
     --arg crun_version "$("$CRUN" --version | head -1)" --arg runc_version "$("$RUNC" --version | head -1)" \
     --arg kernel "$(uname -r)" --arg commit "$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
     --argjson runs "$RUNS" --argjson warmup "$WARMUP" --arg scale "$SCALE" --argjson seconds "$elapsed" \
+    --argjson gap_ms "$GAP_MS" --arg baseline "${base_commit:0:12}" \
+    --arg machine "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)" \
     --arg cgroups "$(if [ -e /sys/fs/cgroup/cgroup.controllers ]; then echo v2; elif [ -d /sys/fs/cgroup/unified ]; then echo hybrid; else echo v1; fi)"
 for f in driver.log mem.log; do
     [ -f "$T/$f" ] && cp "$T/$f" "$(dirname "$OUT_JSON")/$f"

@@ -28,14 +28,16 @@ def med($m; $rt): .metrics[$m][$rt].median;
    skipped: ($k | split("\n") | map(select(length > 0) | split("\t")
               | {(.[0]): .[1]}) | add // {})}
 # The largest of the per-verb medians: "peak resident memory of any verb".
-| .metrics["rss.max_verb"] = (["moat", "crun", "runc"] | map(. as $rt
+| .metrics["rss.max_verb"] = (["moat", "crun", "runc", "base"] | map(. as $rt
     | {($rt): {n: 1, median: ([$metrics["rss.run", "rss.create", "rss.state",
-        "rss.start", "rss.delete"][$rt].median // empty] | max)}}) | add)
+        "rss.start", "rss.delete"][$rt].median // empty] | max)}})
+    | map(select(.[].median != null)) | add)
 | (.metrics | keys | map(select(startswith("scale.create@")))
    | sort_by(ltrimstr("scale.create@") | tonumber)) as $levels
 | .ratios = (.metrics | with_entries(.value as $v
     | .value = {"moat/crun": ratio($v.moat.median; $v.crun.median),
                 "moat/runc": ratio($v.moat.median; $v.runc.median),
+                "moat/base": ratio($v.moat.median; $v.base.median),
                 "moat/floor": ratio($v.moat.median; $v.floor.median)}
     | .value |= with_entries(select(.value != null)))
     | with_entries(select(.value != {})))
@@ -44,11 +46,27 @@ def med($m; $rt): .metrics[$m][$rt].median;
     {what: $what, value: $value, target: "<= \($limit)\($unit)",
      met: (if $value == null then null else $value <= $limit end)};
   .targets = [
-    target("run /bin/true: moat/crun"; $r.ratios.run["moat/crun"]; 0.8; ""),
+    # CPU time (user+system) is the headline: wall time here depends on
+    # what else the machine does, and on whether a runtime waits.
+    target("run /bin/true CPU, back to back: moat/crun"; $r.ratios["cpu.run.b2b"]["moat/crun"]; 0.8; ""),
+    target("run /bin/true CPU, \($ARGS.named.gap_ms) ms gaps: moat/crun"; $r.ratios["cpu.run"]["moat/crun"]; 0.8; ""),
+    target("create+start+wait+delete CPU, back to back: moat/crun";
+           $r.ratios["cpu.shim.total.b2b"]["moat/crun"]; 0.8; ""),
+    target("create+start+wait+delete CPU, \($ARGS.named.gap_ms) ms gaps: moat/crun";
+           $r.ratios["cpu.shim.total"]["moat/crun"]; 0.8; ""),
+    target("run /bin/true wall, back to back: moat/crun"; $r.ratios["run.b2b"]["moat/crun"]; 0.8; ""),
+    target("run /bin/true wall, \($ARGS.named.gap_ms) ms gaps: moat/crun"; $r.ratios.run["moat/crun"]; 0.6; ""),
+    target("syscalls of one run (strace -f -c): moat/crun"; $r.ratios["syscalls.run"]["moat/crun"]; 1.0; ""),
     target("run /bin/true, docker seccomp profile: moat/crun";
            $r.ratios["run.seccomp"]["moat/crun"]; 0.8; ""),
-    target("create+start+wait+delete: moat/crun";
+    target("create+start+wait+delete wall, \($ARGS.named.gap_ms) ms gaps: moat/crun";
            $r.ratios["shim.total"]["moat/crun"]; 0.8; ""),
+    (if $r.ratios["cpu.run.b2b"]["moat/base"] then
+       target("no regression: run CPU back to back, moat/base (\($ARGS.named.baseline))";
+              $r.ratios["cpu.run.b2b"]["moat/base"]; 1.0; ""),
+       target("no regression: create+start+wait+delete CPU back to back, moat/base";
+              $r.ratios["cpu.shim.total.b2b"]["moat/base"]; 1.0; "")
+     else empty end),
     target("peak RSS of any verb: moat/crun";
            $r.ratios["rss.max_verb"]["moat/crun"]; 1.0; ""),
     (("docker", "podman", "ctr") as $e
@@ -75,6 +93,15 @@ def med($m; $rt): .metrics[$m][$rt].median;
              med("scale.procs_left"; "moat")] | if any(. == null) then null
              else add end); 0; "")
   ]
+# The run figure by a harness moat does not own: hyperfine against the
+# driver, back to back, wall and CPU, moat and crun.
+| .crosscheck = [("moat", "crun") as $rt
+    | ("run.b2b", "cpu.run.b2b") as $m
+    | {runtime: $rt, metric: $m, driver: med($m; $rt),
+       hyperfine: med("hyperfine." + $m; $rt)}
+    | select(.driver != null and .hyperfine != null)
+    | .ratio = ratio(.hyperfine; .driver)
+    | .agree = (.ratio >= 0.85 and .ratio <= 1.15)]
 ' >"$out"
 
 # The table: medians, ratios.
@@ -83,15 +110,28 @@ def ms: if . == null then "-" else (. / 1000 * 100 | round / 100 | tostring) end
 def kb: if . == null then "-" else (. | round | tostring) end;
 def cell($m; $rt; f): .metrics[$m][$rt].median | f;
 def rat($m; $k): .ratios[$m][$k] // "-" | tostring;
+def n: if . == null then "-" else tostring end;
 def row($title; $m; f):
   [$title, cell($m; "floor"; f), cell($m; "moat"; f), cell($m; "crun"; f),
    cell($m; "runc"; f), rat($m; "moat/crun"), rat($m; "moat/runc"),
-   rat($m; "moat/floor")] | @tsv;
+   rat($m; "moat/floor"), cell($m; "base"; f), rat($m; "moat/base")] | @tsv;
 (["what (median)", "floor", "moat", "crun", "runc", "moat/crun", "moat/runc",
-  "moat/floor"] | @tsv),
-row("run /bin/true (ms)"; "run"; ms),
+  "moat/floor", "base", "moat/base"] | @tsv),
+row("run /bin/true CPU, back to back (ms)"; "cpu.run.b2b"; ms),
+row("run /bin/true CPU, \(.meta.gap_ms) ms gaps (ms)"; "cpu.run"; ms),
+row("create+start+wait+delete CPU, b2b (ms)"; "cpu.shim.total.b2b"; ms),
+row("create+start+wait+delete CPU, gaps (ms)"; "cpu.shim.total"; ms),
+row("  create CPU, gaps (ms)"; "cpu.create"; ms),
+row("  start CPU, gaps (ms)"; "cpu.start"; ms),
+row("  delete CPU, gaps (ms)"; "cpu.delete"; ms),
+row("run /bin/true wall, back to back (ms)"; "run.b2b"; ms),
+row("  hyperfine -N, back to back (ms)"; "hyperfine.run.b2b"; ms),
+row("  hyperfine -N, its CPU (ms, mean)"; "hyperfine.cpu.run.b2b"; ms),
+row("run /bin/true wall, \(.meta.gap_ms) ms gaps (ms)"; "run"; ms),
+row("syscalls of one run (strace -f -c)"; "syscalls.run"; n),
 row("run, docker seccomp profile (ms)"; "run.seccomp"; ms),
-row("create+start+wait+delete (ms)"; "shim.total"; ms),
+row("create+start+wait+delete wall, b2b (ms)"; "shim.total.b2b"; ms),
+row("create+start+wait+delete wall, gaps (ms)"; "shim.total"; ms),
 row("  create (ms)"; "shim.create"; ms),
 row("  start (ms)"; "shim.start"; ms),
 row("  wait (ms)"; "shim.wait"; ms),
@@ -126,4 +166,7 @@ row("left: processes"; "scale.procs_left"; kb),
 echo
 jq -r '"targets (shared/TARGETS.md):",
   (.targets[] | "  \(if .met == true then "MET " elif .met == false then "MISS" else "n/a " end)  \(.what) = \(.value // "-") (target \(.target))"),
-  (if (.failures | length) > 0 then "failures: \(.failures | tojson)" else empty end)' "$out"
+  (if (.failures | length) > 0 then "failures: \(.failures | tojson)" else empty end),
+  "hyperfine cross-check of run, back to back (hyperfine / driver):",
+  (if (.crosscheck | length) == 0 then "  n/a (\(.skipped.hyperfine // "no samples"))" else empty end),
+  (.crosscheck[] | "  \(if .agree then "agree   " else "DISAGREE" end)  \(.runtime) \(.metric): \(.ratio)\(if .agree then "" else " (more than 15 % apart: trust neither figure alone)" end)")' "$out"

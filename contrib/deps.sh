@@ -3,7 +3,7 @@
 # Only installs what is missing; needs root (apt-get) for that.
 set -e
 pkgs="build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev libselinux1-dev
-libmount-dev libsystemd-dev libcmocka-dev bats jq busybox-static iproute2 clang clang-format libclang-rt-14-dev
+libmount-dev libsystemd-dev nettle-dev libcmocka-dev bats jq busybox-static iproute2 clang clang-format libclang-rt-14-dev
 time valgrind scdoc libarchive-dev python3-pytest bubblewrap"
 missing=""
 for p in $pkgs; do

@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -165,11 +166,18 @@ read_file_at (int dirfd, const char *path, size_t max, char **ret,
               size_t *ret_len)
 {
   cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  cleanup_free char *buf = NULL;
-  size_t len = 0, cap = 0;
 
   if (fd < 0)
     return -errno;
+  return read_fd_all (fd, max, ret, ret_len);
+}
+
+int
+read_fd_all (int fd, size_t max, char **ret, size_t *ret_len)
+{
+  cleanup_free char *buf = NULL;
+  size_t len = 0, cap = 0;
+
   for (;;)
     {
       ssize_t r;
@@ -272,14 +280,34 @@ write_pid_file (const char *path, pid_t pid, struct moat_error **err)
   return 0;
 }
 
+/* Not gmtime_r and strftime: glibc's gmtime_r loads the time zone
+ * (tzset reads /etc/localtime: 7 syscalls per verb) for a UTC time that
+ * needs none. Days to a civil date as in Howard Hinnant's date algorithms
+ * (public domain), for the proleptic Gregorian calendar. */
 void
 format_rfc3339 (const struct timespec *ts, char *buf, size_t len)
 {
-  struct tm tm;
-  char base[32];
-  gmtime_r (&ts->tv_sec, &tm);
-  strftime (base, sizeof (base), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf (buf, len, "%s.%09ldZ", base, (long)ts->tv_nsec);
+  int64_t secs = ts->tv_sec;
+  int64_t days = secs / 86400, rem = secs % 86400;
+  if (rem < 0)
+    {
+      rem += 86400;
+      days--;
+    }
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  int64_t year = yoe + era * 400 + (month <= 2);
+
+  snprintf (buf, len,
+            "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02d:%02d:%02d.%09ldZ",
+            year, month, day, (int)(rem / 3600), (int)(rem / 60 % 60),
+            (int)(rem % 60), (long)ts->tv_nsec);
 }
 
 void

@@ -83,6 +83,8 @@ int parse_int (const char *s, int *ret);
 /* Read a whole file (at most max bytes, else -EFBIG). NUL-terminated. */
 int read_file_at (int dirfd, const char *path, size_t max, char **ret,
                   size_t *ret_len);
+/* The same from an open fd, to its end (no stdio: no fstat, no fcntl). */
+int read_fd_all (int fd, size_t max, char **ret, size_t *ret_len);
 /* Write a whole buffer to an open fd, retrying on EINTR/short writes. */
 int write_all (int fd, const void *buf, size_t len);
 /* Open (O_WRONLY|O_CLOEXEC, no O_CREAT) and write s. Returns 0 or -errno. */

@@ -211,7 +211,8 @@ char *
 audit_digest (const void *data, size_t len)
 {
   char hex[65];
-  sha256_hex (data, len, hex);
+  if (sha256_hex_of (data, len, hex, NULL) < 0)
+    return NULL;
   return xasprintf ("sha256:%s", hex);
 }
 

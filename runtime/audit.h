@@ -41,7 +41,7 @@ void audit_tell_clamps (const struct override_list *l, size_t *told,
 /* Each override, in the --debug log. */
 void audit_debug_overrides (const struct override_list *l, const char *verb);
 /* "sha256:HEX" of data, or of the file at dirfd/name (NULL if
- * unreadable). */
+ * unreadable, or if nettle cannot be loaded). */
 char *audit_digest (const void *data, size_t len);
 char *audit_file_digest (int dirfd, const char *name);
 

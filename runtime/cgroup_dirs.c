@@ -109,6 +109,11 @@ cg_remove_tree (struct cgroup_hier *h, int parent_fd, const char *name,
   int r;
   if (depth > MAX_NESTING)
     return -ELOOP;
+  /* Most leaves hold no cgroup of their own: one rmdir, no listing. The
+   * kernel refuses (EBUSY) one with children or processes. */
+  r = remove_cgroup_dir (h, parent_fd, name);
+  if (r != -EBUSY)
+    return r;
   fd = cg_open_beneath (parent_fd, name, O_RDONLY | O_DIRECTORY);
   if (fd < 0)
     return -errno;

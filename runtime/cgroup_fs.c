@@ -18,8 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
-
 #include "../lib/util.h"
 
 /* Kernels before 5.6 have no openat2: walk the components with O_NOFOLLOW
@@ -143,33 +141,16 @@ cg_writef (struct cgroup_hier *h, const char *file, struct moat_error **err,
 int
 cg_read (int dirfd, const char *file, char **ret)
 {
-  cleanup_fclose FILE *f = NULL;
-  cleanup_free char *buf = NULL;
-  size_t cap = 0;
-  int fd;
+  cleanup_close int fd = -1;
 
   if (dirfd < 0)
     return -ENOENT;
   fd = cg_open_beneath (dirfd, file, O_RDONLY | O_NOCTTY);
   if (fd < 0)
     return -errno;
-  f = fdopen (fd, "re");
-  if (f == NULL)
-    {
-      int e = errno;
-      close (fd);
-      return -e;
-    }
-  /* Interface files hold no NUL: this reads to the end. */
-  if (getdelim (&buf, &cap, '\0', f) < 0)
-    {
-      if (ferror (f))
-        return -EIO;
-      free (buf);
-      buf = xstrdup ("");
-    }
-  *ret = steal_pointer (&buf);
-  return 0;
+  /* Interface files are small; cgroup.procs of a big cgroup is the
+   * largest read here. */
+  return read_fd_all (fd, 16u * 1024 * 1024, ret, NULL);
 }
 
 static void
@@ -376,7 +357,9 @@ kernel_rmdir (int parent_fd, const char *name)
 static bool
 kernel_systemd_booted (void)
 {
-  return sd_booted () > 0;
+  /* sd_booted()'s test, without loading libsystemd for it. */
+  struct stat st;
+  return lstat ("/run/systemd/system/", &st) == 0;
 }
 
 const struct cgroup_fs cgroup_fs_kernel = {

@@ -27,11 +27,63 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
-#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/dynlib.h"
 #include "../lib/util.h"
+
+/* sd-bus (and the gcrypt, lz4, zstd behind libsystemd) is loaded only
+ * when a unit is asked of systemd. */
+static struct dynlib libsystemd = { .soname = "libsystemd.so.0" };
+DYNLIB_DECLARE (sd_bus_call);
+DYNLIB_DECLARE (sd_bus_call_method);
+DYNLIB_DECLARE (sd_bus_error_free);
+DYNLIB_DECLARE (sd_bus_error_has_name);
+DYNLIB_DECLARE (sd_bus_error_is_set);
+DYNLIB_DECLARE (sd_bus_flush_close_unref);
+DYNLIB_DECLARE (sd_bus_get_property_string);
+DYNLIB_DECLARE (sd_bus_match_signal);
+DYNLIB_DECLARE (sd_bus_message_append);
+DYNLIB_DECLARE (sd_bus_message_append_array);
+DYNLIB_DECLARE (sd_bus_message_close_container);
+DYNLIB_DECLARE (sd_bus_message_new_method_call);
+DYNLIB_DECLARE (sd_bus_message_open_container);
+DYNLIB_DECLARE (sd_bus_message_read);
+DYNLIB_DECLARE (sd_bus_message_unref);
+DYNLIB_DECLARE (sd_bus_new);
+DYNLIB_DECLARE (sd_bus_open_system);
+DYNLIB_DECLARE (sd_bus_process);
+DYNLIB_DECLARE (sd_bus_set_address);
+DYNLIB_DECLARE (sd_bus_slot_unref);
+DYNLIB_DECLARE (sd_bus_start);
+DYNLIB_DECLARE (sd_bus_unref);
+DYNLIB_DECLARE (sd_bus_wait);
+static const struct dynlib_symbol libsystemd_symbols[] = {
+  DYNLIB_SYMBOL (sd_bus_call),
+  DYNLIB_SYMBOL (sd_bus_call_method),
+  DYNLIB_SYMBOL (sd_bus_error_free),
+  DYNLIB_SYMBOL (sd_bus_error_has_name),
+  DYNLIB_SYMBOL (sd_bus_error_is_set),
+  DYNLIB_SYMBOL (sd_bus_flush_close_unref),
+  DYNLIB_SYMBOL (sd_bus_get_property_string),
+  DYNLIB_SYMBOL (sd_bus_match_signal),
+  DYNLIB_SYMBOL (sd_bus_message_append),
+  DYNLIB_SYMBOL (sd_bus_message_append_array),
+  DYNLIB_SYMBOL (sd_bus_message_close_container),
+  DYNLIB_SYMBOL (sd_bus_message_new_method_call),
+  DYNLIB_SYMBOL (sd_bus_message_open_container),
+  DYNLIB_SYMBOL (sd_bus_message_read),
+  DYNLIB_SYMBOL (sd_bus_message_unref),
+  DYNLIB_SYMBOL (sd_bus_new),
+  DYNLIB_SYMBOL (sd_bus_open_system),
+  DYNLIB_SYMBOL (sd_bus_process),
+  DYNLIB_SYMBOL (sd_bus_set_address),
+  DYNLIB_SYMBOL (sd_bus_slot_unref),
+  DYNLIB_SYMBOL (sd_bus_start),
+  DYNLIB_SYMBOL (sd_bus_unref),
+  DYNLIB_SYMBOL (sd_bus_wait),
+};
 
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
@@ -43,34 +95,59 @@ static void
 bus_unrefp (sd_bus **b)
 {
   if (*b)
-    sd_bus_flush_close_unref (*b);
+    sym_sd_bus_flush_close_unref (*b);
+}
+/* The library's own cleanup helpers are inline calls into it: these run
+ * only where it was loaded (anything non-NULL came from it). */
+static void
+bus_message_unrefp (sd_bus_message **m)
+{
+  if (*m)
+    sym_sd_bus_message_unref (*m);
+}
+static void
+bus_slot_unrefp (sd_bus_slot **s)
+{
+  if (*s)
+    sym_sd_bus_slot_unref (*s);
+}
+static void
+bus_error_freep (sd_bus_error *e)
+{
+  if (sym_sd_bus_error_free)
+    sym_sd_bus_error_free (e);
 }
 #define cleanup_bus __attribute__ ((cleanup (bus_unrefp)))
-#define cleanup_msg __attribute__ ((cleanup (sd_bus_message_unrefp)))
-#define cleanup_slot __attribute__ ((cleanup (sd_bus_slot_unrefp)))
-#define cleanup_bus_error __attribute__ ((cleanup (sd_bus_error_free)))
+#define cleanup_msg __attribute__ ((cleanup (bus_message_unrefp)))
+#define cleanup_slot __attribute__ ((cleanup (bus_slot_unrefp)))
+#define cleanup_bus_error __attribute__ ((cleanup (bus_error_freep)))
 
 /* The system bus, or systemd's private socket when no dbus-daemon runs. */
 static int
-bus_open (sd_bus **ret)
+bus_open (sd_bus **ret, struct moat_error **err)
 {
   sd_bus *bus = NULL;
-  int r = sd_bus_open_system (&bus);
+  int r = dynlib_load (
+      &libsystemd, libsystemd_symbols,
+      sizeof (libsystemd_symbols) / sizeof (*libsystemd_symbols), err);
+  if (r < 0)
+    return moat_error_wrap (err, "systemd");
+  r = sym_sd_bus_open_system (&bus);
   if (r >= 0)
     {
       *ret = bus;
       return 0;
     }
-  r = sd_bus_new (&bus);
+  r = sym_sd_bus_new (&bus);
   if (r < 0)
-    return r;
-  r = sd_bus_set_address (bus, "unix:path=/run/systemd/private");
+    return moat_fail (err, -r, "systemd: connecting to the system bus");
+  r = sym_sd_bus_set_address (bus, "unix:path=/run/systemd/private");
   if (r >= 0)
-    r = sd_bus_start (bus);
+    r = sym_sd_bus_start (bus);
   if (r < 0)
     {
-      sd_bus_unref (bus);
-      return r;
+      sym_sd_bus_unref (bus);
+      return moat_fail (err, -r, "systemd: connecting to the system bus");
     }
   *ret = bus;
   return 0;
@@ -92,7 +169,7 @@ on_job_removed (sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
   const char *path, *unit, *result;
   uint32_t id;
 
-  if (sd_bus_message_read (m, "uoss", &id, &path, &unit, &result) < 0)
+  if (sym_sd_bus_message_read (m, "uoss", &id, &path, &unit, &result) < 0)
     return 0;
   if (w->job && strcmp (path, w->job) == 0)
     w->result = xstrdup (result);
@@ -129,7 +206,7 @@ job_wait (sd_bus *bus, struct job_wait *w, const char *job)
     {
       struct timespec t;
       uint64_t spent;
-      int r = sd_bus_process (bus, NULL);
+      int r = sym_sd_bus_process (bus, NULL);
       if (r < 0)
         return r;
       if (r > 0)
@@ -139,7 +216,7 @@ job_wait (sd_bus *bus, struct job_wait *w, const char *job)
               + (uint64_t)(t.tv_nsec - t0.tv_nsec) / 1000;
       if (spent >= JOB_TIMEOUT_USEC)
         return -ETIMEDOUT;
-      r = sd_bus_wait (bus, JOB_TIMEOUT_USEC - spent);
+      r = sym_sd_bus_wait (bus, JOB_TIMEOUT_USEC - spent);
       if (r < 0)
         return r;
     }
@@ -150,22 +227,22 @@ static int
 watch_jobs (sd_bus *bus, sd_bus_slot **slot, struct job_wait *w)
 {
   sd_bus_error e = SD_BUS_ERROR_NULL;
-  int r = sd_bus_match_signal (bus, slot, SD_DEST, SD_PATH, SD_MANAGER,
-                               "JobRemoved", on_job_removed, w);
+  int r = sym_sd_bus_match_signal (bus, slot, SD_DEST, SD_PATH, SD_MANAGER,
+                                   "JobRemoved", on_job_removed, w);
   if (r < 0)
     return r;
   /* Job signals go to subscribers (and the job's own client). A second
    * Subscribe on one connection fails with AlreadySubscribed: harmless. */
-  r = sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &e,
-                          NULL, "");
+  r = sym_sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe",
+                              &e, NULL, "");
   if (r < 0
-      && !sd_bus_error_has_name (&e,
-                                 "org.freedesktop.systemd1.AlreadySubscribed"))
+      && !sym_sd_bus_error_has_name (
+          &e, "org.freedesktop.systemd1.AlreadySubscribed"))
     {
-      sd_bus_error_free (&e);
+      sym_sd_bus_error_free (&e);
       return r;
     }
-  sd_bus_error_free (&e);
+  sym_sd_bus_error_free (&e);
   return 0;
 }
 
@@ -180,7 +257,7 @@ read_u64_or_max (struct cgroup_hier *h, const char *file, uint64_t *ret)
 static int
 append_u64 (sd_bus_message *m, const char *name, uint64_t v)
 {
-  return sd_bus_message_append (m, "(sv)", name, "t", v);
+  return sym_sd_bus_message_append (m, "(sv)", name, "t", v);
 }
 
 /* cpuset list "0-3,5" -> the little-endian byte mask systemd takes. */
@@ -215,17 +292,17 @@ append_cpuset (sd_bus_message *m, const char *name, const char *list)
     }
   if (used == 0)
     return 0;
-  int r = sd_bus_message_open_container (m, 'r', "sv");
+  int r = sym_sd_bus_message_open_container (m, 'r', "sv");
   if (r >= 0)
-    r = sd_bus_message_append (m, "s", name);
+    r = sym_sd_bus_message_append (m, "s", name);
   if (r >= 0)
-    r = sd_bus_message_open_container (m, 'v', "ay");
+    r = sym_sd_bus_message_open_container (m, 'v', "ay");
   if (r >= 0)
-    r = sd_bus_message_append_array (m, 'y', mask, used);
+    r = sym_sd_bus_message_append_array (m, 'y', mask, used);
   if (r >= 0)
-    r = sd_bus_message_close_container (m);
+    r = sym_sd_bus_message_close_container (m);
   if (r >= 0)
-    r = sd_bus_message_close_container (m);
+    r = sym_sd_bus_message_close_container (m);
   return r;
 }
 
@@ -285,33 +362,35 @@ append_properties (sd_bus_message *m, struct cgroup_hier *h, const char *unit,
 {
   bool is_slice
       = strlen (unit) > 6 && strcmp (unit + strlen (unit) - 6, ".slice") == 0;
-  int r = sd_bus_message_open_container (m, 'a', "(sv)");
+  int r = sym_sd_bus_message_open_container (m, 'a', "(sv)");
   if (r >= 0)
-    r = sd_bus_message_append (m, "(sv)", "Description", "s", "moat container");
+    r = sym_sd_bus_message_append (m, "(sv)", "Description", "s",
+                                   "moat container");
   if (r >= 0)
-    r = sd_bus_message_append (m, "(sv)", "DefaultDependencies", "b", 0);
+    r = sym_sd_bus_message_append (m, "(sv)", "DefaultDependencies", "b", 0);
   if (r >= 0 && is_slice)
     /* A slice's parent is in its name; Wants= keeps the parent up. */
-    r = sd_bus_message_append (m, "(sv)", "Wants", "as", 1, slice);
+    r = sym_sd_bus_message_append (m, "(sv)", "Wants", "as", 1, slice);
   else if (r >= 0)
     {
-      r = sd_bus_message_append (m, "(sv)", "Slice", "s", slice);
+      r = sym_sd_bus_message_append (m, "(sv)", "Slice", "s", slice);
       if (r >= 0)
-        r = sd_bus_message_append (m, "(sv)", "Delegate", "b", 1);
+        r = sym_sd_bus_message_append (m, "(sv)", "Delegate", "b", 1);
       if (r >= 0)
-        r = sd_bus_message_append (m, "(sv)", "PIDs", "au", 1, (uint32_t)pid);
+        r = sym_sd_bus_message_append (m, "(sv)", "PIDs", "au", 1,
+                                       (uint32_t)pid);
     }
   for (const char *const *a
        = (const char *const[]){ "MemoryAccounting", "TasksAccounting",
                                 "CPUAccounting", "IOAccounting", NULL };
        r >= 0 && *a; a++)
-    r = sd_bus_message_append (m, "(sv)", *a, "b", 1);
+    r = sym_sd_bus_message_append (m, "(sv)", *a, "b", 1);
   if (r >= 0)
     r = append_limits (m, h);
   if (r >= 0)
-    r = sd_bus_message_close_container (m);
+    r = sym_sd_bus_message_close_container (m);
   if (r >= 0)
-    r = sd_bus_message_append (m, "a(sa(sv))", 0);
+    r = sym_sd_bus_message_append (m, "a(sa(sv))", 0);
   return r;
 }
 
@@ -323,18 +402,18 @@ unit_control_group (sd_bus *bus, const char *unit, char **ret)
   const char *path;
   bool is_slice
       = strlen (unit) > 6 && strcmp (unit + strlen (unit) - 6, ".slice") == 0;
-  int r = sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e,
-                              &reply, "s", unit);
+  int r = sym_sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit",
+                                  &e, &reply, "s", unit);
   if (r < 0)
     return r;
-  r = sd_bus_message_read (reply, "o", &path);
+  r = sym_sd_bus_message_read (reply, "o", &path);
   if (r < 0)
     return r;
-  return sd_bus_get_property_string (bus, SD_DEST, path,
-                                     is_slice
-                                         ? "org.freedesktop.systemd1.Slice"
-                                         : "org.freedesktop.systemd1.Scope",
-                                     "ControlGroup", &e, ret);
+  return sym_sd_bus_get_property_string (bus, SD_DEST, path,
+                                         is_slice
+                                             ? "org.freedesktop.systemd1.Slice"
+                                             : "org.freedesktop.systemd1.Scope",
+                                         "ControlGroup", &e, ret);
 }
 
 /* StopUnit and wait for it (best effort: what is gone is gone). */
@@ -348,22 +427,22 @@ stop_unit (sd_bus *bus, const char *unit)
   const char *job;
 
   if (watch_jobs (bus, &slot, &w) >= 0
-      && sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &e,
-                             &reply, "ss", unit, "replace")
+      && sym_sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit",
+                                 &e, &reply, "ss", unit, "replace")
              >= 0
-      && sd_bus_message_read (reply, "o", &job) >= 0)
+      && sym_sd_bus_message_read (reply, "o", &job) >= 0)
     job_wait (bus, &w, job);
   job_wait_clear (&w);
-  sd_bus_error_free (&e);
-  sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", &e,
-                      NULL, "s", unit);
+  sym_sd_bus_error_free (&e);
+  sym_sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit",
+                          &e, NULL, "s", unit);
 }
 
 static int
 bus_fail (struct moat_error **err, int r, const sd_bus_error *e,
           const char *what, const char *unit)
 {
-  if (e && sd_bus_error_is_set (e) && e->message)
+  if (e && sym_sd_bus_error_is_set (e) && e->message)
     return moat_error_setx (err, -r, "systemd: %s %s: %s", what, unit,
                             e->message);
   return moat_fail (err, -r, "systemd: %s %s", what, unit);
@@ -390,22 +469,22 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
   r = cg_systemd_unit (cgroups_path, &slice, &unit, err);
   if (r < 0)
     return r;
-  r = bus_open (&bus);
+  r = bus_open (&bus, err);
   if (r < 0)
-    return moat_fail (err, -r, "systemd: connecting to the system bus");
+    return r;
 
   r = watch_jobs (bus, &slot, &w);
   if (r >= 0)
-    r = sd_bus_message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
-                                        "StartTransientUnit");
+    r = sym_sd_bus_message_new_method_call (bus, &m, SD_DEST, SD_PATH,
+                                            SD_MANAGER, "StartTransientUnit");
   if (r >= 0)
-    r = sd_bus_message_append (m, "ss", unit, "fail");
+    r = sym_sd_bus_message_append (m, "ss", unit, "fail");
   if (r >= 0)
     r = append_properties (m, h, unit, slice, pid);
   if (r >= 0)
-    r = sd_bus_call (bus, m, JOB_TIMEOUT_USEC, &e, &reply);
+    r = sym_sd_bus_call (bus, m, JOB_TIMEOUT_USEC, &e, &reply);
   if (r >= 0)
-    r = sd_bus_message_read (reply, "o", &job);
+    r = sym_sd_bus_message_read (reply, "o", &job);
   if (r >= 0)
     {
       r = job_wait (bus, &w, job);
@@ -482,7 +561,7 @@ find_unit (struct cgroup *cg, sd_bus **ret_bus, const char **ret_unit)
       || (strcmp (unit + len - 6, ".scope") != 0
           && strcmp (unit + len - 6, ".slice") != 0))
     return 0;
-  if (!cg->hiers[0].fs->systemd_booted () || bus_open (&bus) < 0)
+  if (!cg->hiers[0].fs->systemd_booted () || bus_open (&bus, NULL) < 0)
     return 0;
   if (unit_control_group (bus, unit, &got) < 0 || got == NULL
       || strcmp (got, cg->rel) != 0)
@@ -513,18 +592,18 @@ cg_systemd_sync (struct cgroup *cg, struct moat_error **err)
 
   if (h == NULL || find_unit (cg, &bus, &unit) <= 0)
     return 0;
-  r = sd_bus_message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
-                                      "SetUnitProperties");
+  r = sym_sd_bus_message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+                                          "SetUnitProperties");
   if (r >= 0)
-    r = sd_bus_message_append (m, "sb", unit, 1);
+    r = sym_sd_bus_message_append (m, "sb", unit, 1);
   if (r >= 0)
-    r = sd_bus_message_open_container (m, 'a', "(sv)");
+    r = sym_sd_bus_message_open_container (m, 'a', "(sv)");
   if (r >= 0)
     r = append_limits (m, h);
   if (r >= 0)
-    r = sd_bus_message_close_container (m);
+    r = sym_sd_bus_message_close_container (m);
   if (r >= 0)
-    r = sd_bus_call (bus, m, JOB_TIMEOUT_USEC, &e, NULL);
+    r = sym_sd_bus_call (bus, m, JOB_TIMEOUT_USEC, &e, NULL);
   if (r < 0)
     return bus_fail (err, r, &e, "setting the limits of", unit);
   return 1;

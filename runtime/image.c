@@ -49,7 +49,6 @@ read_blob_json (int layoutfd, const char *digest, json_node **ret,
   const char *hex = digest_hex (digest);
   cleanup_free char *path = NULL;
   cleanup_free char *text = NULL;
-  struct sha256 sha;
   char got[65];
   size_t len;
   int r;
@@ -61,9 +60,9 @@ read_blob_json (int layoutfd, const char *digest, json_node **ret,
   r = read_file_at (layoutfd, path, IMAGE_JSON_MAX, &text, &len);
   if (r < 0)
     return moat_fail (err, -r, "image: reading %s", path);
-  sha256_init (&sha);
-  sha256_update (&sha, text, len);
-  sha256_final_hex (&sha, got);
+  r = sha256_hex_of (text, len, got, err);
+  if (r < 0)
+    return moat_error_wrap (err, "image: blob %.19s", digest);
   if (strcmp (got, hex) != 0)
     return moat_fail (err, 0, "image: blob %.19s: digest mismatch", digest);
   return json_parse (text, len, IMAGE_JSON_MAX, ret, err);

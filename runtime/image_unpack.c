@@ -19,7 +19,61 @@
 
 #include "image.h"
 #include "sha256.h"
+#include "../lib/dynlib.h"
 #include "../lib/util.h"
+
+/* libarchive, with its compressors, XML and ICU, is loaded only here. */
+static struct dynlib libarchive = { .soname = "libarchive.so.13" };
+DYNLIB_DECLARE (archive_entry_filetype);
+DYNLIB_DECLARE (archive_entry_hardlink);
+DYNLIB_DECLARE (archive_entry_pathname);
+DYNLIB_DECLARE (archive_entry_perm);
+DYNLIB_DECLARE (archive_entry_set_hardlink);
+DYNLIB_DECLARE (archive_entry_set_pathname);
+DYNLIB_DECLARE (archive_entry_set_perm);
+DYNLIB_DECLARE (archive_entry_size);
+DYNLIB_DECLARE (archive_error_string);
+DYNLIB_DECLARE (archive_read_data_block);
+DYNLIB_DECLARE (archive_read_free);
+DYNLIB_DECLARE (archive_read_new);
+DYNLIB_DECLARE (archive_read_next_header);
+DYNLIB_DECLARE (archive_read_open);
+DYNLIB_DECLARE (archive_read_support_filter_all);
+DYNLIB_DECLARE (archive_read_support_format_tar);
+DYNLIB_DECLARE (archive_set_error);
+DYNLIB_DECLARE (archive_write_close);
+DYNLIB_DECLARE (archive_write_data_block);
+DYNLIB_DECLARE (archive_write_disk_new);
+DYNLIB_DECLARE (archive_write_disk_set_options);
+DYNLIB_DECLARE (archive_write_finish_entry);
+DYNLIB_DECLARE (archive_write_free);
+DYNLIB_DECLARE (archive_write_header);
+static const struct dynlib_symbol libarchive_symbols[] = {
+  DYNLIB_SYMBOL (archive_entry_filetype),
+  DYNLIB_SYMBOL (archive_entry_hardlink),
+  DYNLIB_SYMBOL (archive_entry_pathname),
+  DYNLIB_SYMBOL (archive_entry_perm),
+  DYNLIB_SYMBOL (archive_entry_set_hardlink),
+  DYNLIB_SYMBOL (archive_entry_set_pathname),
+  DYNLIB_SYMBOL (archive_entry_set_perm),
+  DYNLIB_SYMBOL (archive_entry_size),
+  DYNLIB_SYMBOL (archive_error_string),
+  DYNLIB_SYMBOL (archive_read_data_block),
+  DYNLIB_SYMBOL (archive_read_free),
+  DYNLIB_SYMBOL (archive_read_new),
+  DYNLIB_SYMBOL (archive_read_next_header),
+  DYNLIB_SYMBOL (archive_read_open),
+  DYNLIB_SYMBOL (archive_read_support_filter_all),
+  DYNLIB_SYMBOL (archive_read_support_format_tar),
+  DYNLIB_SYMBOL (archive_set_error),
+  DYNLIB_SYMBOL (archive_write_close),
+  DYNLIB_SYMBOL (archive_write_data_block),
+  DYNLIB_SYMBOL (archive_write_disk_new),
+  DYNLIB_SYMBOL (archive_write_disk_set_options),
+  DYNLIB_SYMBOL (archive_write_finish_entry),
+  DYNLIB_SYMBOL (archive_write_free),
+  DYNLIB_SYMBOL (archive_write_header),
+};
 
 int
 remove_tree_at (int dirfd, const char *name)
@@ -96,10 +150,10 @@ blob_read (struct archive *a, void *p, const void **ret)
 
   if (n < 0)
     {
-      archive_set_error (a, errno, "reading the layer");
+      sym_archive_set_error (a, errno, "reading the layer");
       return -1;
     }
-  sha256_update (&r->sha, r->buf, (size_t)n);
+  sha256_feed (&r->sha, r->buf, (size_t)n);
   *ret = r->buf;
   return n;
 }
@@ -107,19 +161,20 @@ blob_read (struct archive *a, void *p, const void **ret)
 static struct archive *
 layer_open (struct blob_reader *r)
 {
-  struct archive *a = archive_read_new ();
+  struct archive *a = sym_archive_read_new ();
 
-  sha256_init (&r->sha);
+  /* Loaded by image_unpack_layer already: cannot fail here. */
+  sha256_start (&r->sha, NULL);
   if (lseek (r->fd, 0, SEEK_SET) < 0)
     {
-      archive_read_free (a);
+      sym_archive_read_free (a);
       return NULL;
     }
-  archive_read_support_filter_all (a);
-  archive_read_support_format_tar (a);
-  if (archive_read_open (a, r, NULL, blob_read, NULL) != ARCHIVE_OK)
+  sym_archive_read_support_filter_all (a);
+  sym_archive_read_support_format_tar (a);
+  if (sym_archive_read_open (a, r, NULL, blob_read, NULL) != ARCHIVE_OK)
     {
-      archive_read_free (a);
+      sym_archive_read_free (a);
       return NULL;
     }
   return a;
@@ -134,10 +189,10 @@ layer_check_digest (struct blob_reader *r, const char *hex,
   ssize_t n;
 
   while ((n = TEMP_FAILURE_RETRY (read (r->fd, r->buf, sizeof (r->buf)))) > 0)
-    sha256_update (&r->sha, r->buf, (size_t)n);
+    sha256_feed (&r->sha, r->buf, (size_t)n);
   if (n < 0)
     return moat_fail (err, errno, "reading layer %.12s", hex);
-  sha256_final_hex (&r->sha, got);
+  sha256_finish_hex (&r->sha, got);
   if (strcmp (got, hex) != 0)
     return moat_fail (err, 0, "layer sha256:%.12s: digest mismatch (%.12s)",
                       hex, got);
@@ -217,16 +272,16 @@ layer_whiteouts (int rootfd, struct blob_reader *r, const char *hex,
 
   if (a == NULL)
     return moat_fail (err, 0, "layer sha256:%.12s: not an archive", hex);
-  while ((rc = archive_read_next_header (a, &e)) == ARCHIVE_OK)
+  while ((rc = sym_archive_read_next_header (a, &e)) == ARCHIVE_OK)
     {
-      const char *link = archive_entry_hardlink (e);
-      cleanup_free char *p = clean_path (archive_entry_pathname (e));
+      const char *link = sym_archive_entry_hardlink (e);
+      cleanup_free char *p = clean_path (sym_archive_entry_pathname (e));
       cleanup_free char *lp = link ? clean_path (link) : NULL;
       if (p == NULL || (link && (lp == NULL || *lp == '\0')))
         {
           moat_fail (err, 0, "layer sha256:%.12s: path %s leaves the root", hex,
-                     p ? link : archive_entry_pathname (e));
-          archive_read_free (a);
+                     p ? link : sym_archive_entry_pathname (e));
+          sym_archive_read_free (a);
           return -1;
         }
       if (is_whiteout (p))
@@ -235,11 +290,11 @@ layer_whiteouts (int rootfd, struct blob_reader *r, const char *hex,
   if (rc != ARCHIVE_EOF)
     {
       moat_fail (err, 0, "layer sha256:%.12s: %s", hex,
-                 archive_error_string (a));
-      archive_read_free (a);
+                 sym_archive_error_string (a));
+      sym_archive_read_free (a);
       return -1;
     }
-  archive_read_free (a);
+  sym_archive_read_free (a);
   if (layer_check_digest (r, hex, err) < 0)
     return -1;
   for (size_t i = 0; wh && wh[i]; i++)
@@ -255,8 +310,9 @@ copy_data (struct archive *in, struct archive *out)
   la_int64_t off;
   int rc;
 
-  while ((rc = archive_read_data_block (in, &buf, &len, &off)) == ARCHIVE_OK)
-    if (archive_write_data_block (out, buf, len, off) < ARCHIVE_OK)
+  while ((rc = sym_archive_read_data_block (in, &buf, &len, &off))
+         == ARCHIVE_OK)
+    if (sym_archive_write_data_block (out, buf, len, off) < ARCHIVE_OK)
       return -1;
   return rc == ARCHIVE_EOF ? 0 : -1;
 }
@@ -274,19 +330,19 @@ layer_extract (struct blob_reader *r, const char *hex,
 
   if (a == NULL)
     return moat_fail (err, 0, "layer sha256:%.12s: not an archive", hex);
-  w = archive_write_disk_new ();
-  archive_write_disk_set_options (
+  w = sym_archive_write_disk_new ();
+  sym_archive_write_disk_set_options (
       w, ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME
              | ARCHIVE_EXTRACT_UNLINK | ARCHIVE_EXTRACT_SECURE_SYMLINKS
              | ARCHIVE_EXTRACT_SECURE_NODOTDOT
              | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
-  while (ret == 0 && (rc = archive_read_next_header (a, &e)) == ARCHIVE_OK)
+  while (ret == 0 && (rc = sym_archive_read_next_header (a, &e)) == ARCHIVE_OK)
     {
-      cleanup_free char *p = clean_path (archive_entry_pathname (e));
-      const char *link = archive_entry_hardlink (e);
+      cleanup_free char *p = clean_path (sym_archive_entry_pathname (e));
+      const char *link = sym_archive_entry_hardlink (e);
       cleanup_free char *lp = link ? clean_path (link) : NULL;
-      mode_t type = archive_entry_filetype (e);
-      mode_t mode = archive_entry_perm (e);
+      mode_t type = sym_archive_entry_filetype (e);
+      mode_t mode = sym_archive_entry_perm (e);
 
       if (p == NULL || (link && lp == NULL))
         ret = moat_fail (err, 0, "layer sha256:%.12s changed while read", hex);
@@ -300,26 +356,27 @@ layer_extract (struct blob_reader *r, const char *hex,
       if (type != AE_IFDIR && (mode & (S_ISUID | S_ISGID)))
         {
           notes->setid_stripped++;
-          archive_entry_set_perm (e, mode & ~(mode_t)(S_ISUID | S_ISGID));
+          sym_archive_entry_set_perm (e, mode & ~(mode_t)(S_ISUID | S_ISGID));
         }
-      archive_entry_set_pathname (e, p);
+      sym_archive_entry_set_pathname (e, p);
       if (lp)
-        archive_entry_set_hardlink (e, lp);
-      if (archive_write_header (w, e) < ARCHIVE_WARN
-          || (archive_entry_size (e) > 0 && copy_data (a, w) < 0)
-          || archive_write_finish_entry (w) < ARCHIVE_WARN)
+        sym_archive_entry_set_hardlink (e, lp);
+      if (sym_archive_write_header (w, e) < ARCHIVE_WARN
+          || (sym_archive_entry_size (e) > 0 && copy_data (a, w) < 0)
+          || sym_archive_write_finish_entry (w) < ARCHIVE_WARN)
         ret = moat_fail (err, 0, "layer sha256:%.12s: %s: %s", hex, p,
-                         archive_error_string (w) ? archive_error_string (w)
-                                                  : archive_error_string (a));
+                         sym_archive_error_string (w)
+                             ? sym_archive_error_string (w)
+                             : sym_archive_error_string (a));
     }
   if (ret == 0 && rc != ARCHIVE_EOF)
     ret = moat_fail (err, 0, "layer sha256:%.12s: %s", hex,
-                     archive_error_string (a));
-  if (archive_write_close (w) < ARCHIVE_WARN && ret == 0)
+                     sym_archive_error_string (a));
+  if (sym_archive_write_close (w) < ARCHIVE_WARN && ret == 0)
     ret = moat_fail (err, 0, "layer sha256:%.12s: %s", hex,
-                     archive_error_string (w));
-  archive_write_free (w);
-  archive_read_free (a);
+                     sym_archive_error_string (w));
+  sym_archive_write_free (w);
+  sym_archive_read_free (a);
   if (ret == 0)
     ret = layer_check_digest (r, hex, err);
   return ret;
@@ -333,6 +390,13 @@ image_unpack_layer (int rootfd, int blobfd, const char *hex,
   cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   int ret;
 
+  if (dynlib_load (&libarchive, libarchive_symbols,
+                   sizeof (libarchive_symbols) / sizeof (*libarchive_symbols),
+                   err)
+      < 0)
+    return moat_error_wrap (err, "unpacking layer sha256:%.12s", hex);
+  if (sha256_start (&r->sha, err) < 0)
+    return moat_error_wrap (err, "unpacking layer sha256:%.12s", hex);
   r->fd = blobfd;
   if (layer_whiteouts (rootfd, r, hex, err) < 0)
     return -1;

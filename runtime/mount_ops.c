@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 
 #include "linux.h"
+#include "../lib/dynlib.h"
 #include "../lib/util.h"
 
 /* The nodes every /dev gets, bound from the host's after a check that
@@ -92,11 +93,33 @@ option_is_runtime_only (const char *o)
 
 /* m's options as the executor applies them: op's flags, propagation,
  * data and recursive_ro; op->error where they cannot be. */
+/* libmount (with libblkid, libselinux and pcre2 behind it) is loaded by
+ * the verbs that build a mount plan only: create and run, not state,
+ * start, kill or delete. */
+static struct dynlib libmount_so = { .soname = "libmount.so.1" };
+DYNLIB_DECLARE (mnt_optstr_get_flags);
+DYNLIB_DECLARE (mnt_get_builtin_optmap);
+DYNLIB_DECLARE (mnt_split_optstr);
+static const struct dynlib_symbol libmount_symbols[] = {
+  DYNLIB_SYMBOL (mnt_optstr_get_flags),
+  DYNLIB_SYMBOL (mnt_get_builtin_optmap),
+  DYNLIB_SYMBOL (mnt_split_optstr),
+};
+
+static int
+libmount_load (struct moat_error **err)
+{
+  return dynlib_load (&libmount_so, libmount_symbols,
+                      sizeof (libmount_symbols) / sizeof (*libmount_symbols),
+                      err);
+}
+
 static void
 set_mount_flags (struct mount_op *op, const struct spec_mount *m)
 {
   cleanup_free char *optstr = NULL;
   cleanup_free char *fs = NULL;
+  cleanup_error struct moat_error *load_err = NULL;
   unsigned long flags = 0;
   size_t len = 0;
   const unsigned long prop_mask
@@ -121,16 +144,21 @@ set_mount_flags (struct mount_op *op, const struct spec_mount *m)
         strcat (optstr, ",");
       strcat (optstr, *o);
     }
+  if (*optstr && libmount_load (&load_err) < 0)
+    {
+      op->error = xasprintf ("mount %s: %s", m->destination, load_err->msg);
+      return;
+    }
   if (*optstr
-      && mnt_optstr_get_flags (optstr, &flags,
-                               mnt_get_builtin_optmap (MNT_LINUX_MAP))
+      && sym_mnt_optstr_get_flags (optstr, &flags,
+                                   sym_mnt_get_builtin_optmap (MNT_LINUX_MAP))
              < 0)
     {
       op->error = xasprintf ("mount %s: cannot parse options \"%s\"",
                              m->destination, optstr);
       return;
     }
-  if (*optstr && mnt_split_optstr (optstr, NULL, NULL, &fs, 0, 0) < 0)
+  if (*optstr && sym_mnt_split_optstr (optstr, NULL, NULL, &fs, 0, 0) < 0)
     {
       op->error = xasprintf ("mount %s: cannot parse options \"%s\"",
                              m->destination, optstr);

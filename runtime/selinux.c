@@ -4,19 +4,56 @@
 #include <errno.h>
 #include <selinux/selinux.h>
 #include <string.h>
+#include <sys/statfs.h>
 
+#include "../lib/dynlib.h"
 #include "../lib/util.h"
+
+/* libselinux (with pcre2) is loaded only where selinuxfs is mounted: on a
+ * host without SELinux no verb maps it. */
+static struct dynlib libselinux_so = { .soname = "libselinux.so.1" };
+DYNLIB_DECLARE (is_selinux_enabled);
+DYNLIB_DECLARE (setexeccon);
+static const struct dynlib_symbol libselinux_symbols[] = {
+  DYNLIB_SYMBOL (is_selinux_enabled),
+  DYNLIB_SYMBOL (setexeccon),
+};
+
+#define SELINUX_MAGIC 0xf97cff8c
+
+/* Where libselinux itself looks first for selinuxfs. */
+static bool
+selinuxfs_mounted (void)
+{
+  static const char *const where[] = { "/sys/fs/selinux", "/selinux" };
+  struct statfs sfs;
+  for (size_t i = 0; i < sizeof (where) / sizeof (*where); i++)
+    if (statfs (where[i], &sfs) == 0 && (uint32_t)sfs.f_type == SELINUX_MAGIC)
+      return true;
+  return false;
+}
 
 static int
 lib_is_enabled (void)
 {
-  return is_selinux_enabled ();
+  static int enabled = -1;
+  if (enabled < 0)
+    enabled = selinuxfs_mounted ()
+                      && dynlib_load (&libselinux_so, libselinux_symbols,
+                                      sizeof (libselinux_symbols)
+                                          / sizeof (*libselinux_symbols),
+                                      NULL)
+                             == 0
+                  ? sym_is_selinux_enabled ()
+                  : 0;
+  return enabled;
 }
 
+/* Called only where lib_is_enabled said 1: the library is loaded. */
 static int
 lib_set_exec_label (const char *label)
 {
-  return setexeccon (label);
+  return sym_setexeccon (label);
 }
 
 static const struct selinux_backend libselinux

@@ -1,110 +1,59 @@
-/* SHA-256 (FIPS 180-4). A small local copy keeps libcrypto out of the
- * runtime for the one place that needs it: image blob digests. */
-#include <stdio.h>
-#include <string.h>
-
 #include "sha256.h"
 
-static const uint32_t k[64] = {
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
-  0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
-  0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-  0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+#include "../lib/dynlib.h"
+
+static struct dynlib libnettle = { .soname = "libnettle.so.8" };
+DYNLIB_DECLARE (nettle_sha256_init);
+DYNLIB_DECLARE (nettle_sha256_update);
+DYNLIB_DECLARE (nettle_sha256_digest);
+static const struct dynlib_symbol libnettle_symbols[] = {
+  DYNLIB_SYMBOL (nettle_sha256_init),
+  DYNLIB_SYMBOL (nettle_sha256_update),
+  DYNLIB_SYMBOL (nettle_sha256_digest),
 };
 
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void
-block (struct sha256 *c, const uint8_t *p)
+int
+sha256_start (struct sha256 *c, struct moat_error **err)
 {
-  uint32_t w[64], a, b, cc, d, e, f, g, h;
+  if (dynlib_load (&libnettle, libnettle_symbols,
+                   sizeof (libnettle_symbols) / sizeof (*libnettle_symbols),
+                   err)
+      < 0)
+    return moat_error_wrap (err, "sha256");
+  sym_nettle_sha256_init (&c->ctx);
+  return 0;
+}
 
-  for (int i = 0; i < 16; i++)
-    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16
-           | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-  for (int i = 16; i < 64; i++)
+void
+sha256_feed (struct sha256 *c, const void *data, size_t len)
+{
+  sym_nettle_sha256_update (&c->ctx, len, data);
+}
+
+void
+sha256_finish_hex (struct sha256 *c, char hex[65])
+{
+  static const char digits[] = "0123456789abcdef";
+  uint8_t d[SHA256_DIGEST_SIZE];
+
+  sym_nettle_sha256_digest (&c->ctx, sizeof (d), d);
+  for (size_t i = 0; i < sizeof (d); i++)
     {
-      uint32_t s0 = ROR (w[i - 15], 7) ^ ROR (w[i - 15], 18) ^ (w[i - 15] >> 3);
-      uint32_t s1 = ROR (w[i - 2], 17) ^ ROR (w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+      hex[2 * i] = digits[d[i] >> 4];
+      hex[2 * i + 1] = digits[d[i] & 0xf];
     }
-  a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3];
-  e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
-  for (int i = 0; i < 64; i++)
-    {
-      uint32_t s1 = ROR (e, 6) ^ ROR (e, 11) ^ ROR (e, 25);
-      uint32_t ch = (e & f) ^ (~e & g);
-      uint32_t t1 = h + s1 + ch + k[i] + w[i];
-      uint32_t s0 = ROR (a, 2) ^ ROR (a, 13) ^ ROR (a, 22);
-      uint32_t maj = (a & b) ^ (a & cc) ^ (b & cc);
-      uint32_t t2 = s0 + maj;
-      h = g, g = f, f = e, e = d + t1;
-      d = cc, cc = b, b = a, a = t1 + t2;
-    }
-  c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
-  c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
+  hex[64] = '\0';
 }
 
-void
-sha256_init (struct sha256 *c)
-{
-  static const uint32_t iv[8]
-      = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-  memcpy (c->h, iv, sizeof (iv));
-  c->len = 0;
-  c->n = 0;
-}
-
-void
-sha256_update (struct sha256 *c, const void *data, size_t len)
-{
-  const uint8_t *p = data;
-
-  c->len += len;
-  if (c->n)
-    {
-      size_t take = 64 - c->n < len ? 64 - c->n : len;
-      memcpy (c->buf + c->n, p, take);
-      c->n += take, p += take, len -= take;
-      if (c->n < 64)
-        return;
-      block (c, c->buf);
-      c->n = 0;
-    }
-  for (; len >= 64; p += 64, len -= 64)
-    block (c, p);
-  memcpy (c->buf, p, len);
-  c->n = len;
-}
-
-void
-sha256_final_hex (struct sha256 *c, char hex[65])
-{
-  uint64_t bits = c->len * 8;
-  uint8_t pad[72] = { 0x80 };
-  size_t padlen = (c->n < 56 ? 56 : 120) - c->n;
-
-  for (int i = 0; i < 8; i++)
-    pad[padlen + i] = (uint8_t)(bits >> (56 - 8 * i));
-  sha256_update (c, pad, padlen + 8);
-  for (int i = 0; i < 8; i++)
-    snprintf (hex + 8 * i, 9, "%08x", c->h[i]);
-}
-
-void
-sha256_hex (const void *data, size_t len, char hex[65])
+int
+sha256_hex_of (const void *data, size_t len, char hex[65],
+               struct moat_error **err)
 {
   struct sha256 c;
 
-  sha256_init (&c);
-  sha256_update (&c, data, len);
-  sha256_final_hex (&c, hex);
+  if (sha256_start (&c, err) < 0)
+    return -1;
+  sha256_feed (&c, data, len);
+  sha256_finish_hex (&c, hex);
+  return 0;
 }

@@ -1,24 +1,26 @@
-/* SHA-256 (FIPS 180-4), for the digests of OCI image blobs and the audit
- * log's digest of config.json: small enough not to link a crypto library. */
+/* SHA-256 by nettle, loaded on first use (lib/dynlib.h): the digests of OCI
+ * image blobs and the audit log's digest of config.json. Verbs that digest
+ * nothing (state, list, kill, start) never map it. */
 #ifndef MOAT_SHA256_H
 #define MOAT_SHA256_H
 
+#include <nettle/sha2.h>
 #include <stddef.h>
-#include <stdint.h>
+
+#include "../lib/error.h"
 
 struct sha256
 {
-  uint32_t h[8];
-  uint64_t len;
-  uint8_t buf[64];
-  size_t n;
+  struct sha256_ctx ctx;
 };
 
-void sha256_init (struct sha256 *c);
-void sha256_update (struct sha256 *c, const void *data, size_t len);
+/* Load nettle (once) and begin a digest. */
+int sha256_start (struct sha256 *c, struct moat_error **err);
+void sha256_feed (struct sha256 *c, const void *data, size_t len);
 /* 64 lowercase hex digits and a NUL into hex. */
-void sha256_final_hex (struct sha256 *c, char hex[65]);
+void sha256_finish_hex (struct sha256 *c, char hex[65]);
 /* One call for data in memory. */
-void sha256_hex (const void *data, size_t len, char hex[65]);
+int sha256_hex_of (const void *data, size_t len, char hex[65],
+                   struct moat_error **err);
 
 #endif

@@ -16,10 +16,10 @@ hex_of (const void *data, size_t len, size_t chunk, char out[65])
 {
   struct sha256 c;
   const char *p = data;
-  sha256_init (&c);
+  assert_int_equal (sha256_start (&c, NULL), 0);
   for (size_t off = 0; off < len; off += chunk)
-    sha256_update (&c, p + off, len - off < chunk ? len - off : chunk);
-  sha256_final_hex (&c, out);
+    sha256_feed (&c, p + off, len - off < chunk ? len - off : chunk);
+  sha256_finish_hex (&c, out);
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -122,6 +123,32 @@ test_pid_file_missing_dir (void **state)
   moat_error_free (&err);
 }
 
+/* format_rfc3339 converts days to dates itself (gmtime_r would load the
+ * time zone): the same text as libc's, over leap days, century years, and
+ * every day of 1969-2101 at an awkward time of day. */
+static void
+test_rfc3339_matches_libc (void **state)
+{
+  static const int64_t fixed[]
+      = { 0,          -1,         951782400,    951868799,
+          4107542400, 4107456000, 253402300799, 1764084493 };
+  (void)state;
+  for (size_t i = 0; i < sizeof (fixed) / sizeof (*fixed) + 48211; i++)
+    {
+      struct timespec ts = { .tv_nsec = 123456789 };
+      struct tm tm;
+      char want[64], base[32], got[64];
+      ts.tv_sec = i < sizeof (fixed) / sizeof (*fixed)
+                      ? fixed[i]
+                      : -86400 * 366 + (int64_t)(i - 8) * 86400 + 86399 - 7;
+      gmtime_r (&ts.tv_sec, &tm);
+      strftime (base, sizeof (base), "%Y-%m-%dT%H:%M:%S", &tm);
+      snprintf (want, sizeof (want), "%s.123456789Z", base);
+      format_rfc3339 (&ts, got, sizeof (got));
+      assert_string_equal (got, want);
+    }
+}
+
 int
 main (void)
 {
@@ -130,6 +157,7 @@ main (void)
     cmocka_unit_test (test_pid_file_replaced_atomically),
     cmocka_unit_test (test_pid_file_relative),
     cmocka_unit_test (test_pid_file_missing_dir),
+    cmocka_unit_test (test_rfc3339_matches_libc),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }
