@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# Where runc and moat should behave alike because the profile is not the
+# reason to differ: each test is what a runc user or an engine does and
+# sees (issue 25). Deliberate differences are in README's runc table.
+
+load helpers
+load runtime_helpers
+
+setup() {
+	requires_root
+	setup_bundle
+	ID="parity-$BATS_TEST_NUMBER-$$"
+	CG_TOP="parity-test-$BATS_TEST_NUMBER-$$"
+	update_config '.process.args = ["sleep", "100"]'
+}
+
+teardown() {
+	teardown_bundle
+	local d
+	for d in /sys/fs/cgroup/*/"$CG_TOP" /sys/fs/cgroup/"$CG_TOP"; do
+		[ -d "$d" ] || continue
+		[ -f "$d/freezer.state" ] && echo THAWED >"$d/freezer.state"
+		[ -f "$d/cgroup.freeze" ] && echo 0 >"$d/cgroup.freeze"
+		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	return 0
+}
+
+# A frozen cgroup would freeze the init as it joins: create must say so
+# and return rather than wait forever. `timeout` only keeps a hang from
+# stalling the suite.
+create_in_frozen_cgroup() {
+	update_config --arg p "/$CG_TOP" '.linux.cgroupsPath = $p'
+	status=0
+	timeout 60 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -d -b "$BUNDLE" "$ID" \
+		>"$BUNDLE/out" 2>&1 </dev/null || status=$?
+	output="$(cat "$BUNDLE/out")"
+	echo "run -d (status=$status): $output" >&2
+}
+
+@test "create into a frozen v1 freezer cgroup is refused, nothing left" {
+	[ -d /sys/fs/cgroup/freezer ] || skip "no v1 freezer hierarchy"
+	mkdir /sys/fs/cgroup/freezer/"$CG_TOP"
+	echo FROZEN >/sys/fs/cgroup/freezer/"$CG_TOP"/freezer.state
+	create_in_frozen_cgroup
+	[ "$status" -eq 1 ]
+	[[ "$output" == "moat: run $ID: "*"frozen (freezer.state in freezer)"* ]]
+	[ ! -e "$ROOT/$ID" ]
+	[ ! -d /sys/fs/cgroup/memory/"$CG_TOP" ]
+	[ ! -d /sys/fs/cgroup/pids/"$CG_TOP" ]
+	[ -z "$(cat /sys/fs/cgroup/freezer/"$CG_TOP"/cgroup.procs)" ]
+}
+
+@test "create into a cgroup frozen with cgroup.freeze (cgroup2) is refused" {
+	local unified=/sys/fs/cgroup/unified
+	[ -f /sys/fs/cgroup/cgroup.controllers ] && unified=/sys/fs/cgroup
+	[ -f "$unified/cgroup.controllers" ] || skip "no cgroup2 hierarchy"
+	mkdir "$unified/$CG_TOP"
+	echo 1 >"$unified/$CG_TOP/cgroup.freeze"
+	create_in_frozen_cgroup
+	[ "$status" -eq 1 ]
+	[[ "$output" == "moat: run $ID: "*"frozen (cgroup.freeze in "* ]]
+	[ ! -e "$ROOT/$ID" ]
+	[ -z "$(cat "$unified/$CG_TOP"/cgroup.procs)" ]
+}
