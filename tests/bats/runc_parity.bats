@@ -63,3 +63,34 @@ create_in_frozen_cgroup() {
 	[ ! -e "$ROOT/$ID" ]
 	[ -z "$(cat "$unified/$CG_TOP"/cgroup.procs)" ]
 }
+
+@test "--debug without --log: runc's debug lines on stderr, for every verb" {
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	for verb in state exec ps; do
+		if [ "$verb" = exec ]; then
+			moat_sep --debug exec "$ID" true
+		else
+			moat_sep --debug "$verb" "$ID"
+		fi
+		[ "$status" -eq 0 ]
+		grep -qE "^time=\"[^\"]+\" level=debug msg=\"$verb: .+\"\$" <<<"$stderr"
+		[ -z "$(grep -vE '^time="[^"]+" level=debug msg=' <<<"$stderr")" ]
+	done
+	# Without --debug, nothing.
+	moat_sep state "$ID"
+	[ -z "$stderr" ]
+}
+
+@test "--debug with --log: debug lines of exec in the log, json and text" {
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	moat_sep --debug --log "$BUNDLE/log.json" --log-format json exec "$ID" true
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	jq -e 'select(.level == "debug") | .msg | test("exec")' "$BUNDLE/log.json" | grep -q true
+	jq -e '.time' "$BUNDLE/log.json" >/dev/null
+	moat_sep --debug --log "$BUNDLE/log.txt" --log-format text exec "$ID" true
+	[ "$status" -eq 0 ]
+	grep -qE '^time="[^"]+" level=debug msg=".*exec' "$BUNDLE/log.txt"
+}
