@@ -186,8 +186,7 @@ sleeper() {
 	[[ "${lines[0]}" == *PID*CMD* ]]
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "${lines[1]}" == *" $pid "*"sleep 1000"* ]]
-	# Without -e, ps(1) selects the caller's euid only: the container's root
-	# is another uid under G12 (runc passes the arguments on as they are).
+	# ps(1) gets the arguments as they are, as runc passes them on.
 	moat ps "$c1" -eo pid,comm
 	[ "$status" -eq 0 ]
 	[[ "${lines[1]}" == *"$pid sleep" ]]

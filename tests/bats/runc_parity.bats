@@ -94,3 +94,33 @@ create_in_frozen_cgroup() {
 	[ "$status" -eq 0 ]
 	grep -qE '^time="[^"]+" level=debug msg=".*exec' "$BUNDLE/log.txt"
 }
+
+# Each ps(1) line below the header names one of the container's pids.
+ps_rows_are_the_containers() {
+	local col="$1" pids
+	pids="$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" ps --format json "$ID" | jq -r '.[]')"
+	[ "${#lines[@]}" -ge 3 ]
+	for l in "${lines[@]:1}"; do
+		grep -qxF "$(awk -v c="$col" '{print $c}' <<<"$l")" <<<"$pids"
+	done
+}
+
+@test "ps ID and ps ID -e -x: ps(1)'s header and the container's rows only" {
+	command -v ps >/dev/null || skip "no ps"
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	moat exec -d "$ID" sleep 99
+	[ "$status" -eq 0 ]
+	# No arguments: runc runs `ps -ef`.
+	moat ps "$ID"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^UID\ +PID\ +PPID\ +C\ +STIME\ +TTY\ +TIME\ +CMD$ ]]
+	[[ "$output" == *"sleep 100"* && "$output" == *"sleep 99"* ]]
+	ps_rows_are_the_containers 2
+	# BSD x: the caller's own processes, which the container's are for runc.
+	moat ps "$ID" -e -x
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^\ +PID\ +TTY\ +STAT\ +TIME\ +COMMAND$ ]]
+	[[ "$output" == *"sleep 100"* && "$output" == *"sleep 99"* ]]
+	ps_rows_are_the_containers 1
+}
