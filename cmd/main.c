@@ -59,7 +59,8 @@ static const struct verb verbs[] = {
   { "exec", cmd_exec,
     "exec [--process F] [--detach] [--pid-file F] [--tty]\n"
     "     [--console-socket S] [--cwd DIR] [--env K=V] [--user UID[:GID]]\n"
-    "     [--additional-gids GID] [--preserve-fds N] ID [COMMAND [ARG...]]",
+    "     [--additional-gids GID] [--preserve-fds N] [--cgroup [CTRL:]SUB]\n"
+    "     ID [COMMAND [ARG...]]",
     "run a new process in a running container, under the same profile", true,
     true, true, false },
   { "ps", cmd_ps, "ps [--format table|json] ID [-- PS-ARGS...]",

@@ -64,6 +64,7 @@ struct exec_opts
   const char *user;          /* --user UID[:GID] */
   uint32_t *additional_gids; /* --additional-gids, added to the user's */
   size_t n_additional_gids;
+  char **cgroup_subs; /* --cgroup [CONTROLLERS:]SUB (cgroup_add_pid_sub) */
   bool tty;
   bool detach;
   int preserve_fds;

@@ -124,3 +124,89 @@ ps_rows_are_the_containers() {
 	[[ "$output" == *"sleep 100"* && "$output" == *"sleep 99"* ]]
 	ps_rows_are_the_containers 1
 }
+
+@test "run --keep keeps the stopped container, its state and cgroup, until delete" {
+	update_config '.process.args = ["sh", "-c", "exit 3"]'
+	moat run --keep -b "$BUNDLE" "$ID"
+	[ "$status" -eq 3 ]
+	moat state "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .status <<<"$output")" = stopped ]
+	cg="$(find /sys/fs/cgroup -maxdepth 4 -type d -name "$ID" | head -1)"
+	[ -n "$cg" ] && [ -f "$cg/cgroup.procs" ]
+	[ -z "$(cat "$cg/cgroup.procs")" ]
+	moat delete "$ID"
+	[ "$status" -eq 0 ]
+	assert_nothing_left "$ID"
+}
+
+# The container's cgroup directory in each hierarchy (v1 and cgroup2).
+container_cgroup_dirs() {
+	find /sys/fs/cgroup -maxdepth 4 -type d -path "*/moat/$ID"
+}
+
+# mkdir SUB below the container's cgroup in every hierarchy (a v1 cpuset
+# child starts with no cpus: it gets its parent's).
+make_sub_cgroups() {
+	local d p c
+	for d in $(container_cgroup_dirs); do
+		p="$d"
+		for c in ${1//\// }; do
+			mkdir -p "$p/$c"
+			if [ -f "$p/cpuset.cpus" ]; then
+				cat "$p/cpuset.cpus" >"$p/$c/cpuset.cpus"
+				cat "$p/cpuset.mems" >"$p/$c/cpuset.mems"
+			fi
+			p="$p/$c"
+		done
+	done
+}
+
+@test "exec --cgroup SUB and CONTROLLER:SUB run the process in the sub-cgroup" {
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	make_sub_cgroups sub
+	# Without --cgroup, every hierarchy: the container's own (its root, as
+	# the container's cgroup namespace shows it).
+	moat exec "$ID" cat /proc/self/cgroup
+	[ "$status" -eq 0 ]
+	[ "$(grep -cv ':/$' <<<"$output")" -eq 0 ]
+	[ "$(grep -c . <<<"$output")" -eq "$(grep -c . /proc/self/cgroup)" ]
+	moat exec --cgroup sub "$ID" cat /proc/self/cgroup
+	[ "$status" -eq 0 ]
+	[ "$(grep -cv ':/sub$' <<<"$output")" -eq 0 ]
+	if [ -d /sys/fs/cgroup/memory ] && [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
+		mkdir "/sys/fs/cgroup/memory/moat/$ID/msub"
+		moat exec --cgroup memory:msub --cgroup pids:sub "$ID" cat /proc/self/cgroup
+		[ "$status" -eq 0 ]
+		grep -qx '[0-9]*:memory:/msub' <<<"$output"
+		grep -qx '[0-9]*:pids:/sub' <<<"$output"
+		grep -qx '[0-9]*:freezer:/' <<<"$output"
+		grep -qx '0::/' <<<"$output"
+	fi
+	# A sub-cgroup that is not there, or one out of the container's.
+	moat exec --cgroup missing "$ID" true
+	[ "$status" -eq 255 ]
+	[[ "$output" == "moat: exec $ID: --cgroup missing: no such sub-cgroup in "* ]]
+	moat exec --cgroup ../.. "$ID" true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *'"." and ".." are not allowed'* ]]
+}
+
+@test "delete --force removes a cgroup with sub-cgroups holding processes" {
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	make_sub_cgroups a/b
+	for d in $(container_cgroup_dirs); do
+		[ -d "$d/a/b" ]
+	done
+	moat exec -d --pid-file "$BUNDLE/exec.pid" "$ID" sleep 99
+	[ "$status" -eq 0 ]
+	for d in $(container_cgroup_dirs); do
+		cat "$BUNDLE/exec.pid" >"$d/a/b/cgroup.procs"
+	done
+	moat delete --force "$ID"
+	[ "$status" -eq 0 ]
+	assert_nothing_left "$ID"
+	[ -z "$(container_cgroup_dirs)" ]
+}
