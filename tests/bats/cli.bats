@@ -163,7 +163,7 @@ sleeper() {
 	moat --cgroup-manager cgroupfs --rootless false --log-level debug run -d --no-subreaper -b "$BUNDLE" "$c1"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	moat exec --ignore-paused --cap CAP_KILL --apparmor x --process-label y --cgroup z --no-new-privs "$c1" true
+	moat exec --ignore-paused --cap CAP_KILL --apparmor x --process-label y --no-new-privs "$c1" true
 	[ "$status" -eq 0 ]
 	moat update --blkio-weight 100 --kernel-memory 1m --memory-reservation 1m "$c1"
 	[ "$status" -eq 0 ]
