@@ -210,3 +210,26 @@ make_sub_cgroups() {
 	assert_nothing_left "$ID"
 	[ -z "$(container_cgroup_dirs)" ]
 }
+
+@test "cwd: entered before the user switch as runc; one nobody may enter fails with runc's words" {
+	# Only root may search /secret; nobody inside may search /unmapped (its
+	# owner is outside the container's user namespace).
+	mkdir -m 0700 "$BUNDLE/rootfs/secret" "$BUNDLE/rootfs/unmapped"
+	chown 70000:70000 "$BUNDLE/rootfs/unmapped"
+	update_config '.process.user.uid = 1000 | .process.user.gid = 1000 | .process.cwd = "/secret" | .process.args = ["sh", "-c", "pwd; id -u"]'
+	moat run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = /secret ]
+	[ "${lines[1]}" = 1000 ]
+
+	update_config '.process.user.uid = 0 | .process.user.gid = 0 | .process.cwd = "/" | .process.args = ["sleep", "100"]'
+	moat run -d -b "$BUNDLE" "$ID-2"
+	[ "$status" -eq 0 ]
+	grep -q '^ *0 *0 ' "/proc/$(container_pid "$ID-2")/uid_map" && skip "no user namespace"
+	moat exec --user 1000 --cwd /secret "$ID-2" pwd
+	[ "$status" -eq 0 ]
+	[ "$output" = /secret ]
+	moat exec --user 1000 --cwd /unmapped "$ID-2" pwd
+	[ "$status" -eq 255 ]
+	[ "$output" = "moat: exec $ID-2: chdir to cwd (\"/unmapped\") set in config.json failed: Permission denied" ]
+}
