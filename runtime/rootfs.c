@@ -539,6 +539,66 @@ exec_mkdir (struct rootfs_run *x, const struct mount_op *op,
   return 0;
 }
 
+/* mountinfo's octal escapes (\040 for a space) undone in place. */
+static void
+unescape_mountinfo (char *s)
+{
+  char *o = s;
+  for (; *s; s++)
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7'
+        && s[3] >= '0' && s[3] <= '7')
+      {
+        *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+        s += 3;
+      }
+    else
+      *o++ = *s;
+  *o = '\0';
+}
+
+/* Without pivot_root the host's mounts stay in the container's mount
+ * namespace, hidden below the rootfs moved onto /. A host procfs or sysfs
+ * among them counts as fully visible to the kernel, which then lets a
+ * nested user namespace mount a fresh, unmasked one (runc hides them
+ * too). Each is detached, or covered where the kernel keeps it (a mount
+ * locked to its namespace). */
+static int
+hide_host_pseudo_fs (const char *rootfs, struct moat_error **err)
+{
+  cleanup_free char *info = NULL;
+  size_t len = strlen (rootfs);
+  char *line, *save = NULL;
+
+  if (read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16u << 20, &info, NULL)
+      < 0)
+    return moat_fail (err, errno, "reading /proc/self/mountinfo");
+  for (line = strtok_r (info, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
+    {
+      char target[4096], fstype[64];
+      const char *sep = strstr (line, " - ");
+      if (sep == NULL || sscanf (line, "%*s %*s %*s %*s %4095s", target) != 1
+          || sscanf (sep + 3, "%63s", fstype) != 1
+          || (strcmp (fstype, "proc") != 0 && strcmp (fstype, "sysfs") != 0))
+        continue;
+      unescape_mountinfo (target);
+      if (strncmp (target, rootfs, len) == 0
+          && (target[len] == '/' || target[len] == '\0'))
+        continue;
+      if (umount2 (target, MNT_DETACH) == 0 || errno == ENOENT)
+        continue;
+      if ((errno == EINVAL || errno == EPERM)
+          && (mount ("tmpfs", target, "tmpfs",
+                     MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0")
+                  == 0
+              || errno == ENOENT))
+        continue;
+      return moat_fail (err, errno, "--no-pivot: hiding the host's %s at %s",
+                        fstype, target);
+    }
+  return 0;
+}
+
 static int
 exec_pivot (struct rootfs_run *x, const struct mount_op *op,
             struct moat_error **err)
@@ -549,7 +609,16 @@ exec_pivot (struct rootfs_run *x, const struct mount_op *op,
     return moat_fail (err, errno, "chdir to the rootfs");
   if (op->chroot)
     {
-      if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+      /* rootfs may be a /proc/self/fd link, which goes with the host's
+       * procfs: from here on it is ".", and its real path is the cwd. */
+      char cwd[4096];
+      int r;
+      if (getcwd (cwd, sizeof (cwd)) == NULL)
+        return moat_fail (err, errno, "getcwd in the rootfs");
+      r = hide_host_pseudo_fs (cwd, err);
+      if (r < 0)
+        return r;
+      if (mount (".", "/", NULL, MS_MOVE, NULL) < 0)
         return moat_fail (err, errno, "moving the rootfs to /");
       if (chroot (".") < 0)
         return moat_fail (err, errno, "chroot");

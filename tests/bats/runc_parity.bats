@@ -233,3 +233,36 @@ make_sub_cgroups() {
 	[ "$status" -eq 255 ]
 	[ "$output" = "moat: exec $ID-2: chdir to cwd (\"/unmapped\") set in config.json failed: Permission denied" ]
 }
+
+# From the container's user, mount and pid namespaces, root of a user
+# namespace nested in them (what unshare -r gives a process that has
+# unshare) mounts a fresh procfs only where a fully visible one is left
+# in the mount namespace: that one would have no mask.
+fresh_procfs_in() {
+	status=0
+	output="$(nsenter -t "$(container_pid "$1")" -U -m -p -- /bin/busybox unshare -U -m -r -p -f \
+		/bin/busybox sh -c 'mount -t proc proc /tmp && echo MOUNTED' 2>&1)" || status=$?
+	echo "fresh procfs in $1 (status=$status): $output" >&2
+}
+
+@test "--no-pivot: the host's procfs is not left under the rootfs; masks and read-only paths hold" {
+	command -v nsenter >/dev/null || skip "no nsenter"
+	moat create --no-pivot -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	moat start "$ID"
+	[ "$status" -eq 0 ]
+	fresh_procfs_in "$ID"
+	[[ "$output" != *MOUNTED* ]]
+	[[ "$output" == *"permission denied"* ]]
+	moat exec "$ID" sh -c 'echo x >/proc/sys/kernel/domainname'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+	moat exec "$ID" cat /proc/timer_list
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# As with pivot_root.
+	moat run -d -b "$BUNDLE" "$ID-pivot"
+	[ "$status" -eq 0 ]
+	fresh_procfs_in "$ID-pivot"
+	[[ "$output" == *"permission denied"* ]]
+}
