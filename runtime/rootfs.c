@@ -376,6 +376,38 @@ exec_readonly (struct rootfs_run *x, const struct mount_op *op,
   return bind_fd (dst, dst, (op->flags & MS_REC) != 0, op->flags, 0, path, err);
 }
 
+/* proc and sysfs go on an ordinary directory of the image (or one moat
+ * makes), never through a symlink or onto a file, as runc requires:
+ * checked for all of them before anything is mounted in the rootfs. */
+static int
+check_pseudo_fs_places (struct rootfs_run *x, struct moat_error **err)
+{
+  for (size_t i = 0; i < x->plan->n; i++)
+    {
+      const struct mount_op *op = &x->plan->v[i];
+      cleanup_close int fd = -1;
+      struct stat st;
+      if (op->kind != MOUNT_OP_MOUNT || op->type == NULL
+          || (strcmp (op->type, "proc") != 0
+              && strcmp (op->type, "sysfs") != 0))
+        continue;
+      fd = sys_openat2 (x->rootfd, op->dest, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                        IN_ROOT);
+      if (fd < 0 && errno == ENOENT)
+        continue;
+      if (fd < 0 || fstat (fd, &st) < 0)
+        return moat_fail (err, errno, "mount %s at %s", op->type, op->dest);
+      if (!S_ISDIR (st.st_mode))
+        return moat_fail (err, 0,
+                          "mount %s at %s: %s must be mounted on an ordinary "
+                          "directory, and %s in the rootfs is %s",
+                          op->type, op->dest, op->type, op->dest,
+                          S_ISLNK (st.st_mode) ? "a symlink"
+                                               : "not a directory");
+    }
+  return 0;
+}
+
 /* The rootfs bound on itself (G12: a tree moat cloned, and idmapped, is
  * attached already), opened for the ops that follow. */
 static int
@@ -391,7 +423,7 @@ exec_rootfs (struct rootfs_run *x, const struct mount_op *op,
   x->rootfd = open (rootfs, O_DIRECTORY | O_CLOEXEC);
   if (x->rootfd < 0)
     return moat_fail (err, errno, "opening the rootfs %s", rootfs);
-  return 0;
+  return check_pseudo_fs_places (x, err);
 }
 
 /* A spec mount's destination, made if missing (a file for a file), and

@@ -266,3 +266,18 @@ fresh_procfs_in() {
 	fresh_procfs_in "$ID-pivot"
 	[[ "$output" == *"permission denied"* ]]
 }
+
+@test "a rootfs whose /proc or /sys is a symlink is refused with the reason, nothing left" {
+	for d in proc sys; do
+		local type=proc
+		[ "$d" = sys ] && type=sysfs
+		rmdir "$BUNDLE/rootfs/$d"
+		ln -s /tmp "$BUNDLE/rootfs/$d"
+		moat run -b "$BUNDLE" "$ID-$d"
+		[ "$status" -eq 1 ]
+		[ "$output" = "moat: run $ID-$d: mount $type at /$d: $type must be mounted on an ordinary directory, and /$d in the rootfs is a symlink" ]
+		assert_nothing_left "$ID-$d"
+		rm "$BUNDLE/rootfs/$d"
+		mkdir "$BUNDLE/rootfs/$d"
+	done
+}
