@@ -29,7 +29,6 @@ static const struct
   { " exec ", "apparmor", 0, true },
   { " exec ", "no-new-privs", 0, false },
   { " exec ", "cap", 'c', true },
-  { " exec ", "cgroup", 0, true },
   { " exec ", "ignore-paused", 0, false },
   { " exec ", "pidfd-socket", 0, true },
   { " exec ", "no-subreaper", 0, false },

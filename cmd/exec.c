@@ -14,7 +14,8 @@ enum
   E_ENV,
   E_USER,
   E_PRESERVE,
-  E_GIDS
+  E_GIDS,
+  E_CGROUP
 };
 
 struct exec_parse
@@ -22,6 +23,7 @@ struct exec_parse
   struct exec_opts o;
   char **env;
   uint32_t *gids;
+  char **cgroup_subs;
 };
 
 static int
@@ -55,6 +57,9 @@ exec_cb (void *p, int id, const char *val, struct moat_error **err)
       break;
     case E_USER:
       e->o.user = val;
+      break;
+    case E_CGROUP:
+      strv_append (&e->cgroup_subs, val);
       break;
     case E_PRESERVE:
       if (parse_int (val, &e->o.preserve_fds) < 0 || e->o.preserve_fds < 0
@@ -99,8 +104,10 @@ VERB (exec)
           { "user", 'u', true, E_USER },
           { "preserve-fds", 0, true, E_PRESERVE },
           { "additional-gids", 'g', true, E_GIDS },
+          { "cgroup", 0, true, E_CGROUP },
           { NULL, 0, false, 0 } };
   cleanup_strv char **env = NULL;
+  cleanup_strv char **cgroup_subs = NULL;
   cleanup_free uint32_t *gids = NULL;
   struct exec_parse e = { 0 };
   int idx, r;
@@ -108,6 +115,7 @@ VERB (exec)
   r = cmd_parse (argv[0], argc, argv, 1, opts, exec_cb, &e, &idx, err);
   env = e.env;
   gids = e.gids;
+  cgroup_subs = e.cgroup_subs;
   if (r < 0)
     return r;
   r = cmd_take_id (ctx, argc, argv, idx, err);
@@ -116,6 +124,7 @@ VERB (exec)
   e.o.id = ctx->id;
   e.o.env = env;
   e.o.additional_gids = gids;
+  e.o.cgroup_subs = cgroup_subs;
   e.o.argv = argv + idx + 1;
   if (e.o.process_file == NULL && idx + 1 >= argc)
     return moat_fail (err, 0, "no command given (and no --process)");

@@ -59,7 +59,8 @@ static const struct verb verbs[] = {
   { "exec", cmd_exec,
     "exec [--process F] [--detach] [--pid-file F] [--tty]\n"
     "     [--console-socket S] [--cwd DIR] [--env K=V] [--user UID[:GID]]\n"
-    "     [--additional-gids GID] [--preserve-fds N] ID [COMMAND [ARG...]]",
+    "     [--additional-gids GID] [--preserve-fds N] [--cgroup [CTRL:]SUB]\n"
+    "     ID [COMMAND [ARG...]]",
     "run a new process in a running container, under the same profile", true,
     true, true, false },
   { "ps", cmd_ps, "ps [--format table|json] ID [-- PS-ARGS...]",
@@ -130,10 +131,10 @@ usage (FILE *out)
            "  --config FILE       operator config (default "
            "/etc/moat/config.json)\n"
            "  --systemd-cgroup    slice:prefix:name becomes a systemd unit\n"
-           "  --debug             write to --log what moat decided and did "
-           "(profile,\n"
-           "                      overrides, namespaces, cgroup, BPF programs, "
-           "timings)\n"
+           "  --debug             write to --log (or stderr) what moat "
+           "decided and did\n"
+           "                      (profile, overrides, namespaces, cgroup, "
+           "BPF, timings)\n"
            "  --version, --help\n\n"
            "moat VERB --help shows a verb's flags.\n");
 }
@@ -267,6 +268,26 @@ load_profile (const struct verb *v, struct cmd_ctx *ctx, struct profile **ret,
   return profile_load_builtin (ctx->g.profile_name, ret, err);
 }
 
+/* The first --debug line of every verb: what was asked, as runc's. */
+static void
+debug_command_line (int argc, char **argv)
+{
+  cleanup_free char *line = NULL;
+  size_t len = 0;
+  FILE *f;
+
+  if (!log_debug_enabled ())
+    return;
+  f = open_memstream (&line, &len);
+  if (f == NULL)
+    return;
+  for (int i = 0; i < argc; i++)
+    fprintf (f, "%s%s", i ? " " : "", argv[i]);
+  fclose (f);
+  log_debug ("%s: command line: %s (moat pid %d)", argv[0], line,
+             (int)getpid ());
+}
+
 static void
 debug_profile (const struct profile *p, const struct cmd_ctx *ctx)
 {
@@ -340,6 +361,7 @@ main (int argc, char **argv)
       return 1;
     }
   ctx.verb = v->name;
+  debug_command_line (argc - idx, argv + idx);
   if (cmd_wants_help (argc - idx, argv + idx))
     {
       verb_usage (v);

@@ -316,6 +316,30 @@ procs_nonempty (int dir_fd)
   return strpbrk (text, "0123456789") != NULL;
 }
 
+/* A cgroup someone froze (or whose parent is frozen) would freeze the
+ * container's init the moment it joins, and create would wait for it
+ * forever: refused instead, as runc does. */
+static const char *
+frozen_by (const struct cgroup_hier *h)
+{
+  cleanup_free char *state = NULL;
+  uint64_t frozen = 0;
+  /* FROZEN or FREEZING */
+  if (h->ctrls & CG_FREEZER)
+    return cg_read (h->fd, "freezer.state", &state) == 0
+                   && strncmp (state, "FR", strlen ("FR")) == 0
+               ? "freezer.state"
+               : NULL;
+  if (h->ctrls & CG_UNIFIED)
+    return (cg_read_u64 (h->fd, "cgroup.freeze", &frozen) == 0 && frozen)
+                   || (cg_read_keyed (h->fd, "cgroup.events", "frozen", &frozen)
+                           == 0
+                       && frozen)
+               ? "cgroup.freeze"
+               : NULL;
+  return NULL;
+}
+
 int
 cgroup_create (const char *rel, const struct spec_resources *res,
                struct cgroup **ret, struct moat_error **err)
@@ -341,6 +365,12 @@ cgroup_create (const char *rel, const struct spec_resources *res,
                           "creating cgroup %s: it already holds processes or "
                           "child cgroups",
                           rel);
+      const char *frozen = frozen_by (h);
+      if (frozen)
+        return moat_fail (err, EBUSY,
+                          "creating cgroup %s: it is frozen (%s in %s): thaw "
+                          "it first",
+                          rel, frozen, h->name);
     }
   if (res)
     r = cg->backend->apply (cg, res, err);

@@ -69,6 +69,13 @@ int cgroup_open (const char *rel, struct cgroup **ret, struct moat_error **err);
 void cgroup_free (struct cgroup *cg);
 
 int cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err);
+/* runc's exec --cgroup: subs (NULL-terminated, may be NULL) are
+ * "[CONTROLLER[,CONTROLLER...]:]SUB", SUB an existing cgroup below cg
+ * ("a/b"); one without controllers is for every hierarchy (the only form
+ * the cgroup2 one takes), one with them for the v1 hierarchies carrying
+ * them. pid joins SUB where one is named, cg elsewhere. */
+int cgroup_add_pid_sub (struct cgroup *cg, pid_t pid, char *const *subs,
+                        struct moat_error **err);
 /* Move the calling process into the cgroup, from the inside: for the
  * container's init before exec, which must have a single thread. On v1 it
  * writes "0" to each hierarchy's `tasks`, which skips the kernel's global

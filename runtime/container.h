@@ -64,6 +64,7 @@ struct exec_opts
   const char *user;          /* --user UID[:GID] */
   uint32_t *additional_gids; /* --additional-gids, added to the user's */
   size_t n_additional_gids;
+  char **cgroup_subs; /* --cgroup [CONTROLLERS:]SUB (cgroup_add_pid_sub) */
   bool tty;
   bool detach;
   int preserve_fds;
@@ -103,8 +104,9 @@ int container_list (const struct moat_globals *g, enum list_format format,
                     FILE *out, struct moat_error **err);
 int container_exec (const struct moat_globals *g, const struct exec_opts *o,
                     int *ret_status, struct moat_error **err);
-/* ps_args (NULL-terminated, may be empty): run ps(1) with them and print
- * its header and the lines of the container's processes, as runc. */
+/* ps_args (NULL-terminated; empty: -ef): run ps(1) with them and print
+ * its header and the lines of the container's processes, as runc (json:
+ * the pids alone). */
 int container_ps (const struct moat_globals *g, const char *id, bool json,
                   char *const *ps_args, FILE *out, struct moat_error **err);
 int container_pause (const struct moat_globals *g, const char *id, bool pause,

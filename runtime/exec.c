@@ -425,7 +425,7 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
 static int
 exec_phase_start (struct exec_ctx *c, struct moat_error **err)
 {
-  int r = cgroup_add_pid (c->cg, c->pid, err);
+  int r = cgroup_add_pid_sub (c->cg, c->pid, c->o->cgroup_subs, err);
   if (r == 0)
     r = process_raise_rlimits (c->pid, c->proc, err);
   if (r == 0)

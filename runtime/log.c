@@ -28,7 +28,7 @@ log_setup (const char *path, bool json, bool debug)
 {
   log_state.path = path;
   log_state.json = json;
-  log_state.debug = debug && path != NULL;
+  log_state.debug = debug;
   log_state.owner = getpid ();
   clock_gettime (CLOCK_MONOTONIC, &log_state.start);
 }
@@ -39,6 +39,24 @@ log_debug_enabled (void)
   return log_state.debug && getpid () == log_state.owner;
 }
 
+/* The msg="..." of a text line, " and \\ escaped as logrus does. */
+static char *
+text_quote (const char *msg)
+{
+  size_t n = strlen (msg);
+  char *out = xmalloc (2 * n + 3), *o = out;
+  *o++ = '"';
+  for (const char *p = msg; *p; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        *o++ = '\\';
+      *o++ = *p == '\n' ? ' ' : *p;
+    }
+  *o++ = '"';
+  *o = '\0';
+  return out;
+}
+
 static void
 log_line (const char *level, const char *msg)
 {
@@ -46,14 +64,21 @@ log_line (const char *level, const char *msg)
   cleanup_free char *line = NULL;
   char now[64];
 
-  if (log_state.path == NULL || getpid () != log_state.owner)
+  if (getpid () != log_state.owner)
     return;
-  fd = open (log_state.path,
-             O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+  /* Without --log, --debug goes to stderr as runc's does (errors are
+   * printed there by main already). */
+  if (log_state.path == NULL && strcmp (level, "debug") != 0)
+    return;
+  if (log_state.path)
+    fd = open (log_state.path,
+               O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+  else
+    fd = fcntl (STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   if (fd < 0)
     return;
   now_rfc3339 (now, sizeof (now));
-  if (log_state.json)
+  if (log_state.json && log_state.path)
     {
       struct json_writer *w = json_writer_new (false);
       char *j;
@@ -70,7 +95,10 @@ log_line (const char *level, const char *msg)
       free (j);
     }
   else
-    line = xasprintf ("time=\"%s\" level=%s msg=\"%s\"\n", now, level, msg);
+    {
+      cleanup_free char *quoted = text_quote (msg);
+      line = xasprintf ("time=\"%s\" level=%s msg=%s\n", now, level, quoted);
+    }
   write_all (fd, line, strlen (line));
 }
 

@@ -1,6 +1,8 @@
 /* The --log file: errors always, and with --debug what moat decided and did
- * (profile, overrides, namespaces, cgroup, BPF programs, create phase
- * timings). Text ("time=... level=... msg=...") or runc's JSON lines
+ * (the verb and its arguments, profile, overrides, namespaces, cgroup, BPF
+ * programs, create phase timings); without --log, --debug lines go to
+ * stderr in the text form, as runc's do. Text ("time=... level=... msg=...") or
+ * runc's JSON lines
  * ({"level","msg","time"}: engines parse the file, so nothing else goes
  * there). Only the process that opened the log writes to it: a container's
  * init, a fork of moat, never does. */

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,46 +50,104 @@ has_pid (const pid_t *pids, size_t n, long pid)
   return false;
 }
 
-/* runc's ps: run ps(1) with the caller's arguments, find its PID column in
- * the header, print the header and the lines of the container's pids. */
+/* The host ids of the container's root (its init's user namespace maps
+ * them; 0 without one). */
+static void
+container_root_host_ids (pid_t init, uid_t *ret_uid, gid_t *ret_gid)
+{
+  static const char *const files[] = { "uid_map", "gid_map" };
+  unsigned long inside, outside, count;
+
+  *ret_uid = 0;
+  *ret_gid = 0;
+  for (size_t i = 0; init > 0 && i < 2; i++)
+    {
+      cleanup_free char *map = NULL;
+      cleanup_free char *path = xasprintf ("/proc/%d/%s", init, files[i]);
+      if (read_file_at (AT_FDCWD, path, 4096, &map, NULL) < 0
+          || sscanf (map, "%lu %lu %lu", &inside, &outside, &count) != 3
+          || inside != 0)
+        continue;
+      if (i == 0)
+        *ret_uid = (uid_t)outside;
+      else
+        *ret_gid = (gid_t)outside;
+    }
+}
+
+/* Run ps(1) with argv, its stdout into a pipe; *ret_fd reads it. ps runs
+ * as the host ids of the container's root: for runc, whose container root
+ * is host root, `ps x` (the caller's own processes) lists the container's;
+ * under moat's user namespace (G12) they belong to that uid. */
 static int
-ps_filtered (const pid_t *pids, size_t n, char *const *ps_args, FILE *out,
-             struct moat_error **err)
+ps_spawn (char **argv, uid_t uid, gid_t gid, pid_t *ret_pid, int *ret_fd,
+          struct moat_error **err)
+{
+  int pfd[2];
+  pid_t child;
+
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    return moat_fail (err, errno, "pipe");
+  child = fork ();
+  if (child < 0)
+    {
+      close (pfd[0]);
+      close (pfd[1]);
+      return moat_fail (err, errno, "fork");
+    }
+  if (child == 0)
+    {
+      if (dup2 (pfd[1], STDOUT_FILENO) < 0)
+        _exit (127);
+      if (uid != 0
+          && (setgroups (0, NULL) < 0 || setresgid (gid, gid, gid) < 0
+              || setresuid (uid, uid, uid) < 0))
+        _exit (127);
+      execvp ("ps", argv);
+      _exit (127);
+    }
+  close (pfd[1]);
+  *ret_pid = child;
+  *ret_fd = pfd[0];
+  return 0;
+}
+
+/* runc's ps: run ps(1) with the caller's arguments (-ef when none), find
+ * its PID column in the header, print the header and the lines of the
+ * container's pids. */
+static int
+ps_filtered (const pid_t *pids, size_t n, pid_t init, char *const *ps_args,
+             FILE *out, struct moat_error **err)
 {
   cleanup_strv char **argv = NULL;
   cleanup_free char *text = NULL;
+  cleanup_close int fd = -1;
   size_t len = 0, cap = 0;
-  posix_spawn_file_actions_t fa;
-  int pfd[2], status, pid_col = -1, col = 0;
-  pid_t child;
+  int status, pid_col = -1, col = 0, r;
+  pid_t child = -1;
+  uid_t uid;
+  gid_t gid;
   char *line, *save = NULL;
 
   strv_append (&argv, "ps");
+  if (*ps_args == NULL)
+    strv_append (&argv, "-ef");
   for (; *ps_args; ps_args++)
     strv_append (&argv, *ps_args);
-  if (pipe2 (pfd, O_CLOEXEC) < 0)
-    return moat_fail (err, errno, "pipe");
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_adddup2 (&fa, pfd[1], STDOUT_FILENO);
-  errno = posix_spawnp (&child, "ps", &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy (&fa);
-  close (pfd[1]);
-  if (errno != 0)
-    {
-      close (pfd[0]);
-      return moat_fail (err, errno, "running ps");
-    }
+  container_root_host_ids (init, &uid, &gid);
+  r = ps_spawn (argv, uid, gid, &child, &fd, err);
+  if (r < 0)
+    return r;
   for (;;)
     {
       ssize_t got;
       if (cap - len < 4096 && len < (64u << 20))
         text = xrealloc (text, cap = cap * 2 + 8192);
-      got = TEMP_FAILURE_RETRY (read (pfd[0], text + len, cap - len - 1));
+      got = TEMP_FAILURE_RETRY (read (fd, text + len, cap - len - 1));
       if (got <= 0)
         break;
       len += (size_t)got;
     }
-  close (pfd[0]);
   if (TEMP_FAILURE_RETRY (waitpid (child, &status, 0)) < 0
       || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
     return moat_fail (err, 0, "ps failed (exit status %d)",
@@ -127,37 +185,24 @@ container_ps (const struct moat_globals *g, const char *id, bool json,
               char *const *ps_args, FILE *out, struct moat_error **err)
 {
   struct cgroup *cg = NULL;
+  cleanup_state struct container_state *st = NULL;
   cleanup_free pid_t *pids = NULL;
   size_t n = 0;
   int r;
 
-  r = open_running_cgroup (g, id, false, false, NULL, NULL, &cg, err);
+  r = open_running_cgroup (g, id, false, false, &st, NULL, &cg, err);
   if (r < 0)
     return r;
   r = cgroup_pids (cg, &pids, &n, err);
   cgroup_free (cg);
   if (r < 0)
     return r;
-  if (ps_args && *ps_args)
-    return ps_filtered (pids, n, ps_args, out, err);
-  if (json)
-    {
-      fputc ('[', out);
-      for (size_t i = 0; i < n; i++)
-        fprintf (out, "%s%d", i ? "," : "", pids[i]);
-      fputs ("]\n", out);
-      return 0;
-    }
-  fprintf (out, "PID\tCMD\n");
+  if (!json)
+    return ps_filtered (pids, n, st->pid, ps_args, out, err);
+  fputc ('[', out);
   for (size_t i = 0; i < n; i++)
-    {
-      char path[64];
-      cleanup_free char *cmd = NULL;
-      snprintf (path, sizeof (path), "/proc/%d/comm", pids[i]);
-      if (read_file_at (AT_FDCWD, path, 256, &cmd, NULL) == 0)
-        cmd[strcspn (cmd, "\n")] = '\0';
-      fprintf (out, "%d\t%s\n", pids[i], cmd ? cmd : "?");
-    }
+    fprintf (out, "%s%d", i ? "," : "", pids[i]);
+  fputs ("]\n", out);
   return 0;
 }
 

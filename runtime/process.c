@@ -283,6 +283,20 @@ reset_signals (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
+static int
+change_to_cwd (const struct spec_process *p, int cwd_fd)
+{
+  return cwd_fd >= 0 ? fchdir (cwd_fd) : chdir (p->cwd);
+}
+
+/* runc's words, which tools match. */
+static int
+cwd_error (const struct spec_process *p, struct moat_error **err)
+{
+  return moat_fail (err, errno,
+                    "chdir to cwd (\"%s\") set in config.json failed", p->cwd);
+}
+
 int
 process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
               int preserve_fds, const struct seccomp_prog *seccomp_config,
@@ -291,6 +305,7 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
 {
   struct spec_caps none = { 0 };
   const struct spec_caps *caps = p->caps.present ? &p->caps : &none;
+  bool chdir_done;
   int r;
 
   r = process_set_rlimits (p, err);
@@ -302,6 +317,12 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
     r = give_terminal_to_user (p, err);
   if (r < 0)
     return r;
+  /* The cwd is entered as the runtime first, as runc does: a directory
+   * only root can search still works for another user; if root may not,
+   * the user may (a directory of its own, root_squash-like owners). */
+  chdir_done = change_to_cwd (p, cwd_fd) == 0;
+  if (!chdir_done && errno != EACCES && errno != EPERM)
+    return cwd_error (p, err);
   r = set_user (&p->user, err);
   if (r < 0)
     return r;
@@ -309,8 +330,8 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
   if (r < 0)
     return r;
   umask (p->user.has_umask ? p->user.umask : 022);
-  if (cwd_fd >= 0 ? fchdir (cwd_fd) < 0 : chdir (p->cwd) < 0)
-    return moat_fail (err, errno, "chdir to %s", p->cwd);
+  if (!chdir_done && change_to_cwd (p, cwd_fd) < 0)
+    return cwd_error (p, err);
   /* The exec label before no_new_privs, as runc: a transition NNP would
    * bound. A no-op where SELinux is off. */
   r = selinux_set_exec_label (p->selinux_label, err);

@@ -376,6 +376,38 @@ exec_readonly (struct rootfs_run *x, const struct mount_op *op,
   return bind_fd (dst, dst, (op->flags & MS_REC) != 0, op->flags, 0, path, err);
 }
 
+/* proc and sysfs go on an ordinary directory of the image (or one moat
+ * makes), never through a symlink or onto a file, as runc requires:
+ * checked for all of them before anything is mounted in the rootfs. */
+static int
+check_pseudo_fs_places (struct rootfs_run *x, struct moat_error **err)
+{
+  for (size_t i = 0; i < x->plan->n; i++)
+    {
+      const struct mount_op *op = &x->plan->v[i];
+      cleanup_close int fd = -1;
+      struct stat st;
+      if (op->kind != MOUNT_OP_MOUNT || op->type == NULL
+          || (strcmp (op->type, "proc") != 0
+              && strcmp (op->type, "sysfs") != 0))
+        continue;
+      fd = sys_openat2 (x->rootfd, op->dest, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                        IN_ROOT);
+      if (fd < 0 && errno == ENOENT)
+        continue;
+      if (fd < 0 || fstat (fd, &st) < 0)
+        return moat_fail (err, errno, "mount %s at %s", op->type, op->dest);
+      if (!S_ISDIR (st.st_mode))
+        return moat_fail (err, 0,
+                          "mount %s at %s: %s must be mounted on an ordinary "
+                          "directory, and %s in the rootfs is %s",
+                          op->type, op->dest, op->type, op->dest,
+                          S_ISLNK (st.st_mode) ? "a symlink"
+                                               : "not a directory");
+    }
+  return 0;
+}
+
 /* The rootfs bound on itself (G12: a tree moat cloned, and idmapped, is
  * attached already), opened for the ops that follow. */
 static int
@@ -391,7 +423,7 @@ exec_rootfs (struct rootfs_run *x, const struct mount_op *op,
   x->rootfd = open (rootfs, O_DIRECTORY | O_CLOEXEC);
   if (x->rootfd < 0)
     return moat_fail (err, errno, "opening the rootfs %s", rootfs);
-  return 0;
+  return check_pseudo_fs_places (x, err);
 }
 
 /* A spec mount's destination, made if missing (a file for a file), and
@@ -539,6 +571,66 @@ exec_mkdir (struct rootfs_run *x, const struct mount_op *op,
   return 0;
 }
 
+/* mountinfo's octal escapes (\040 for a space) undone in place. */
+static void
+unescape_mountinfo (char *s)
+{
+  char *o = s;
+  for (; *s; s++)
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7'
+        && s[3] >= '0' && s[3] <= '7')
+      {
+        *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+        s += 3;
+      }
+    else
+      *o++ = *s;
+  *o = '\0';
+}
+
+/* Without pivot_root the host's mounts stay in the container's mount
+ * namespace, hidden below the rootfs moved onto /. A host procfs or sysfs
+ * among them counts as fully visible to the kernel, which then lets a
+ * nested user namespace mount a fresh, unmasked one (runc hides them
+ * too). Each is detached, or covered where the kernel keeps it (a mount
+ * locked to its namespace). */
+static int
+hide_host_pseudo_fs (const char *rootfs, struct moat_error **err)
+{
+  cleanup_free char *info = NULL;
+  size_t len = strlen (rootfs);
+  char *line, *save = NULL;
+
+  if (read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16u << 20, &info, NULL)
+      < 0)
+    return moat_fail (err, errno, "reading /proc/self/mountinfo");
+  for (line = strtok_r (info, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
+    {
+      char target[4096], fstype[64];
+      const char *sep = strstr (line, " - ");
+      if (sep == NULL || sscanf (line, "%*s %*s %*s %*s %4095s", target) != 1
+          || sscanf (sep + 3, "%63s", fstype) != 1
+          || (strcmp (fstype, "proc") != 0 && strcmp (fstype, "sysfs") != 0))
+        continue;
+      unescape_mountinfo (target);
+      if (strncmp (target, rootfs, len) == 0
+          && (target[len] == '/' || target[len] == '\0'))
+        continue;
+      if (umount2 (target, MNT_DETACH) == 0 || errno == ENOENT)
+        continue;
+      if ((errno == EINVAL || errno == EPERM)
+          && (mount ("tmpfs", target, "tmpfs",
+                     MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0")
+                  == 0
+              || errno == ENOENT))
+        continue;
+      return moat_fail (err, errno, "--no-pivot: hiding the host's %s at %s",
+                        fstype, target);
+    }
+  return 0;
+}
+
 static int
 exec_pivot (struct rootfs_run *x, const struct mount_op *op,
             struct moat_error **err)
@@ -549,7 +641,16 @@ exec_pivot (struct rootfs_run *x, const struct mount_op *op,
     return moat_fail (err, errno, "chdir to the rootfs");
   if (op->chroot)
     {
-      if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+      /* rootfs may be a /proc/self/fd link, which goes with the host's
+       * procfs: from here on it is ".", and its real path is the cwd. */
+      char cwd[4096];
+      int r;
+      if (getcwd (cwd, sizeof (cwd)) == NULL)
+        return moat_fail (err, errno, "getcwd in the rootfs");
+      r = hide_host_pseudo_fs (cwd, err);
+      if (r < 0)
+        return r;
+      if (mount (".", "/", NULL, MS_MOVE, NULL) < 0)
         return moat_fail (err, errno, "moving the rootfs to /");
       if (chroot (".") < 0)
         return moat_fail (err, errno, "chroot");

@@ -163,7 +163,7 @@ sleeper() {
 	moat --cgroup-manager cgroupfs --rootless false --log-level debug run -d --no-subreaper -b "$BUNDLE" "$c1"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	moat exec --ignore-paused --cap CAP_KILL --apparmor x --process-label y --cgroup z --no-new-privs "$c1" true
+	moat exec --ignore-paused --cap CAP_KILL --apparmor x --process-label y --no-new-privs "$c1" true
 	[ "$status" -eq 0 ]
 	moat update --blkio-weight 100 --kernel-memory 1m --memory-reservation 1m "$c1"
 	[ "$status" -eq 0 ]
@@ -186,8 +186,7 @@ sleeper() {
 	[[ "${lines[0]}" == *PID*CMD* ]]
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "${lines[1]}" == *" $pid "*"sleep 1000"* ]]
-	# Without -e, ps(1) selects the caller's euid only: the container's root
-	# is another uid under G12 (runc passes the arguments on as they are).
+	# ps(1) gets the arguments as they are, as runc passes them on.
 	moat ps "$c1" -eo pid,comm
 	[ "$status" -eq 0 ]
 	[[ "${lines[1]}" == *"$pid sleep" ]]
