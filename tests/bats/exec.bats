@@ -205,6 +205,16 @@ fixture_process() {
 	[[ "$output" == *"container \"nope-$$\" does not exist"* ]]
 }
 
+@test "exec of a relative command with a slash runs it from --cwd" {
+	run_detached
+	moat exec --cwd /bin "$ID" ./echo from-bin
+	[ "$status" -eq 0 ]
+	[ "$output" = from-bin ]
+	moat exec --cwd /tmp "$ID" ./echo
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'stat ./echo: no such file or directory'* ]]
+}
+
 @test "exec of a missing program, a relative or missing cwd: clear errors" {
 	run_detached
 	moat exec "$ID" no-such-program

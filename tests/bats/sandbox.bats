@@ -91,6 +91,20 @@ nothing_left() {
 	nothing_left
 }
 
+@test "sandbox: a relative command runs from --workdir (./s.sh, sub/s.sh)" {
+	mkdir "$WORK/sub"
+	printf '#!/bin/sh\necho ran-$0\n' >"$WORK/s.sh"
+	cp "$WORK/s.sh" "$WORK/sub/s.sh"
+	chmod 755 "$WORK/s.sh" "$WORK/sub/s.sh"
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- ./s.sh
+	[ "$status" -eq 0 ]
+	[ "$output" = ran-./s.sh ]
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- sub/s.sh
+	[ "$status" -eq 0 ]
+	[ "$output" = ran-sub/s.sh ]
+	nothing_left
+}
+
 @test "sandbox: a static binary runs in /work, the same binary in /tmp is refused" {
 	cp "$TESTBIN/sysprobe" "$WORK/prog"
 	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- /work/prog
