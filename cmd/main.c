@@ -98,6 +98,17 @@ static const struct verb verbs[] = {
     "run one untrusted command in a throw-away container and report how it "
     "ended",
     true, true, true, false },
+  { "session", cmd_session,
+    "session create (--rootfs DIR | --image OCI_DIR) [sandbox flags]\n"
+    "                [--idle-timeout DUR] [--max-lifetime DUR] [--json]\n"
+    "       session exec [--timeout DUR] [--output-limit SIZE] [--env K=V]\n"
+    "                [--cwd DIR] [--user UID[:GID]] [--stdin F] [--result F]\n"
+    "                [--json] ID -- CMD [ARG...]\n"
+    "       session put ID HOST_PATH DEST | get ID SRC HOST_PATH\n"
+    "       session list [--json] | rm ID",
+    "a sandbox that stays: many commands, each with its own deadline, "
+    "output cap and record; files in and out",
+    true, true, true, false },
   { "profile", cmd_profile,
     "profile show [--profile NAME] [--config F]\n"
     "       profile explain -b BUNDLE [--profile NAME] [--config F]",

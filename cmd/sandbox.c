@@ -9,6 +9,7 @@
 #include "../runtime/sandbox.h"
 #include "../lib/util.h"
 #include "cmd.h"
+#include "sandbox_flags.h"
 
 enum
 {
@@ -29,7 +30,7 @@ enum
   S_PRUNE_CACHE,
 };
 
-static const struct cmd_opt sandbox_opts_table[]
+const struct cmd_opt sandbox_opts_table[]
     = { { "rootfs", 0, true, S_ROOTFS },
         { "image", 0, true, S_IMAGE },
         { "workdir", 'w', true, S_WORKDIR },
@@ -47,14 +48,6 @@ static const struct cmd_opt sandbox_opts_table[]
         { "prune-cache", 0, false, S_PRUNE_CACHE },
         { NULL, 0, false, 0 } };
 
-struct sandbox_parse
-{
-  struct sandbox_opts o;
-  char **ro_binds;
-  char **env;
-  int cache_verb; /* S_LIST_CACHE, S_PRUNE_CACHE or 0 */
-};
-
 static int
 parse_positive_size (const char *flag, const char *val, int64_t *ret,
                      struct moat_error **err)
@@ -67,7 +60,7 @@ parse_positive_size (const char *flag, const char *val, int64_t *ret,
   return 0;
 }
 
-static int
+int
 sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
 {
   struct sandbox_parse *sp = p;
@@ -145,8 +138,9 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
 }
 
 /* cmd_parse warns on unknown flags; a sandbox refuses them. */
-static int
-check_flags (int argc, char **argv, struct moat_error **err)
+int
+sandbox_check_flags (const struct cmd_opt *table, const char *verb, int argc,
+                     char **argv, struct moat_error **err)
 {
   for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     {
@@ -156,12 +150,12 @@ check_flags (int argc, char **argv, struct moat_error **err)
       const struct cmd_opt *hit = NULL;
       if (a[0] != '-' || a[1] == '\0')
         break;
-      for (const struct cmd_opt *t = sandbox_opts_table; t->name; t++)
+      for (const struct cmd_opt *t = table; t->name; t++)
         if ((strlen (t->name) == len && strncmp (t->name, name, len) == 0)
             || (a[1] != '-' && len == 1 && t->short_name == name[0]))
           hit = t;
       if (hit == NULL)
-        return moat_fail (err, 0, "unknown flag %s (moat sandbox --help)", a);
+        return moat_fail (err, 0, "unknown flag %s (moat %s --help)", a, verb);
       if (hit->has_arg && name[len] != '=')
         i++;
     }
@@ -178,7 +172,7 @@ VERB (sandbox)
   static char id[32];
   int idx, r;
 
-  r = check_flags (argc, argv, err);
+  r = sandbox_check_flags (sandbox_opts_table, "sandbox", argc, argv, err);
   if (r == 0)
     r = cmd_parse (argv[0], argc, argv, 1, sandbox_opts_table, sandbox_cb, &sp,
                    &idx, err);

@@ -48,8 +48,9 @@ struct create_opts
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
-  bool detach; /* run only */
-  bool keep;   /* run only: don't delete after exit */
+  bool detach;     /* run only */
+  bool keep;       /* run only: don't delete after exit */
+  bool init_reaps; /* a session's: the init runs nothing, only reaps */
 };
 
 struct exec_opts
@@ -67,6 +68,11 @@ struct exec_opts
   bool tty;
   bool detach;
   int preserve_fds;
+  /* A session's exec: its own cgroup, made beneath the container's (the
+   * full relative path), so its whole process tree can be counted and
+   * killed; and its pid, for a caller that waits itself (with detach). */
+  const char *sub_cgroup;
+  pid_t *ret_pid;
 };
 
 struct update_opts

@@ -319,6 +319,8 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
       if (r < 0)
         return r;
     }
+  if (exec_path == NULL)
+    return 0;
   execve (exec_path, p->args, p->env ? p->env : (char *[]){ NULL });
   if (errno == ENOENT)
     return moat_error_setx (
