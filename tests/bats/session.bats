@@ -111,7 +111,7 @@ nothing_left() {
 	[ "$status" -eq 0 ]
 	ms exec "$SID" -- sh -c 'sleep 0.2; ps -o pid,stat,comm'
 	[ "$status" -eq 0 ]
-	! echo "$output" | grep -E ' Z ' || false
+	[ -z "$(echo "$output" | grep -E ' Z ')" ]
 	[ "$(echo "$output" | grep -c .)" -eq 3 ] # the header, the init, ps
 	ms rm "$SID"
 	nothing_left
@@ -124,7 +124,7 @@ nothing_left() {
 	[ "$status" -eq 124 ]
 	[ "$(rec .timed_out)" = true ]
 	[[ "$stderr" == *"timed out"* ]]
-	! pgrep -f "^sleep $MARK" >/dev/null
+	[ -z "$(pgrep -f "^sleep $MARK")" ]
 	ms exec "$SID" -- echo alive
 	[ "$output" = alive ]
 	ms rm "$SID"
@@ -140,10 +140,10 @@ nothing_left() {
 	[ "$(pgrep -fc "^sleep $MARK")" -eq 2 ]
 	kill -9 "$pid"
 	for _ in $(seq 100); do pgrep -f "^sleep $MARK" >/dev/null || break; sleep 0.05; done
-	! pgrep -f "^sleep $MARK" >/dev/null
+	[ -z "$(pgrep -f "^sleep $MARK")" ]
 	# only the init is left in the session, and no exec cgroup
 	[ "$(session_pids "$SID" | wc -l)" -eq 1 ]
-	! ls -d /sys/fs/cgroup/pids/moat/"$SID"/exec-* 2>/dev/null
+	[ -z "$(ls -d /sys/fs/cgroup/pids/moat/"$SID"/exec-* 2>/dev/null)" ]
 	ms exec "$SID" -- echo alive
 	[ "$output" = alive ]
 	ms rm "$SID"
