@@ -26,6 +26,7 @@ enum
   S_CPUS,
   S_RESULT,
   S_JSON,
+  S_USER,
   S_LIST_CACHE,
   S_PRUNE_CACHE,
 };
@@ -44,6 +45,7 @@ const struct cmd_opt sandbox_opts_table[]
         { "cpus", 0, true, S_CPUS },
         { "result", 0, true, S_RESULT },
         { "json", 0, false, S_JSON },
+        { "user", 'u', true, S_USER },
         { "list-cache", 0, false, S_LIST_CACHE },
         { "prune-cache", 0, false, S_PRUNE_CACHE },
         { NULL, 0, false, 0 } };
@@ -123,6 +125,8 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
                           val);
       o->cpus_milli = (int64_t)(d * 1000 + 0.5);
       break;
+    case S_USER:
+      return sandbox_parse_user (val, &o->uid, &o->gid, err);
     case S_RESULT:
       o->result_file = val;
       break;
@@ -134,6 +138,27 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
       sp->cache_verb = id;
       break;
     }
+  return 0;
+}
+
+int
+sandbox_parse_user (const char *val, int64_t *ret_uid, int64_t *ret_gid,
+                    struct moat_error **err)
+{
+  cleanup_free char *copy = xstrdup (val);
+  char *colon = strchr (copy, ':');
+  uint64_t uid, gid = 0;
+
+  if (colon)
+    *colon = '\0';
+  if (parse_uint64 (copy, &uid) < 0 || uid > 65535
+      || (colon && (parse_uint64 (colon + 1, &gid) < 0 || gid > 65535)))
+    return moat_fail (err, 0,
+                      "--user: expected UID[:GID] (0-65535, the container's "
+                      "ids), got %s",
+                      val);
+  *ret_uid = (int64_t)uid;
+  *ret_gid = colon ? (int64_t)gid : -1;
   return 0;
 }
 
@@ -168,7 +193,9 @@ VERB (sandbox)
                                      .pids = -1,
                                      .cpus_milli = -1,
                                      .timeout_ms = -1,
-                                     .output_limit = -1 } };
+                                     .output_limit = -1,
+                                     .uid = -1,
+                                     .gid = -1 } };
   static char id[32];
   int idx, r;
 

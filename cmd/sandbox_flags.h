@@ -17,6 +17,9 @@ struct sandbox_parse
 extern const struct cmd_opt sandbox_opts_table[];
 /* cmd_parse's callback for those flags; p is a struct sandbox_parse. */
 int sandbox_cb (void *p, int id, const char *val, struct moat_error **err);
+/* --user UID[:GID]: *ret_gid -1 when no GID is given. */
+int sandbox_parse_user (const char *val, int64_t *ret_uid, int64_t *ret_gid,
+                        struct moat_error **err);
 /* Refuse any flag not in table before "--" (cmd_parse would skip some). */
 int sandbox_check_flags (const struct cmd_opt *table, const char *verb,
                          int argc, char **argv, struct moat_error **err);

@@ -210,7 +210,9 @@ VERB (session)
                    .pids = -1,
                    .cpus_milli = -1,
                    .timeout_ms = -1,
-                   .output_limit = -1 } },
+                   .output_limit = -1,
+                   .uid = -1,
+                   .gid = -1 } },
     .c = { .idle_timeout_ms = -1, .max_lifetime_ms = -1 },
     .x = { .timeout_ms = -1, .output_limit = -1 },
   };

@@ -329,6 +329,10 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
   int r;
 
   memset (&rs, 0, sizeof (rs));
+  if (eff.timeout_ms < 0)
+    eff.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
+  if (eff.output_limit < 0)
+    eff.output_limit = SANDBOX_DEFAULT_OUTPUT_LIMIT;
   sandbox_reap_stale (g);
   session_reap_expired (g);
   r = sandbox_prepare (g, o, "sandbox", ov, &prep, err);
@@ -372,10 +376,10 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
       sandbox_prep_clear (&prep);
       return r;
     }
-  record = sandbox_record_json (g, id, o, &rs, &prep.lim, prep.digest, ov);
+  record = sandbox_record_json (g, id, &eff, &rs, &prep.lim, prep.digest, ov);
   sandbox_prep_clear (&prep);
   what = xasprintf ("sandbox %s", id);
-  if (sandbox_write_record (o, &rs, what, record, err) < 0)
+  if (sandbox_write_record (&eff, &rs, what, record, err) < 0)
     return -1;
   if (rs.timed_out)
     *ret_status = 124;

@@ -118,6 +118,10 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   int r;
 
   memset (&rs, 0, sizeof (rs));
+  if (so.timeout_ms < 0)
+    so.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
+  if (so.output_limit < 0)
+    so.output_limit = SANDBOX_DEFAULT_OUTPUT_LIMIT;
   session_reap_expired (g);
   if (o->argv == NULL || o->argv[0] == NULL)
     return moat_fail (err, 0,

@@ -73,6 +73,34 @@ nothing_left() {
 	nothing_left
 }
 
+@test "sandbox: --json starts on its own line when the output did not end with one" {
+	sb --rootfs "$BUNDLE/rootfs" --json -- printf no-newline
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = no-newline ]
+	echo "${lines[1]}" | jq -e '.exit_code == 0'
+	nothing_left
+}
+
+@test "sandbox: a default deadline and output cap, in the record" {
+	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- true
+	[ "$status" -eq 0 ]
+	[ "$(rec .limits.timeout_s)" = 600 ]
+	[ "$(rec .limits.output_limit_bytes)" = 16777216 ]
+	nothing_left
+}
+
+@test "sandbox: --user runs as that uid:gid; HOME is writable" {
+	sb --rootfs "$BUNDLE/rootfs" --user 1000:1001 -- sh -c 'id -u; id -g; echo x >"$HOME/.rc" && cat "$HOME/.rc"'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = 1001 ]
+	[ "${lines[2]}" = x ]
+	sb --rootfs "$BUNDLE/rootfs" --user root -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: sandbox: --user: expected UID[:GID]"* ]]
+	nothing_left
+}
+
 @test "sandbox: the root is read-only, the command runs as the profile says" {
 	sb --rootfs "$BUNDLE/rootfs" -- sh -c 'touch /x 2>&1; cat /proc/self/status | grep -E "^(CapEff|NoNewPrivs)"'
 	[ "$status" -eq 0 ]
@@ -144,6 +172,7 @@ nothing_left() {
 	sb --rootfs "$BUNDLE/rootfs" --timeout 1 --result "$BUNDLE/rec.json" -- sh -c 'while :; do :; done'
 	[ "$status" -eq 124 ]
 	[ "$(rec .timed_out)" = true ]
+	[ "$stderr" = "moat: sandbox $(rec .id): timed out after 1s: killed" ]
 	[ $((SECONDS - t0)) -le 5 ]
 	[ "$(rec '.cpu_time_s > 0.3')" = true ]
 	nothing_left
@@ -210,6 +239,7 @@ nothing_left() {
 	[ "$(rec .signal)" = 9 ]
 	[ "$(rec .timed_out)" = false ]
 	[ "$(rec .limits.memory_bytes)" = 33554432 ]
+	[[ "$stderr" == *"moat: sandbox $(rec .id): out of memory: "*" killed" ]]
 	nothing_left
 }
 

@@ -252,3 +252,16 @@ nothing_left() {
 	ms rm "$SID"
 	nothing_left
 }
+
+@test "session: --user at create is each exec's, exec --user overrides; HOME is writable; default deadline and cap" {
+	new_session --user 1000:1000
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'id -u; echo x >"$HOME/f" && cat "$HOME/f"'
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = x ]
+	[ "$(rec .limits.timeout_s)" = 600 ]
+	[ "$(rec .limits.output_limit_bytes)" = 16777216 ]
+	ms exec --user 0 "$SID" -- id -u
+	[ "$output" = 0 ]
+	ms rm "$SID"
+	nothing_left
+}
