@@ -2,6 +2,7 @@
  * the engine-facing verbs, an unknown flag is an error here: a mistyped
  * --timeout must not run untrusted code without one. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ enum
   S_RESULT,
   S_JSON,
   S_USER,
+  S_STDERR_FD,
   S_LIST_CACHE,
   S_PRUNE_CACHE,
 };
@@ -46,6 +48,7 @@ const struct cmd_opt sandbox_opts_table[]
         { "result", 0, true, S_RESULT },
         { "json", 0, false, S_JSON },
         { "user", 'u', true, S_USER },
+        { "stderr-fd", 0, true, S_STDERR_FD },
         { "list-cache", 0, false, S_LIST_CACHE },
         { "prune-cache", 0, false, S_PRUNE_CACHE },
         { NULL, 0, false, 0 } };
@@ -125,6 +128,8 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
                           val);
       o->cpus_milli = (int64_t)(d * 1000 + 0.5);
       break;
+    case S_STDERR_FD:
+      return sandbox_parse_stderr_fd (val, &o->stderr_fd, err);
     case S_USER:
       return sandbox_parse_user (val, &o->uid, &o->gid, err);
     case S_RESULT:
@@ -138,6 +143,19 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
       sp->cache_verb = id;
       break;
     }
+  return 0;
+}
+
+int
+sandbox_parse_stderr_fd (const char *val, int *ret, struct moat_error **err)
+{
+  int fd;
+
+  if (parse_int (val, &fd) < 0 || fd < 3 || fcntl (fd, F_GETFL) < 0)
+    return moat_fail (err, 0,
+                      "--stderr-fd: expected an open fd above 2, got %s", val);
+  fcntl (fd, F_SETFD, FD_CLOEXEC);
+  *ret = fd;
   return 0;
 }
 

@@ -17,6 +17,9 @@ struct sandbox_parse
 extern const struct cmd_opt sandbox_opts_table[];
 /* cmd_parse's callback for those flags; p is a struct sandbox_parse. */
 int sandbox_cb (void *p, int id, const char *val, struct moat_error **err);
+/* --stderr-fd N: an open fd above 2 (made close-on-exec). */
+int sandbox_parse_stderr_fd (const char *val, int *ret,
+                             struct moat_error **err);
 /* --user UID[:GID]: *ret_gid -1 when no GID is given. */
 int sandbox_parse_user (const char *val, int64_t *ret_uid, int64_t *ret_gid,
                         struct moat_error **err);

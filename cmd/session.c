@@ -22,6 +22,7 @@ enum
   X_STDIN,
   X_JSON,
   X_RESULT,
+  X_STDERR_FD,
 };
 
 /* sandbox's flags that make sense for a session that stays. */
@@ -29,8 +30,8 @@ static bool
 create_takes (const char *name)
 {
   static const char *const not_for_create[]
-      = { "stdin",       "timeout", "output-limit", "result", "list-cache",
-          "prune-cache", NULL };
+      = { "stdin",     "timeout",    "output-limit", "result",
+          "stderr-fd", "list-cache", "prune-cache",  NULL };
   for (size_t i = 0; not_for_create[i]; i++)
     if (strcmp (name, not_for_create[i]) == 0)
       return false;
@@ -63,6 +64,7 @@ static const struct cmd_opt exec_table[]
         { "stdin", 0, true, X_STDIN },
         { "json", 0, false, X_JSON },
         { "result", 0, true, X_RESULT },
+        { "stderr-fd", 0, true, X_STDERR_FD },
         { NULL, 0, false, 0 } };
 
 static const struct cmd_opt list_table[]
@@ -129,6 +131,8 @@ session_cb (void *p, int id, const char *val, struct moat_error **err)
     case X_JSON:
       sp->x.json = true;
       return 0;
+    case X_STDERR_FD:
+      return sandbox_parse_stderr_fd (val, &sp->x.stderr_fd, err);
     case X_RESULT:
       sp->x.result_file = val;
       return 0;

@@ -320,13 +320,15 @@ sandbox_pipes_in (struct sandbox_pipes *p, int infd, struct moat_error **err)
 
 void
 sandbox_pipes_out (struct sandbox_pipes *p, struct sandbox_run_state *rs,
-                   int devnull, int64_t limit)
+                   int devnull, int64_t limit, int stderr_fd)
 {
   sandbox_stdio_swap_out (p->saved);
   close (p->out[1]);
   close (p->err[1]);
   sandbox_stream_init (&rs->out, p->out[0], STDOUT_FILENO, devnull, limit);
-  sandbox_stream_init (&rs->err, p->err[0], STDERR_FILENO, devnull, limit);
+  sandbox_stream_init (&rs->err, p->err[0],
+                       stderr_fd > 0 ? stderr_fd : STDERR_FILENO, devnull,
+                       limit);
 }
 
 void

@@ -105,7 +105,7 @@ int sandbox_pipes_in (struct sandbox_pipes *p, int infd,
                       struct moat_error **err);
 /* Swap moat's stdio back, keep the read ends as rs's streams. */
 void sandbox_pipes_out (struct sandbox_pipes *p, struct sandbox_run_state *rs,
-                        int devnull, int64_t limit);
+                        int devnull, int64_t limit, int stderr_fd);
 void sandbox_streams_close (struct sandbox_run_state *rs);
 
 /* sandbox.c */

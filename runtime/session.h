@@ -41,6 +41,7 @@ struct session_exec_opts
   int64_t timeout_ms;   /* -1: the default */
   int64_t output_limit; /* -1: the default */
   const char *result_file;
+  int stderr_fd; /* --stderr-fd, as sandbox_opts' */
   bool json;
 };
 

@@ -78,7 +78,7 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
   if (sandbox_pipes_in (&pipes, infd, err) < 0)
     return -1;
   r = container_exec (g, &eo, &status, err);
-  sandbox_pipes_out (&pipes, rs, devnull, so->output_limit);
+  sandbox_pipes_out (&pipes, rs, devnull, so->output_limit, so->stderr_fd);
   if (r == 0)
     r = cgroup_open (cgpath, &cg, err);
   if (r == 0)
@@ -114,6 +114,7 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   struct sandbox_opts so = { .timeout_ms = o->timeout_ms,
                              .output_limit = o->output_limit,
                              .result_file = o->result_file,
+                             .stderr_fd = o->stderr_fd,
                              .json = o->json };
   int r;
 

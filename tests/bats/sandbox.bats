@@ -81,6 +81,19 @@ nothing_left() {
 	nothing_left
 }
 
+@test "sandbox: --stderr-fd N takes the command's stderr; moat's own lines stay on stderr" {
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" --pids 100000 \
+		--stderr-fd 5 -- sh -c 'echo code-err >&2' 5>"$BUNDLE/code-err" 2>"$BUNDLE/moat-err" || status=$?
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BUNDLE/code-err")" = code-err ]
+	[[ "$(cat "$BUNDLE/moat-err")" == "moat: sandbox: --pids 100000 is above the profile's 64: clamped" ]]
+	sb --rootfs "$BUNDLE/rootfs" --stderr-fd 2 -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"--stderr-fd: expected an open fd above 2"* ]]
+	nothing_left
+}
+
 @test "sandbox: a default deadline and output cap, in the record" {
 	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- true
 	[ "$status" -eq 0 ]
