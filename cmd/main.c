@@ -400,6 +400,8 @@ main (int argc, char **argv)
         .error = r < 0 && err ? err->msg : NULL,
         .exit_status = audit.exit_status,
         .config_digest = audit.config_digest,
+        .command = audit.command,
+        .outcome = audit.outcome,
       };
       struct moat_error *aerr = NULL;
       if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
@@ -416,6 +418,8 @@ main (int argc, char **argv)
   free (audit.bundle);
   free (audit.profile);
   free (audit.config_digest);
+  free (audit.command);
+  free (audit.outcome);
   free (audit.network);
   profile_free (profile);
   moat_error_free (&err);

@@ -25,6 +25,8 @@ struct verb_audit
   size_t told;                     /* overrides already told on stderr */
   int exit_status;     /* the container's, when known (run, delete); -1 */
   char *config_digest; /* "sha256:..." of the config.json create used */
+  char *command;       /* exec, sandbox, session exec: args[0] */
+  char *outcome;       /* sandbox, session exec: how it ended (JSON) */
 };
 
 /* Global flags, and the profile main() loaded. */

@@ -482,6 +482,10 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
     *ret_status = 0;
   else if (r == 0)
     r = container_wait_forwarding (c.pid, c.master, ret_status, err);
+  if (g->audit && c.proc && c.proc->args && c.proc->args[0])
+    g->audit->command = xstrdup (c.proc->args[0]);
+  if (r == 0 && g->audit && !o->detach)
+    g->audit->exit_status = *ret_status;
   exec_ctx_release (&c);
   return r;
 }

@@ -108,6 +108,13 @@ void sandbox_pipes_out (struct sandbox_pipes *p, struct sandbox_run_state *rs,
                         int devnull, int64_t limit, int stderr_fd);
 void sandbox_streams_close (struct sandbox_run_state *rs);
 
+/* The audit line's command, exit status and outcome (exit_code, signal,
+ * timed_out, oom_killed); status is what moat exits with. */
+/* What moat exits with: CMD's status, 128+signal, 124 at the deadline. */
+int sandbox_exit_status (const struct sandbox_run_state *rs);
+void sandbox_audit_outcome (const struct moat_globals *g, const char *arg0,
+                            const struct sandbox_run_state *rs, int status);
+
 /* sandbox.c */
 int64_t sandbox_now_ms (void); /* CLOCK_MONOTONIC */
 int64_t sandbox_now_ns (void);

@@ -262,6 +262,48 @@ sandbox_execute (const struct moat_globals *g, const char *id,
   return r;
 }
 
+int
+sandbox_exit_status (const struct sandbox_run_state *rs)
+{
+  if (rs->timed_out)
+    return 124;
+  if (WIFSIGNALED (rs->status))
+    return 128 + WTERMSIG (rs->status);
+  return WEXITSTATUS (rs->status);
+}
+
+void
+sandbox_audit_outcome (const struct moat_globals *g, const char *arg0,
+                       const struct sandbox_run_state *rs, int status)
+{
+  struct json_writer *w;
+
+  if (g->audit == NULL)
+    return;
+  w = json_writer_new (false);
+  jw_object_begin (w);
+  jw_key (w, "exit_code");
+  if (WIFEXITED (rs->status))
+    jw_int (w, WEXITSTATUS (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "signal");
+  if (WIFSIGNALED (rs->status))
+    jw_int (w, WTERMSIG (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "timed_out");
+  jw_bool (w, rs->timed_out);
+  jw_key (w, "oom_killed");
+  jw_bool (w, rs->use.oom_kills > 0);
+  jw_object_end (w);
+  free (g->audit->outcome);
+  free (g->audit->command);
+  g->audit->outcome = json_writer_finish (w);
+  g->audit->command = xstrdup (arg0);
+  g->audit->exit_status = status;
+}
+
 void
 sandbox_prep_clear (struct sandbox_prep *p)
 {
@@ -379,15 +421,9 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
   record = sandbox_record_json (g, id, &eff, &rs, &prep.lim, prep.digest, ov);
   sandbox_prep_clear (&prep);
   what = xasprintf ("sandbox %s", id);
-  if (sandbox_write_record (&eff, &rs, what, record, err) < 0)
-    return -1;
-  if (rs.timed_out)
-    *ret_status = 124;
-  else if (WIFSIGNALED (rs.status))
-    *ret_status = 128 + WTERMSIG (rs.status);
-  else
-    *ret_status = WEXITSTATUS (rs.status);
-  return 0;
+  *ret_status = sandbox_exit_status (&rs);
+  sandbox_audit_outcome (g, o->argv[0], &rs, *ret_status);
+  return sandbox_write_record (&eff, &rs, what, record, err);
 }
 
 int

@@ -154,6 +154,7 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   if (r >= 0)
     {
       record = sandbox_record_json (g, o->id, &so, &rs, &m.lim, m.image, ov);
+      sandbox_audit_outcome (g, o->argv[0], &rs, sandbox_exit_status (&rs));
       cleanup_free char *what = xasprintf ("session exec %s", o->id);
       r = sandbox_write_record (&so, &rs, what, record, err);
     }
@@ -161,11 +162,6 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   override_list_clear (&local_ov);
   if (r < 0)
     return r;
-  if (rs.timed_out)
-    *ret_status = 124;
-  else if (WIFSIGNALED (rs.status))
-    *ret_status = 128 + WTERMSIG (rs.status);
-  else
-    *ret_status = WEXITSTATUS (rs.status);
+  *ret_status = sandbox_exit_status (&rs);
   return 0;
 }

@@ -205,6 +205,13 @@ fixture_process() {
 	[[ "$output" == *"container \"nope-$$\" does not exist"* ]]
 }
 
+@test "the audit line of an exec carries its command and exit status" {
+	run_detached
+	moat exec "$ID" sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	tail -n 1 "$AUDIT_LOG" | jq -e '.verb == "exec" and .command == "sh" and .exit_status == 3'
+}
+
 @test "exec of a relative command with a slash runs it from --cwd" {
 	run_detached
 	moat exec --cwd /bin "$ID" ./echo from-bin

@@ -94,6 +94,14 @@ nothing_left() {
 	nothing_left
 }
 
+@test "sandbox: the audit line carries the command and how it ended" {
+	sb --rootfs "$BUNDLE/rootfs" --timeout 300ms -- sleep "$MARK"
+	[ "$status" -eq 124 ]
+	tail -n 1 "$AUDIT_LOG" | jq -e '.verb == "sandbox" and .command == "sleep" and .exit_status == 124
+		and .outcome.timed_out == true and .outcome.oom_killed == false and .outcome.signal != null'
+	nothing_left
+}
+
 @test "sandbox: a default deadline and output cap, in the record" {
 	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- true
 	[ "$status" -eq 0 ]

@@ -253,6 +253,17 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session: audit lines say which verb, and each exec's command and outcome" {
+	new_session
+	tail -n 1 "$AUDIT_LOG" | jq -e --arg id "$SID" '.verb == "session create" and .id == $id'
+	ms exec "$SID" -- sh -c 'exit 6'
+	tail -n 1 "$AUDIT_LOG" | jq -e --arg id "$SID" '.verb == "session exec" and .id == $id and .command == "sh"
+		and .exit_status == 6 and .outcome.exit_code == 6 and .outcome.timed_out == false'
+	ms rm "$SID"
+	tail -n 1 "$AUDIT_LOG" | jq -e --arg id "$SID" '.verb == "session rm" and .id == $id'
+	nothing_left
+}
+
 @test "session: --user at create is each exec's, exec --user overrides; HOME is writable; default deadline and cap" {
 	new_session --user 1000:1000
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'id -u; echo x >"$HOME/f" && cat "$HOME/f"'
