@@ -31,6 +31,27 @@ jw_seconds (struct json_writer *w, const char *key, uint64_t ns)
   jw_raw (w, buf);
 }
 
+/* exit_code, signal, timed_out, oom_killed: the record's and the audit
+ * line's outcome. */
+static void
+jw_outcome (struct json_writer *w, const struct sandbox_run_state *rs)
+{
+  jw_key (w, "exit_code");
+  if (WIFEXITED (rs->status))
+    jw_int (w, WEXITSTATUS (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "signal");
+  if (WIFSIGNALED (rs->status))
+    jw_int (w, WTERMSIG (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "timed_out");
+  jw_bool (w, rs->timed_out);
+  jw_key (w, "oom_killed");
+  jw_bool (w, rs->use.oom_kills > 0);
+}
+
 static void
 jw_stream (struct json_writer *w, const char *key,
            const struct sandbox_stream *s)
@@ -52,27 +73,13 @@ sandbox_record_json (const struct moat_globals *g, const char *id,
                      const struct override_list *ov)
 {
   struct json_writer *w = json_writer_new (false);
-  bool sig = WIFSIGNALED (rs->status);
 
   jw_object_begin (w);
   jw_key (w, "id");
   jw_string (w, id);
   jw_key (w, "profile");
   jw_string (w, g->profile->name);
-  jw_key (w, "exit_code");
-  if (WIFEXITED (rs->status))
-    jw_int (w, WEXITSTATUS (rs->status));
-  else
-    jw_null (w);
-  jw_key (w, "signal");
-  if (sig)
-    jw_int (w, WTERMSIG (rs->status));
-  else
-    jw_null (w);
-  jw_key (w, "timed_out");
-  jw_bool (w, rs->timed_out);
-  jw_key (w, "oom_killed");
-  jw_bool (w, rs->use.oom_kills > 0);
+  jw_outcome (w, rs);
   jw_key (w, "interrupted");
   if (rs->interrupted)
     jw_int (w, rs->interrupted);
@@ -282,20 +289,7 @@ sandbox_audit_outcome (const struct moat_globals *g, const char *arg0,
     return;
   w = json_writer_new (false);
   jw_object_begin (w);
-  jw_key (w, "exit_code");
-  if (WIFEXITED (rs->status))
-    jw_int (w, WEXITSTATUS (rs->status));
-  else
-    jw_null (w);
-  jw_key (w, "signal");
-  if (WIFSIGNALED (rs->status))
-    jw_int (w, WTERMSIG (rs->status));
-  else
-    jw_null (w);
-  jw_key (w, "timed_out");
-  jw_bool (w, rs->timed_out);
-  jw_key (w, "oom_killed");
-  jw_bool (w, rs->use.oom_kills > 0);
+  jw_outcome (w, rs);
   jw_object_end (w);
   free (g->audit->outcome);
   free (g->audit->command);
