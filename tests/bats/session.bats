@@ -276,3 +276,53 @@ nothing_left() {
 	ms rm "$SID"
 	nothing_left
 }
+
+# A block of the README between <!-- NAME --> and <!-- /NAME -->.
+readme_block() {
+	local repo
+	repo="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	sed -n "/^<!-- $1 -->\$/,/^<!-- \\/$1 -->\$/p" "$repo/README.md" | sed -e '1,/^```[a-z]*$/d' -e '/^```$/,$d'
+}
+
+# The README's examples run in $WORK: the quick start's bundle/rootfs, and
+# `moat` (and $MOAT) the build under test with this test's state and config.
+readme_setup() {
+	mkdir -p "$WORK/bundle" "$WORK/bin" "$WORK/log"
+	cp -a "$BUNDLE/rootfs" "$WORK/bundle/rootfs"
+	printf '{"audit_log": "%s/log/audit.jsonl"}\n' "$WORK" >"$WORK/config.json"
+	cat >"$WORK/bin/moat" <<-WRAP
+		#!/bin/sh
+		exec "$MOAT" --root "$ROOT" --config "$WORK/config.json" "\$@"
+	WRAP
+	chmod +x "$WORK/bin/moat"
+}
+
+@test "session: the README's shell example runs as written and prints what it says" {
+	readme_setup
+	readme_block session-example >"$WORK/example.sh"
+	grep -q '^moat session rm' "$WORK/example.sh"
+	run env -C "$WORK" PATH="$WORK/bin:$PATH" sh -e "$WORK/example.sh" </dev/null
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "hello from /work" ]
+	[ "${lines[1]}" = 42 ]
+	[ "$(cat "$WORK/n.txt")" = 41 ]
+	[ "$(stat -c %u "$WORK/n.txt")" = "$(id -u)" ]
+	nothing_left
+}
+
+@test "session: the README's Python example runs as written and prints what it says" {
+	readme_setup
+	mkdir -p "$WORK/job"
+	readme_block session-python >"$WORK/example.py"
+	grep -q '^asyncio.run(main())' "$WORK/example.py"
+	local repo
+	repo="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	run env -C "$WORK" MOAT="$WORK/bin/moat" PYTHONPATH="$repo/contrib/python" PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 "$WORK/example.py" </dev/null
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "42 0" ]
+	[ "${lines[1]}" = "['0', '1', '2']" ]
+	nothing_left
+}
