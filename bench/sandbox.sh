@@ -48,9 +48,11 @@ blob() { local d; d=$(sha256sum "$1" | cut -d' ' -f1); cp "$1" "$L/blobs/sha256/
 dl=$(blob "$T/layer.tar")
 echo '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}' >"$T/cfg"
 dc=$(blob "$T/cfg")
-printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":1},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":1}]}' "$dc" "$dl" >"$T/man"
+printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%d},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%d}]}' \
+	"$dc" "$(stat -c %s "$T/cfg")" "$dl" "$(stat -c %s "$T/layer.tar")" >"$T/man"
 dm=$(blob "$T/man")
-printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":1}]}' "$dm" >"$L/index.json"
+printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%d}]}' \
+	"$dm" "$(stat -c %s "$T/man")" >"$L/index.json"
 t0=$(date +%s%N)
 "${M[@]}" sandbox --image "$L" -- /bin/true
 say "first --image run (unpack into the cache): $((($(date +%s%N) - t0) / 1000000)) ms"

@@ -398,6 +398,7 @@ JSON
 	echo '{"imageLayoutVersion":"1.0.0"}' >"$L/oci-layout"
 	echo "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:$dm\",\"size\":$(stat -c %s "$src/manifest.json")}]}" >"$L/index.json"
 	MANIFEST="$dm"
+	LAYER1="$d1"
 	LAYER2="$d2"
 	rm -rf "$src"
 }
@@ -440,16 +441,47 @@ JSON
 	nothing_left
 }
 
+@test "sandbox: --image opens blobs beneath the layout, regular files only: a link to /dev/zero or out, a FIFO, are refused at once" {
+	make_layout "$BUNDLE/img"
+	local kind
+	for kind in zero out fifo; do
+		rm -rf "$BUNDLE/l-$kind"
+		cp -r "$BUNDLE/img" "$BUNDLE/l-$kind"
+		local f="$BUNDLE/l-$kind/blobs/sha256/$LAYER2"
+		rm "$f"
+		case $kind in
+		zero) ln -s /dev/zero "$f" ;;
+		out) cp "$BUNDLE/img/blobs/sha256/$LAYER2" "$BUNDLE/outside-blob" && ln -s "$BUNDLE/outside-blob" "$f" ;;
+		fifo) mkfifo "$f" ;;
+		esac
+		status=0
+		timeout 20 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --image "$BUNDLE/l-$kind" -- true \
+			>/dev/null 2>"$BUNDLE/err" </dev/null || status=$?
+		cat "$BUNDLE/err" >&2
+		[ "$status" -eq 1 ] # not 124: timeout(1) did not have to stop it
+		[ "$(wc -l <"$BUNDLE/err")" -eq 1 ]
+		grep -qE "layer 1: image: blobs/sha256/$LAYER2: (not a regular file|Too many levels of symbolic links)" "$BUNDLE/err"
+	done
+	rm -rf "$ROOT/.images"
+	nothing_left
+}
+
 @test "sandbox: --image refuses a layer with a bad digest or a path out of the root; skips devices, strips setuid" {
 	make_layout "$BUNDLE/img"
-	# A flipped byte in a layer.
+	# A flipped byte in a layer (in the tar's end padding: it still
+	# unpacks, but is not what the manifest names).
 	cp -r "$BUNDLE/img" "$BUNDLE/bad"
-	# Bytes appended to the gzip layer: it still unpacks, but is not what
-	# the manifest names.
-	printf 'XXXX' >>"$BUNDLE/bad/blobs/sha256/$LAYER2"
+	local f="$BUNDLE/bad/blobs/sha256/$LAYER1"
+	printf 'X' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 1)) conv=notrunc status=none
 	sb --image "$BUNDLE/bad" -- true
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"layer 1: layer sha256:${LAYER2:0:12}: digest mismatch"* ]]
+	[[ "$stderr" == *"layer 0: layer sha256:${LAYER1:0:12}: digest mismatch"* ]]
+	# Bytes appended: not the size the descriptor gives, refused unread.
+	cp -r "$BUNDLE/img" "$BUNDLE/big"
+	printf 'XXXX' >>"$BUNDLE/big/blobs/sha256/$LAYER2"
+	sb --image "$BUNDLE/big" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"layer 1: image: blob sha256:${LAYER2:0:12}: "*" bytes, its descriptor says "* ]]
 	# A hostile layer: ../ path, a device node, a setuid file.
 	/usr/bin/python3 - "$BUNDLE" <<'PY'
 import hashlib, io, json, os, sys, tarfile
@@ -471,10 +503,10 @@ def layout(L, entries):
     base = open(f"{b}/img/index.json").read()
     m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(base)["manifests"][0]["digest"][7:]).read())
     os.system(f"cp -r {b}/img {L}")
-    d = write(L, layer(entries))
-    m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + d, "size": 1})
-    md = write(L, json.dumps(m).encode())
-    json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{L}/index.json", "w"))
+    blob = layer(entries)
+    m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(L, blob), "size": len(blob)})
+    mj = json.dumps(m).encode()
+    json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + write(L, mj), "size": len(mj)}]}, open(f"{L}/index.json", "w"))
 layout(f"{b}/evil", [("../../escaped", tarfile.REGTYPE, 0o644, b"x")])
 layout(f"{b}/dev", [("dev/mem2", tarfile.CHRTYPE, 0o666, b""), ("bin/suid", tarfile.REGTYPE, 0o4755, b"#!/bin/sh\n")])
 # A symlink out of the root, then a file through it; whiteouts naming the
@@ -491,9 +523,9 @@ with tarfile.open(fileobj=buf, mode="w") as t:
 raw = buf.getvalue()
 os.system(f"cp -r {b}/img {b}/sym")
 m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(open(f"{b}/img/index.json").read())["manifests"][0]["digest"][7:]).read())
-m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(f"{b}/sym", raw), "size": 1})
-md = write(f"{b}/sym", json.dumps(m).encode())
-json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{b}/sym/index.json", "w"))
+m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(f"{b}/sym", raw), "size": len(raw)})
+mj = json.dumps(m).encode()
+json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + write(f"{b}/sym", mj), "size": len(mj)}]}, open(f"{b}/sym/index.json", "w"))
 PY
 	mkdir "$BUNDLE/outside"
 	sb --image "$BUNDLE/sym" -- cat /etc/kept.txt
