@@ -50,6 +50,8 @@ jw_outcome (struct json_writer *w, const struct sandbox_run_state *rs)
   jw_bool (w, rs->timed_out);
   jw_key (w, "oom_killed");
   jw_bool (w, rs->use.oom_kills > 0);
+  jw_key (w, "pids_limit_hit");
+  jw_bool (w, rs->use.pids_limit_hits > 0);
 }
 
 static void

@@ -68,6 +68,10 @@ meta_json (const struct session_meta *m)
   jw_string (w, m->rootfs);
   jw_key (w, "workdir");
   jw_string (w, m->workdir);
+  jw_key (w, "uid");
+  jw_int (w, m->uid);
+  jw_key (w, "gid");
+  jw_int (w, m->gid);
   jw_limits (w, &m->lim);
   jw_object_end (w);
   return json_writer_finish (w);
@@ -119,6 +123,8 @@ session_meta_load (int sdfd, struct session_meta *ret, struct moat_error **err)
   ret->image = meta_str (root, "image");
   ret->rootfs = meta_str (root, "rootfs");
   ret->workdir = meta_str (root, "workdir");
+  ret->uid = meta_int (root, "uid") > 0 ? meta_int (root, "uid") : 0;
+  ret->gid = meta_int (root, "gid") > 0 ? meta_int (root, "gid") : 0;
   ret->created_ms = meta_int (root, "created_ms");
   ret->idle_timeout_ms = meta_int (root, "idle_timeout_ms");
   ret->max_lifetime_ms = meta_int (root, "max_lifetime_ms");
@@ -353,6 +359,8 @@ session_create (const struct moat_globals *g,
   m.image = (char *)o->sb.image; /* borrowed: m is not cleared */
   m.rootfs = prep.rootfs;
   m.workdir = prep.workdir;
+  m.uid = o->sb.uid >= 0 ? o->sb.uid : 0;
+  m.gid = o->sb.gid >= 0 ? o->sb.gid : m.uid;
   m.lim = prep.lim;
   meta = meta_json (&m);
   bundle = xasprintf ("%s/.session/%s", g->root, id);

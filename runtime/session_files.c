@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -224,16 +225,20 @@ recv_tree (int in, int dirfd, const char *top, int depth)
   return -EINVAL;
 }
 
-/* In the container (a child of moat): its user and mount namespaces; from
- * here on "/" is the container's root. */
+/* In the container (a child of moat): its user and mount namespaces, as
+ * the session's user (--user at create, else root); from here on "/" is
+ * the container's root. */
 static int
-join_container (int userns, int mntns)
+join_container (int userns, int mntns, uid_t uid, gid_t gid)
 {
   if (userns >= 0 && setns (userns, CLONE_NEWUSER) < 0)
     return -errno;
   if (setns (mntns, CLONE_NEWNS) < 0)
     return -errno;
-  if (userns >= 0 && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+  /* No group of the host's: EPERM where the namespace denies setgroups,
+   * whose groups then show as nobody inside anyway. */
+  (void)setgroups (0, NULL);
+  if (setresgid (gid, gid, gid) < 0 || setresuid (uid, uid, uid) < 0)
     return -errno;
   return 0;
 }
@@ -290,6 +295,8 @@ struct transfer
   int host_fd;     /* put: the source; get: the destination dir */
   char *host_name; /* get: the name to make in host_fd */
   int userns, mntns;
+  uid_t uid; /* the session's user, inside */
+  gid_t gid;
   const char *verb; /* "session put ID" */
 };
 
@@ -304,7 +311,7 @@ transfer_child (struct transfer *t, int data, int errpipe)
 
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   (void)linux_undumpable (NULL);
-  r = join_container (t->userns, t->mntns);
+  r = join_container (t->userns, t->mntns, t->uid, t->gid);
   if (r == 0 && t->put)
     r = open_dest (t->to, basename (src_copy), true, &fd, &name);
   else if (r == 0)
@@ -408,12 +415,18 @@ session_transfer (const struct moat_globals *g, const char *id,
   cleanup_close int sdfd = -1;
   cleanup_free char *verb
       = xasprintf ("session %s %s", t->put ? "put" : "get", id);
+  struct session_meta m = { 0 };
   int r;
 
   t->userns = t->mntns = -1;
   t->verb = verb;
   session_reap_expired (g);
   r = session_open (g, id, &sdfd, err);
+  if (r == 0)
+    r = session_meta_load (sdfd, &m, err);
+  t->uid = (uid_t)m.uid;
+  t->gid = (gid_t)m.gid;
+  session_meta_clear (&m);
   if (r == 0)
     r = open_namespaces (g, id, t, err);
   if (r == 0)

@@ -15,7 +15,8 @@ struct session_meta
   char *id;
   char *image; /* --image as given, or NULL */
   char *rootfs;
-  char *workdir; /* host path of /work, or NULL */
+  char *workdir;    /* host path of /work, or NULL */
+  int64_t uid, gid; /* --user at create, in the container (0 if none) */
   int64_t created_ms, used_ms;
   int64_t idle_timeout_ms, max_lifetime_ms;
   struct sandbox_limits lim;

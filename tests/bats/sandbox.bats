@@ -56,6 +56,7 @@ nothing_left() {
 	[ "$(rec .signal)" = null ]
 	[ "$(rec .timed_out)" = false ]
 	[ "$(rec .oom_killed)" = false ]
+	[ "$(rec .pids_limit_hit)" = false ]
 	[ "$(rec .stdout.bytes)" = 4 ]
 	[ "$(rec .stderr.bytes)" = 4 ]
 	[ "$(rec .profile)" = strict ]
@@ -250,6 +251,7 @@ nothing_left() {
 		sh -c 'f() { f | f & }; f; while :; do sleep 1; done'
 	[ "$status" -eq 124 ]
 	[ "$(rec .limits.pids)" = 16 ]
+	[ "$(rec .pids_limit_hit)" = true ]
 	nothing_left
 }
 

@@ -150,6 +150,16 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: the record says when the pids limit refused a fork" {
+	new_session --pids 10
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done 2>/dev/null; wait'
+	[ "$(rec .pids_limit_hit)" = true ]
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- true
+	[ "$(rec .pids_limit_hit)" = false ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: --output-limit, --env, --cwd, --stdin, --json on its own line" {
 	new_session
 	printf 'in1\nin2\n' >"$WORK/in.txt"
@@ -165,7 +175,7 @@ nothing_left() {
 	nothing_left
 }
 
-@test "session put and get: files and trees, owned by the container's root inside, symlinks not followed" {
+@test "session put and get: files and trees, owned by the session user inside, symlinks not followed" {
 	new_session
 	mkdir -p "$WORK/src/sub"
 	echo a >"$WORK/src/a.txt"
@@ -264,7 +274,7 @@ nothing_left() {
 	nothing_left
 }
 
-@test "session: --user at create is each exec's, exec --user overrides; HOME is writable; default deadline and cap" {
+@test "session: --user at create is each exec's and put's, exec --user overrides; HOME is writable; default deadline and cap" {
 	new_session --user 1000:1000
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'id -u; echo x >"$HOME/f" && cat "$HOME/f"'
 	[ "${lines[0]}" = 1000 ]
@@ -273,6 +283,12 @@ nothing_left() {
 	[ "$(rec .limits.output_limit_bytes)" = 16777216 ]
 	ms exec --user 0 "$SID" -- id -u
 	[ "$output" = 0 ]
+	# put makes files the session's user owns, and can write
+	echo data >"$WORK/in.txt"
+	ms put "$SID" "$WORK/in.txt" /tmp
+	ms exec "$SID" -- sh -c 'stat -c "%u:%g" /tmp/in.txt; echo more >>/tmp/in.txt && cat /tmp/in.txt'
+	[ "${lines[0]}" = 1000:1000 ]
+	[ "${lines[2]}" = more ]
 	ms rm "$SID"
 	nothing_left
 }
