@@ -97,12 +97,18 @@ check-bats: deps $(BUILD)/moat test-bins
 	MOAT=$(CURDIR)/$(BUILD)/moat MOAT_TESTBIN=$(CURDIR)/$(BUILD)/tests/cmd \
 	  bats $(BATS_FLAGS) tests/bats/*.bats $(wildcard tests/bats/profile/*.bats)
 
-# contrib/python/moat_sandbox.py against this build. The system python3
+# contrib/python (the moat_sandbox package) against this build. The system python3
 # (Debian's python3-pytest); a pyenv python3 first in PATH may lack pytest.
 PYTHON ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+# The package installs offline (pip, setuptools from Debian) into a
+# throw-away venv, and its tests run against this build.
 check-python: deps $(BUILD)/moat
 	cd contrib/python && PYTHONDONTWRITEBYTECODE=1 MOAT=$(CURDIR)/$(BUILD)/moat $(PYTHON) -m pytest -q -p no:cacheprovider \
-	  test_moat_sandbox.py
+	  test_moat_sandbox.py test_session.py test_async.py
+	venv="$$(mktemp -d /tmp/moat-pyvenv.XXXXXX)" && trap 'rm -rf "$$venv" $(CURDIR)/contrib/python/build $(CURDIR)/contrib/python/*.egg-info' EXIT && \
+	  $(PYTHON) -m venv --system-site-packages "$$venv" && \
+	  "$$venv/bin/pip" install -q --no-index --no-build-isolation ./contrib/python && \
+	  cd / && "$$venv/bin/python" -c 'import moat_sandbox, os; assert os.path.exists(os.path.join(os.path.dirname(moat_sandbox.__file__), "py.typed")); moat_sandbox.Session, moat_sandbox.AsyncSession, moat_sandbox.arun' 
 
 # Once more under AddressSanitizer and UndefinedBehaviorSanitizer: every unit
 # test, and the integration tests that drive every verb and guarantee (the

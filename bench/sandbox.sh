@@ -2,9 +2,12 @@
 # make bench, sandbox part: `moat sandbox --rootfs` of /bin/true next to
 # `moat run` of the same bundle, `bwrap --unshare-all` (Debian's bubblewrap,
 # the floor for direct use), `runsc do` when it runs here, and the second
-# and later `moat sandbox --image` runs (the image cache). Medians of
-# SANDBOX_RUNS (default 30) runs each, interleaved so that machine noise
-# hits them alike; prints the overhead of sandbox over run (target < 20%).
+# and later `moat sandbox --image` runs (the image cache), and `moat session
+# exec` of /bin/true in a live session next to `moat exec` into a running
+# container. Medians of SANDBOX_RUNS (default 30) runs each, interleaved so
+# that machine noise hits them alike; prints the overhead of sandbox over run
+# (target < 20%). Then SESSIONS (default 50) sessions alive at once, an exec
+# in each, all at the same time: the errors are counted (target: none).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +21,9 @@ say() { printf 'bench-sandbox: %s\n' "$*" >&2; }
 T=$(mktemp -d /var/tmp/moat-bench-sandbox.XXXXXX)
 ROOT=$T/state
 cleanup() {
+	for s in $(ls "$ROOT/.session" 2>/dev/null); do
+		"$MOAT" --root "$ROOT" --config "$T/log/config.json" session rm "$s" >/dev/null 2>&1
+	done
 	for d in "$ROOT"/*/; do
 		[ -d "$d" ] && "$MOAT" --root "$ROOT" --config "$T/log/config.json" delete --force "$(basename "$d")" >/dev/null 2>&1
 	done
@@ -42,15 +48,24 @@ blob() { local d; d=$(sha256sum "$1" | cut -d' ' -f1); cp "$1" "$L/blobs/sha256/
 dl=$(blob "$T/layer.tar")
 echo '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}' >"$T/cfg"
 dc=$(blob "$T/cfg")
-printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":1},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":1}]}' "$dc" "$dl" >"$T/man"
+printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%d},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%d}]}' \
+	"$dc" "$(stat -c %s "$T/cfg")" "$dl" "$(stat -c %s "$T/layer.tar")" >"$T/man"
 dm=$(blob "$T/man")
-printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":1}]}' "$dm" >"$L/index.json"
+printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%d}]}' \
+	"$dm" "$(stat -c %s "$T/man")" >"$L/index.json"
 t0=$(date +%s%N)
 "${M[@]}" sandbox --image "$L" -- /bin/true
 say "first --image run (unpack into the cache): $((($(date +%s%N) - t0) / 1000000)) ms"
 
+SID=$("${M[@]}" session create --rootfs "$B/rootfs")
+# A running container for `moat exec`, on the same rootfs.
+mkdir -p "$T/long"
+jq --arg r "$B/rootfs" '.root.path = $r | .process.args = ["/bin/busybox", "sleep", "100000"]' \
+	"$B/config.json" >"$T/long/config.json"
+"${M[@]}" run -d --bundle "$T/long" bench-long >/dev/null
+
 declare -A samples
-kinds="run sandbox image bwrap"
+kinds="run sandbox image session exec bwrap"
 command -v bwrap >/dev/null || kinds=${kinds/ bwrap/}
 if command -v runsc >/dev/null && runsc --rootless=false do /bin/true >/dev/null 2>&1; then
 	kinds="$kinds runsc"
@@ -64,6 +79,8 @@ one() {
 	image) "${M[@]}" sandbox --image "$L" -- /bin/true ;;
 	bwrap) bwrap --unshare-all --die-with-parent --ro-bind "$B/rootfs" / --proc /proc --dev /dev /bin/true ;;
 	runsc) runsc do /bin/true ;;
+	session) "${M[@]}" session exec "$SID" -- /bin/true ;;
+	exec) "${M[@]}" exec bench-long /bin/true ;;
 	esac
 }
 for i in $(seq 3); do for k in $kinds; do one "$k" "w$i" >/dev/null; done; done
@@ -86,9 +103,25 @@ for k in $kinds; do
 	image) label="moat sandbox --image (cached)" ;;
 	bwrap) label="bwrap --unshare-all" ;;
 	runsc) label="runsc do" ;;
+	session) label="moat session exec (live session)" ;;
+	exec) label="moat exec (running container)" ;;
 	esac
 	printf '%-34s %10.2f\n' "$label" "$(calc "$m / 1000")"
 done
 printf 'sandbox over run: %+.1f%% (target < +20%%)\n' "$(calc "($med_sandbox - $med_run) * 100 / $med_run")"
 printf 'cached --image over --rootfs: %+.1f%%\n' "$(calc "($med_image - $med_sandbox) * 100 / $med_sandbox")"
+printf 'session exec: %.2f ms (target <= 5 ms); over moat exec: %+.1f%%\n' \
+	"$(calc "$med_session / 1000")" "$(calc "($med_session - $med_exec) * 100 / $med_exec")"
+"${M[@]}" delete --force bench-long
+"${M[@]}" session rm "$SID"
+
+# Many sessions alive at once, an exec in each at the same time.
+N=${SESSIONS:-50}
+for i in $(seq "$N"); do "${M[@]}" session create --rootfs "$B/rootfs" --pids 8 >>"$T/sessions"; done
+t0=$(date +%s%N)
+errors=$(xargs -P "$N" -I{} sh -c '"$@" session exec {} -- sh -c "echo ok" 2>&1 || echo FAILED' _ "${M[@]}" <"$T/sessions" | grep -vc '^ok$' || true)
+ms=$((($(date +%s%N) - t0) / 1000000))
+printf '%d sessions alive, an exec in each at once: %d errors, %d ms in all\n' "$N" "$errors" "$ms"
+while read -r s; do "${M[@]}" session rm "$s"; done <"$T/sessions"
+[ "$errors" -eq 0 ] || { say "session execs failed"; exit 1; }
 [ -z "$(ls "$ROOT")" ] || { say "state left in $ROOT"; exit 1; }

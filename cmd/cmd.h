@@ -61,6 +61,7 @@ VERB (update);
 VERB (events);
 VERB (profile);
 VERB (sandbox);
+VERB (session);
 
 /* moat spec's config.json (cmd/spec.c), the base of a sandbox's. */
 extern const char spec_template[];

@@ -93,11 +93,25 @@ static const struct verb verbs[] = {
   { "sandbox", cmd_sandbox,
     "sandbox (--rootfs DIR | --image OCI_DIR) [--workdir DIR] [--ro-bind S:D]\n"
     "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
-    "        [--memory SIZE] [--pids N] [--cpus N] [--result F] [--json]\n"
-    "        -- CMD [ARG...]\n"
+    "        [--memory SIZE] [--pids N] [--cpus N] [--user UID[:GID]]\n"
+    "        [--stderr-fd N] [--result F] [--json] -- CMD [ARG...]\n"
     "       sandbox --list-cache | --prune-cache",
     "run one untrusted command in a throw-away container and report how it "
-    "ended",
+    "ended (default --timeout 10m, --output-limit 16m a stream)",
+    true, true, true, false },
+  { "session", cmd_session,
+    "session create (--rootfs DIR | --image OCI_DIR) [sandbox flags]\n"
+    "                [--idle-timeout DUR] [--max-lifetime DUR] [--json]\n"
+    "       session exec [--timeout DUR] [--output-limit SIZE] [--env K=V]\n"
+    "                [--cwd DIR] [--user UID[:GID]] [--stdin F] [--stderr-fd "
+    "N]\n"
+    "                [--result F] [--json] ID -- CMD [ARG...]\n"
+    "       session put ID HOST_PATH DEST | get ID SRC HOST_PATH\n"
+    "       session list [--json] | rm ID",
+    "a sandbox that stays: many commands, each with its own deadline "
+    "(default 10m), output cap (16m) and record, its process tree killed "
+    "with it; files in and out; removed after --idle-timeout (30m) or "
+    "--max-lifetime (12h)",
     true, true, true, false },
   { "profile", cmd_profile,
     "profile show [--profile NAME] [--config F]\n"
@@ -411,6 +425,8 @@ main (int argc, char **argv)
         .error = r < 0 && err ? err->msg : NULL,
         .exit_status = audit.exit_status,
         .config_digest = audit.config_digest,
+        .command = audit.command,
+        .outcome = audit.outcome,
       };
       struct moat_error *aerr = NULL;
       if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
@@ -427,6 +443,8 @@ main (int argc, char **argv)
   free (audit.bundle);
   free (audit.profile);
   free (audit.config_digest);
+  free (audit.command);
+  free (audit.outcome);
   free (audit.network);
   profile_free (profile);
   moat_error_free (&err);

@@ -2,6 +2,7 @@
  * the engine-facing verbs, an unknown flag is an error here: a mistyped
  * --timeout must not run untrusted code without one. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "../runtime/sandbox.h"
 #include "../lib/util.h"
 #include "cmd.h"
+#include "sandbox_flags.h"
 
 enum
 {
@@ -25,11 +27,13 @@ enum
   S_CPUS,
   S_RESULT,
   S_JSON,
+  S_USER,
+  S_STDERR_FD,
   S_LIST_CACHE,
   S_PRUNE_CACHE,
 };
 
-static const struct cmd_opt sandbox_opts_table[]
+const struct cmd_opt sandbox_opts_table[]
     = { { "rootfs", 0, true, S_ROOTFS },
         { "image", 0, true, S_IMAGE },
         { "workdir", 'w', true, S_WORKDIR },
@@ -43,17 +47,11 @@ static const struct cmd_opt sandbox_opts_table[]
         { "cpus", 0, true, S_CPUS },
         { "result", 0, true, S_RESULT },
         { "json", 0, false, S_JSON },
+        { "user", 'u', true, S_USER },
+        { "stderr-fd", 0, true, S_STDERR_FD },
         { "list-cache", 0, false, S_LIST_CACHE },
         { "prune-cache", 0, false, S_PRUNE_CACHE },
         { NULL, 0, false, 0 } };
-
-struct sandbox_parse
-{
-  struct sandbox_opts o;
-  char **ro_binds;
-  char **env;
-  int cache_verb; /* S_LIST_CACHE, S_PRUNE_CACHE or 0 */
-};
 
 static int
 parse_positive_size (const char *flag, const char *val, int64_t *ret,
@@ -67,7 +65,7 @@ parse_positive_size (const char *flag, const char *val, int64_t *ret,
   return 0;
 }
 
-static int
+int
 sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
 {
   struct sandbox_parse *sp = p;
@@ -130,6 +128,10 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
                           val);
       o->cpus_milli = (int64_t)(d * 1000 + 0.5);
       break;
+    case S_STDERR_FD:
+      return sandbox_parse_stderr_fd (val, &o->stderr_fd, err);
+    case S_USER:
+      return sandbox_parse_user (val, &o->uid, &o->gid, err);
     case S_RESULT:
       o->result_file = val;
       break;
@@ -144,9 +146,44 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
   return 0;
 }
 
+int
+sandbox_parse_stderr_fd (const char *val, int *ret, struct moat_error **err)
+{
+  int fd;
+
+  if (parse_int (val, &fd) < 0 || fd < 3 || fcntl (fd, F_GETFL) < 0)
+    return moat_fail (err, 0,
+                      "--stderr-fd: expected an open fd above 2, got %s", val);
+  fcntl (fd, F_SETFD, FD_CLOEXEC);
+  *ret = fd;
+  return 0;
+}
+
+int
+sandbox_parse_user (const char *val, int64_t *ret_uid, int64_t *ret_gid,
+                    struct moat_error **err)
+{
+  cleanup_free char *copy = xstrdup (val);
+  char *colon = strchr (copy, ':');
+  uint64_t uid, gid = 0;
+
+  if (colon)
+    *colon = '\0';
+  if (parse_uint64 (copy, &uid) < 0 || uid > 65535
+      || (colon && (parse_uint64 (colon + 1, &gid) < 0 || gid > 65535)))
+    return moat_fail (err, 0,
+                      "--user: expected UID[:GID] (0-65535, the container's "
+                      "ids), got %s",
+                      val);
+  *ret_uid = (int64_t)uid;
+  *ret_gid = colon ? (int64_t)gid : -1;
+  return 0;
+}
+
 /* cmd_parse warns on unknown flags; a sandbox refuses them. */
-static int
-check_flags (int argc, char **argv, struct moat_error **err)
+int
+sandbox_check_flags (const struct cmd_opt *table, const char *verb, int argc,
+                     char **argv, struct moat_error **err)
 {
   for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     {
@@ -156,12 +193,12 @@ check_flags (int argc, char **argv, struct moat_error **err)
       const struct cmd_opt *hit = NULL;
       if (a[0] != '-' || a[1] == '\0')
         break;
-      for (const struct cmd_opt *t = sandbox_opts_table; t->name; t++)
+      for (const struct cmd_opt *t = table; t->name; t++)
         if ((strlen (t->name) == len && strncmp (t->name, name, len) == 0)
             || (a[1] != '-' && len == 1 && t->short_name == name[0]))
           hit = t;
       if (hit == NULL)
-        return moat_fail (err, 0, "unknown flag %s (moat sandbox --help)", a);
+        return moat_fail (err, 0, "unknown flag %s (moat %s --help)", a, verb);
       if (hit->has_arg && name[len] != '=')
         i++;
     }
@@ -174,11 +211,13 @@ VERB (sandbox)
                                      .pids = -1,
                                      .cpus_milli = -1,
                                      .timeout_ms = -1,
-                                     .output_limit = -1 } };
+                                     .output_limit = -1,
+                                     .uid = -1,
+                                     .gid = -1 } };
   static char id[32];
   int idx, r;
 
-  r = check_flags (argc, argv, err);
+  r = sandbox_check_flags (sandbox_opts_table, "sandbox", argc, argv, err);
   if (r == 0)
     r = cmd_parse (argv[0], argc, argv, 1, sandbox_opts_table, sandbox_cb, &sp,
                    &idx, err);

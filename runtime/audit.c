@@ -67,10 +67,20 @@ audit_line (const struct audit_record *r)
       jw_key (w, "config_digest");
       jw_string (w, r->config_digest);
     }
+  if (r->command)
+    {
+      jw_key (w, "command");
+      jw_string (w, r->command);
+    }
   if (r->exit_status >= 0)
     {
       jw_key (w, "exit_status");
       jw_int (w, r->exit_status);
+    }
+  if (r->outcome)
+    {
+      jw_key (w, "outcome");
+      jw_raw (w, r->outcome);
     }
   jw_key (w, "result");
   jw_string (w, r->result == 0 ? "ok" : "error");

@@ -18,6 +18,8 @@ struct audit_record
   const char *error;                     /* message when failed */
   int exit_status;           /* the container's (run, delete), -1 unknown */
   const char *config_digest; /* "sha256:HEX" of config.json, may be NULL */
+  const char *command;       /* exec, sandbox, session exec: args[0] */
+  const char *outcome;       /* sandbox, session exec: how it ended (JSON) */
 };
 
 /* Open (creating it and its directory) for appending: verbs that start

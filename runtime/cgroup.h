@@ -117,6 +117,8 @@ struct cgroup_usage
   uint64_t cpu_ns, cpu_user_ns, cpu_system_ns;
   uint64_t peak_memory;
   uint64_t oom_kills;
+  uint64_t pids_limit_hits; /* forks refused at the pids limit (pids.events
+                               max), in this cgroup */
 };
 int cgroup_usage (struct cgroup *cg, struct cgroup_usage *ret);
 /* How many processes the kernel's OOM killer killed in the cgroup so far

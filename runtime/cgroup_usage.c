@@ -1,5 +1,6 @@
 /* What a finished container used, for the sandbox's record: CPU time, peak
- * memory and whether the kernel's OOM killer struck in it (v2:
+ * memory, forks refused at the pids limit, and whether the kernel's OOM
+ * killer struck in it (v2:
  * memory.events oom_kill; v1: memory.oom_control oom_kill, with a failcnt
  * at the limit as the sign on kernels older than 4.13 that lack it). */
 #include <stdlib.h>
@@ -12,6 +13,7 @@ cgroup_usage (struct cgroup *cg, struct cgroup_usage *ret)
 {
   struct cgroup_stats st;
   struct cgroup_hier *mem = cgroup_hier_for (cg, CG_MEMORY);
+  struct cgroup_hier *pids = cgroup_hier_for (cg, CG_PIDS);
   uint64_t v = 0;
 
   memset (&st, 0, sizeof (st));
@@ -36,6 +38,9 @@ cgroup_usage (struct cgroup *cg, struct cgroup_usage *ret)
                              ? 1
                              : 0;
     }
+  if (pids && pids->fd >= 0
+      && cg_read_keyed (pids->fd, "pids.events", "max", &v) == 0)
+    ret->pids_limit_hits = v;
   free (st.percpu_ns);
   free (st.raw);
   return 0;

@@ -25,6 +25,8 @@ struct verb_audit
   size_t told;                     /* overrides already told on stderr */
   int exit_status;     /* the container's, when known (run, delete); -1 */
   char *config_digest; /* "sha256:..." of the config.json create used */
+  char *command;       /* exec, sandbox, session exec: args[0] */
+  char *outcome;       /* sandbox, session exec: how it ended (JSON) */
 };
 
 /* Global flags, and the profile main() loaded. */
@@ -48,8 +50,9 @@ struct create_opts
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
-  bool detach; /* run only */
-  bool keep;   /* run only: don't delete after exit */
+  bool detach;     /* run only */
+  bool keep;       /* run only: don't delete after exit */
+  bool init_reaps; /* a session's: the init runs nothing, only reaps */
 };
 
 struct exec_opts
@@ -68,6 +71,11 @@ struct exec_opts
   bool tty;
   bool detach;
   int preserve_fds;
+  /* A session's exec: its own cgroup, made beneath the container's (the
+   * full relative path), so its whole process tree can be counted and
+   * killed; and its pid, for a caller that waits itself (with detach). */
+  const char *sub_cgroup;
+  pid_t *ret_pid;
 };
 
 struct update_opts

@@ -434,6 +434,7 @@ phase_clone (struct create_ctx *c, struct moat_error **err)
   /* The init joins its cgroups itself, which spares it the kernel's global
    * lock (cgroup_add_self). */
   ia->cgroup = c->cg;
+  ia->reaper = c->o->init_reaps;
 
   owner = ia->new_userns ? userns_owner_for (s, c->userns_first) : 0;
   if (owner)

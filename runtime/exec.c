@@ -343,6 +343,20 @@ exec_phase_load (struct exec_ctx *c, struct moat_error **err)
   return r;
 }
 
+/* A session exec's cgroup: beneath the container's, without limits of its
+ * own (the container's hold it, above). */
+static int
+exec_sub_cgroup (struct exec_ctx *c, struct moat_error **err)
+{
+  size_t n = strlen (c->st->cgroup);
+
+  if (strncmp (c->o->sub_cgroup, c->st->cgroup, n) != 0
+      || c->o->sub_cgroup[n] != '/')
+    return moat_fail (err, EINVAL, "cgroup %s is not beneath %s",
+                      c->o->sub_cgroup, c->st->cgroup);
+  return cgroup_create (c->o->sub_cgroup, NULL, &c->cg, err);
+}
+
 /* The process to run, hardened as the init's; its seccomp filters and the
  * container's cgroup. */
 static int
@@ -364,7 +378,9 @@ exec_phase_process (struct exec_ctx *c, struct moat_error **err)
   cache = container_seccomp_cache_dir (c->g);
   if (r == 0)
     r = seccomp_builtin (cache, &c->sc_builtin, err);
-  if (r == 0)
+  if (r == 0 && o->sub_cgroup)
+    r = exec_sub_cgroup (c, err);
+  else if (r == 0)
     r = cgroup_open (c->st->cgroup, &c->cg, err);
   return r;
 }
@@ -453,6 +469,10 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
     r = exec_phase_start (&c, err);
   if (r < 0)
     exec_ctx_undo (&c);
+  if (r < 0 && o->sub_cgroup && c.cg)
+    cgroup_destroy (c.cg, NULL);
+  if (r == 0 && o->ret_pid)
+    *o->ret_pid = c.pid;
   /* The process runs from here: a failure no longer stops it. */
   if (r == 0 && o->pid_file)
     r = write_pid_file (o->pid_file, c.pid, err);
@@ -460,6 +480,10 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
     *ret_status = 0;
   else if (r == 0)
     r = container_wait_forwarding (c.pid, c.master, ret_status, err);
+  if (g->audit && c.proc && c.proc->args && c.proc->args[0])
+    g->audit->command = xstrdup (c.proc->args[0]);
+  if (r == 0 && g->audit && !o->detach)
+    g->audit->exit_status = *ret_status;
   exec_ctx_release (&c);
   return r;
 }

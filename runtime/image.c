@@ -8,8 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../oci/json.h"
@@ -41,27 +43,105 @@ digest_hex (const char *d)
   return d + 7;
 }
 
-/* A JSON blob of the layout, its digest checked. */
+/* path beneath the layout (no symlink, no "..", no magic link), a regular
+ * file only, opened without blocking: a FIFO or a link to /dev/zero must
+ * not hang moat, nor a link take it out of the layout. */
 static int
-read_blob_json (int layoutfd, const char *digest, json_node **ret,
-                struct moat_error **err)
+open_beneath (int layoutfd, const char *path, int *ret, struct stat *ret_st,
+              struct moat_error **err)
 {
+  struct open_how how
+      = { .flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+          .resolve
+          = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd
+      = (int)syscall (SYS_openat2, layoutfd, path, &how, sizeof (how));
+
+  if (fd < 0)
+    return moat_fail (err, errno == ELOOP ? ELOOP : errno, "image: %s", path);
+  if (fstat (fd, ret_st) < 0)
+    return moat_fail (err, errno, "image: %s", path);
+  if (!S_ISREG (ret_st->st_mode))
+    return moat_fail (err, 0, "image: %s: not a regular file", path);
+  *ret = steal_fd (&fd);
+  return 0;
+}
+
+/* The blob a descriptor names, of exactly the size it gives (the image
+ * spec requires it; moat reads no further). */
+static int
+open_blob (int layoutfd, const json_node *desc, const char **ret_hex,
+           int *ret_fd, uint64_t *ret_size, struct moat_error **err)
+{
+  const char *digest = json_string (json_get (desc, "digest"));
   const char *hex = digest_hex (digest);
   cleanup_free char *path = NULL;
-  cleanup_free char *text = NULL;
-  char got[65];
-  size_t len;
-  int r;
+  struct stat st;
+  int64_t size;
 
   if (hex == NULL)
     return moat_fail (err, 0, "image: unsupported digest %s",
                       digest ? digest : "(none)");
+  if (json_int64 (json_get (desc, "size"), &size) < 0 || size < 0)
+    return moat_fail (err, 0, "image: blob %.19s: no size", digest);
   path = xasprintf ("blobs/sha256/%s", hex);
-  r = read_file_at (layoutfd, path, IMAGE_JSON_MAX, &text, &len);
-  if (r < 0)
-    return moat_fail (err, -r, "image: reading %s", path);
-  r = sha256_hex_of (text, len, got, err);
-  if (r < 0)
+  if (open_beneath (layoutfd, path, ret_fd, &st, err) < 0)
+    return -1;
+  if (st.st_size != size)
+    {
+      close (*ret_fd);
+      return moat_fail (err, 0,
+                        "image: blob %.19s: %lld bytes, its descriptor says "
+                        "%lld",
+                        digest, (long long)st.st_size, (long long)size);
+    }
+  *ret_hex = hex;
+  *ret_size = (uint64_t)size;
+  return 0;
+}
+
+/* Read a whole regular file of known size (at most max). */
+static int
+read_sized (int fd, uint64_t size, size_t max, char **ret,
+            struct moat_error **err)
+{
+  cleanup_free char *text = NULL;
+  size_t got = 0;
+
+  if (size > max)
+    return moat_fail (err, EFBIG, "image: a JSON blob of %llu bytes",
+                      (unsigned long long)size);
+  text = xmalloc (size + 1);
+  while (got < size)
+    {
+      ssize_t n = TEMP_FAILURE_RETRY (read (fd, text + got, size - got));
+      if (n <= 0)
+        return moat_fail (err, n < 0 ? errno : EIO, "image: reading a blob");
+      got += (size_t)n;
+    }
+  text[size] = '\0';
+  *ret = steal_pointer (&text);
+  return 0;
+}
+
+/* A JSON blob of the layout, its size and digest checked. */
+static int
+read_blob_json (int layoutfd, const json_node *desc, json_node **ret,
+                struct moat_error **err)
+{
+  const char *digest = json_string (json_get (desc, "digest"));
+  const char *hex = NULL;
+  cleanup_free char *text = NULL;
+  cleanup_close int fd = -1;
+  uint64_t size = 0;
+  char got[65];
+  size_t len;
+
+  if (open_blob (layoutfd, desc, &hex, &fd, &size, err) < 0
+      || read_sized (fd, size, IMAGE_JSON_MAX, &text, err) < 0)
+    return -1;
+  len = (size_t)size;
+  if (sha256_hex_of (text, len, got, err) < 0)
     return moat_error_wrap (err, "image: blob %.19s", digest);
   if (strcmp (got, hex) != 0)
     return moat_fail (err, 0, "image: blob %.19s: digest mismatch", digest);
@@ -75,13 +155,15 @@ find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
                struct moat_error **err)
 {
   cleanup_free char *text = NULL;
+  cleanup_close int fd = -1;
   json_node *idx = NULL;
-  size_t len;
-  int r = read_file_at (layoutfd, "index.json", IMAGE_JSON_MAX, &text, &len);
+  struct stat st;
+  int r;
 
-  if (r < 0)
-    return moat_fail (err, -r, "image: reading index.json");
-  if (json_parse (text, len, IMAGE_JSON_MAX, &idx, err) < 0)
+  if (open_beneath (layoutfd, "index.json", &fd, &st, err) < 0
+      || read_sized (fd, (uint64_t)st.st_size, IMAGE_JSON_MAX, &text, err) < 0)
+    return -1;
+  if (json_parse (text, (size_t)st.st_size, IMAGE_JSON_MAX, &idx, err) < 0)
     return moat_error_wrap (err, "image: index.json");
   for (int depth = 0; depth < 2; depth++)
     {
@@ -109,9 +191,10 @@ find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
                          ? json_string (json_get (pick, "digest"))
                          : "");
       json_node *next = NULL;
+      r = read_blob_json (layoutfd, pick, &next, err);
       json_free (idx);
       idx = NULL;
-      if (read_blob_json (layoutfd, digest, &next, err) < 0)
+      if (r < 0)
         return -1;
       if (nested)
         {
@@ -161,19 +244,14 @@ unpack_into (int layoutfd, int tmpfd, json_node *manifest,
     {
       json_node *l = json_array_get (layers, i);
       const char *mt = json_string (json_get (l, "mediaType"));
-      const char *digest = json_string (json_get (l, "digest"));
-      const char *hex = digest_hex (digest);
-      cleanup_free char *path = NULL;
+      const char *hex = NULL;
       cleanup_close int blobfd = -1;
+      uint64_t size;
       if (!layer_type_ok (mt))
         return moat_fail (err, 0, "image: layer %zu: unsupported type %s", i,
                           mt ? mt : "(none)");
-      if (hex == NULL)
-        return moat_fail (err, 0, "image: layer %zu: bad digest", i);
-      path = xasprintf ("blobs/sha256/%s", hex);
-      blobfd = openat (layoutfd, path, O_RDONLY | O_CLOEXEC);
-      if (blobfd < 0)
-        return moat_fail (err, errno, "image: opening %s", path);
+      if (open_blob (layoutfd, l, &hex, &blobfd, &size, err) < 0)
+        return moat_error_wrap (err, "image: layer %zu", i);
       if (image_unpack_layer (rootfd, blobfd, hex, notes, err) < 0)
         return moat_error_wrap (err, "image: layer %zu", i);
     }

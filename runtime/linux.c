@@ -544,7 +544,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
                  creating_state, err);
   if (r < 0)
     return r;
-  r = process_resolve_exec (p, ret_exec, err);
+  r = a->reaper ? 0 : process_resolve_exec (p, ret_exec, err);
   if (r < 0)
     return r;
   r = open_cwd (p->cwd, ret_cwd, err);
@@ -554,6 +554,36 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   if (r < 0)
     return r;
   return load_agent_filter (a, err);
+}
+
+static void
+reaper_wake (int sig)
+{
+  (void)sig;
+}
+
+/* A session's init, with the process's user, caps, no_new_privs and both
+ * seccomp filters on: it holds nothing open (moat start sees the fifo's
+ * last reader go) and reaps the orphans of ended execs until the container
+ * is deleted. SIGCHLD stays blocked but for sigsuspend, so a child dying
+ * between the reap and the wait still wakes it. */
+static void __attribute__ ((noreturn)) init_reap_forever (void)
+{
+  sigset_t chld, none;
+
+  (void)linux_undumpable (NULL);
+  close_range (3, ~0U, 0);
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  sigemptyset (&none);
+  signal (SIGCHLD, reaper_wake);
+  sigprocmask (SIG_BLOCK, &chld, NULL);
+  for (;;)
+    {
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+      sigsuspend (&none);
+    }
 }
 
 void
@@ -606,9 +636,11 @@ linux_init_main (struct init_args *a)
 
   if (hooks_run (&a->spec->hooks[HOOK_START_CONTAINER], HOOK_START_CONTAINER,
                  state, &err)
-      == 0)
-    process_exec (a->spec->process, exec_path, cwd_fd, a->preserve_fds,
-                  a->seccomp_config, a->seccomp_builtin, &err);
+          == 0
+      && process_exec (a->spec->process, exec_path, cwd_fd, a->preserve_fds,
+                       a->seccomp_config, a->seccomp_builtin, &err)
+             == 0)
+    init_reap_forever ();
   {
     char buf[1200];
     int len = snprintf (buf, sizeof (buf), "moat: %s\n",

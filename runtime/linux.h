@@ -37,6 +37,8 @@ struct init_args
   /* G12: cgroup_add_self's files, opened by moat as host root (NULL: the
    * init opens them). */
   const int *cgroup_self_fds;
+  /* A session's init: runs nothing, reaps what the execs leave. */
+  bool reaper;
 };
 
 /* clone flags for the namespaces the spec asks to create. */
@@ -113,7 +115,8 @@ int rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
 int process_resolve_exec (const struct spec_process *p, char **ret_path,
                           struct moat_error **err);
 /* Apply rlimits, user, caps, no_new_privs, seccomp, fds, cwd; then execve.
- * Returns only on failure. */
+ * Returns only on failure; with exec_path NULL (a session's reaping init)
+ * returns 0 with everything applied but the execve. */
 int process_exec (const struct spec_process *p, const char *exec_path,
                   int cwd_fd, int preserve_fds,
                   const struct seccomp_prog *seccomp_config,

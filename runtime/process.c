@@ -70,7 +70,13 @@ process_resolve_exec (const struct spec_process *p, char **ret_path,
 
   if (strchr (arg0, '/'))
     {
-      if (!is_executable_file (arg0, &e))
+      /* Relative to process.cwd, as runc: checked there now (the process
+       * is not in its cwd yet) and exec'd as given after the chdir, so a
+       * script's $0 is what the caller wrote. */
+      cleanup_free char *in_cwd
+          = arg0[0] != '/' && p->cwd ? xasprintf ("%s/%s", p->cwd, arg0) : NULL;
+      const char *target = in_cwd ? in_cwd : arg0;
+      if (!is_executable_file (target, &e))
         {
           if (e == ENOENT)
             return moat_error_setx (err, e,
@@ -355,6 +361,8 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
       if (r < 0)
         return r;
     }
+  if (exec_path == NULL)
+    return 0;
   execve (exec_path, p->args, p->env ? p->env : (char *[]){ NULL });
   if (errno == ENOENT)
     return moat_error_setx (

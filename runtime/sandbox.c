@@ -94,10 +94,10 @@ quiet_globals (const struct moat_globals *g)
 }
 
 int
-sandbox_dir_open (const struct moat_globals *g, int *ret,
+sandbox_dir_open (const struct moat_globals *g, const char *name, int *ret,
                   struct moat_error **err)
 {
-  cleanup_free char *dir = xasprintf ("%s/.sandbox", g->root);
+  cleanup_free char *dir = xasprintf ("%s/%s", g->root, name);
   int r = mkdir_p (dir, 0700);
 
   if (r < 0)
@@ -164,8 +164,8 @@ sandbox_reap_stale (const struct moat_globals *g)
 /* ROOT/.sandbox/ID with its lock held: the lock file is made unnamed,
  * locked, then linked in, so a reap never sees it unlocked. */
 int
-sandbox_bundle_make (int sbfd, char *ret_id, int *ret_lockfd, int *ret_bfd,
-                     struct moat_error **err)
+sandbox_bundle_make (int sbfd, const char *prefix, char *ret_id,
+                     int *ret_lockfd, int *ret_bfd, struct moat_error **err)
 {
   unsigned char rnd[8];
   cleanup_close int bfd = -1;
@@ -174,7 +174,7 @@ sandbox_bundle_make (int sbfd, char *ret_id, int *ret_lockfd, int *ret_bfd,
 
   if (getrandom (rnd, sizeof (rnd), 0) != sizeof (rnd))
     return moat_fail (err, errno, "getrandom");
-  snprintf (ret_id, 32, "sandbox-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0],
+  snprintf (ret_id, 32, "%s-%02x%02x%02x%02x%02x%02x%02x%02x", prefix, rnd[0],
             rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
   if (mkdirat (sbfd, ret_id, 0700) < 0)
     return moat_fail (err, errno, "making the bundle %s", ret_id);
@@ -192,11 +192,33 @@ sandbox_bundle_make (int sbfd, char *ret_id, int *ret_lockfd, int *ret_bfd,
   return 0;
 }
 
-/* The watchdog: see the top of the file. Returns the write end moat keeps
- * (a byte on it means "done, exit"). */
+struct sandbox_remove_args
+{
+  const struct moat_globals *g;
+  int sbfd;
+  const char *id;
+};
+
+static void
+watchdog_remove_sandbox (const void *arg)
+{
+  const struct sandbox_remove_args *a = arg;
+  sandbox_remove (a->g, a->sbfd, a->id);
+}
+
 int
 sandbox_watchdog_start (const struct moat_globals *g, int sbfd, const char *id,
                         struct moat_error **err)
+{
+  const struct sandbox_remove_args a = { g, sbfd, id };
+  return watchdog_start (watchdog_remove_sandbox, &a, err);
+}
+
+/* The watchdog: see the top of the file. Returns the write end moat keeps
+ * (a byte on it means "done, exit"). */
+int
+watchdog_start (void (*on_moat_death) (const void *arg), const void *arg,
+                struct moat_error **err)
 {
   int p[2];
   pid_t pid;
@@ -227,7 +249,7 @@ sandbox_watchdog_start (const struct moat_globals *g, int sbfd, const char *id,
         dup2 (null, fd);
       if (TEMP_FAILURE_RETRY (read (p[0], &c, 1)) == 1)
         _exit (0);
-      sandbox_remove (g, sbfd, id);
+      on_moat_death (arg);
       _exit (0);
     }
   close (p[0]);
@@ -269,6 +291,54 @@ sandbox_stdio_swap_out (int saved[3])
         close (saved[fd]);
         saved[fd] = -1;
       }
+}
+
+int
+sandbox_pipes_in (struct sandbox_pipes *p, int infd, struct moat_error **err)
+{
+  p->saved[0] = p->saved[1] = p->saved[2] = -1;
+  if (pipe2 (p->out, O_CLOEXEC) < 0)
+    return moat_fail (err, errno, "pipe");
+  if (pipe2 (p->err, O_CLOEXEC) < 0)
+    {
+      close (p->out[0]);
+      close (p->out[1]);
+      return moat_fail (err, errno, "pipe");
+    }
+  if (sandbox_stdio_swap_in (infd, p->out[1], p->err[1], p->saved, err) < 0)
+    {
+      sandbox_stdio_swap_out (p->saved);
+      for (int i = 0; i < 2; i++)
+        {
+          close (p->out[i]);
+          close (p->err[i]);
+        }
+      return -1;
+    }
+  return 0;
+}
+
+void
+sandbox_pipes_out (struct sandbox_pipes *p, struct sandbox_run_state *rs,
+                   int devnull, int64_t limit, int stderr_fd)
+{
+  sandbox_stdio_swap_out (p->saved);
+  close (p->out[1]);
+  close (p->err[1]);
+  sandbox_stream_init (&rs->out, p->out[0], STDOUT_FILENO, devnull, limit);
+  sandbox_stream_init (&rs->err, p->err[0],
+                       stderr_fd > 0 ? stderr_fd : STDERR_FILENO, devnull,
+                       limit);
+}
+
+void
+sandbox_streams_close (struct sandbox_run_state *rs)
+{
+  if (rs->out.fd >= 0)
+    close (rs->out.fd);
+  if (rs->err.fd >= 0)
+    close (rs->err.fd);
+  rs->out.fd = rs->err.fd = -1;
 }
 
 /* Every process of the container. */

@@ -12,19 +12,27 @@
 #include "container.h"
 #include "../lib/error.h"
 
+/* Defaults, in the README and moat(1): a command that hangs or floods
+ * must not hold its caller forever. */
+#define SANDBOX_DEFAULT_TIMEOUT_MS (10LL * 60 * 1000)
+#define SANDBOX_DEFAULT_OUTPUT_LIMIT (16LL * 1024 * 1024)
+
 struct sandbox_opts
 {
-  const char *rootfs;      /* --rootfs DIR */
-  const char *image;       /* --image DIR (OCI image layout) */
-  const char *workdir;     /* --workdir HOST_DIR -> /work, rw, exec */
-  char **ro_binds;         /* --ro-bind SRC:DST */
-  char **env;              /* --env K=V */
-  const char *stdin_file;  /* --stdin FILE (default /dev/null) */
-  int64_t memory;          /* --memory bytes, -1 unset */
-  int64_t pids;            /* --pids, -1 unset */
-  int64_t cpus_milli;      /* --cpus in thousandths of a CPU, -1 unset */
-  int64_t timeout_ms;      /* --timeout, -1 none */
-  int64_t output_limit;    /* --output-limit bytes per stream, -1 none */
+  const char *rootfs;     /* --rootfs DIR */
+  const char *image;      /* --image DIR (OCI image layout) */
+  const char *workdir;    /* --workdir HOST_DIR -> /work, rw, exec */
+  char **ro_binds;        /* --ro-bind SRC:DST */
+  char **env;             /* --env K=V */
+  const char *stdin_file; /* --stdin FILE (default /dev/null) */
+  int64_t memory;         /* --memory bytes, -1 unset */
+  int64_t pids;           /* --pids, -1 unset */
+  int64_t cpus_milli;     /* --cpus in thousandths of a CPU, -1 unset */
+  int64_t timeout_ms;     /* --timeout, -1: SANDBOX_DEFAULT_TIMEOUT_MS */
+  int64_t output_limit;   /* --output-limit bytes per stream, -1: default */
+  int64_t uid, gid;       /* --user UID[:GID] in the container, -1 unset */
+  int stderr_fd; /* --stderr-fd: where CMD's stderr goes (moat's stays on
+                    2, apart), 0: moat's stderr */
   const char *result_file; /* --result FILE */
   bool json;               /* --json: the record on stdout at the end */
   char **argv;             /* CMD ARG... */

@@ -119,10 +119,20 @@ emit_edit (struct json_writer *w, const json_node *n, const char *path,
           if (e && strncmp (e, "TERM=", 5) != 0)
             jw_string (w, e);
         }
-      jw_string (w, "HOME=/root");
+      /* The root is read-only: a HOME code can write to. */
+      jw_string (w, "HOME=/tmp");
       for (size_t i = 0; o->env && o->env[i]; i++)
         jw_string (w, o->env[i]);
       jw_array_end (w);
+    }
+  else if (strcmp (path, ".process.user") == 0 && o->uid >= 0)
+    {
+      jw_object_begin (w);
+      jw_key (w, "uid");
+      jw_int (w, o->uid);
+      jw_key (w, "gid");
+      jw_int (w, o->gid >= 0 ? o->gid : o->uid);
+      jw_object_end (w);
     }
   else if (strcmp (path, ".process.cwd") == 0)
     jw_string (w, o->workdir ? "/work" : "/");

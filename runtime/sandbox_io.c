@@ -136,6 +136,7 @@ sandbox_stream_pump (struct sandbox_stream *s)
           if (n > 0)
             {
               s->bytes += (uint64_t)n;
+              s->last_byte = buf[n - 1];
               /* A caller that closed its end loses the output, not the
                * run: the bytes still count as passed. */
               if (s->out >= 0 && pass_on (s->out, buf, (size_t)n) < 0)

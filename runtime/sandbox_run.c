@@ -17,6 +17,7 @@
 #include "container_internal.h"
 #include "image.h"
 #include "sandbox_internal.h"
+#include "session.h"
 #include "../lib/util.h"
 
 static void
@@ -28,6 +29,29 @@ jw_seconds (struct json_writer *w, const char *key, uint64_t ns)
   if (key)
     jw_key (w, key);
   jw_raw (w, buf);
+}
+
+/* exit_code, signal, timed_out, oom_killed: the record's and the audit
+ * line's outcome. */
+static void
+jw_outcome (struct json_writer *w, const struct sandbox_run_state *rs)
+{
+  jw_key (w, "exit_code");
+  if (WIFEXITED (rs->status))
+    jw_int (w, WEXITSTATUS (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "signal");
+  if (WIFSIGNALED (rs->status))
+    jw_int (w, WTERMSIG (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "timed_out");
+  jw_bool (w, rs->timed_out);
+  jw_key (w, "oom_killed");
+  jw_bool (w, rs->use.oom_kills > 0);
+  jw_key (w, "pids_limit_hit");
+  jw_bool (w, rs->use.pids_limit_hits > 0);
 }
 
 static void
@@ -43,34 +67,21 @@ jw_stream (struct json_writer *w, const char *key,
   jw_object_end (w);
 }
 
-static char *
-record_json (const struct moat_globals *g, const char *id,
-             const struct sandbox_opts *o, const struct sandbox_run_state *rs,
-             const struct sandbox_limits *lim, const char *digest,
-             const struct override_list *ov)
+char *
+sandbox_record_json (const struct moat_globals *g, const char *id,
+                     const struct sandbox_opts *o,
+                     const struct sandbox_run_state *rs,
+                     const struct sandbox_limits *lim, const char *digest,
+                     const struct override_list *ov)
 {
   struct json_writer *w = json_writer_new (false);
-  bool sig = WIFSIGNALED (rs->status);
 
   jw_object_begin (w);
   jw_key (w, "id");
   jw_string (w, id);
   jw_key (w, "profile");
   jw_string (w, g->profile->name);
-  jw_key (w, "exit_code");
-  if (WIFEXITED (rs->status))
-    jw_int (w, WEXITSTATUS (rs->status));
-  else
-    jw_null (w);
-  jw_key (w, "signal");
-  if (sig)
-    jw_int (w, WTERMSIG (rs->status));
-  else
-    jw_null (w);
-  jw_key (w, "timed_out");
-  jw_bool (w, rs->timed_out);
-  jw_key (w, "oom_killed");
-  jw_bool (w, rs->use.oom_kills > 0);
+  jw_outcome (w, rs);
   jw_key (w, "interrupted");
   if (rs->interrupted)
     jw_int (w, rs->interrupted);
@@ -187,10 +198,17 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
   return 0;
 }
 
-static int
-write_record (const struct sandbox_opts *o, const char *json,
-              struct moat_error **err)
+int
+sandbox_write_record (const struct sandbox_opts *o,
+                      const struct sandbox_run_state *rs, const char *what,
+                      const char *json, struct moat_error **err)
 {
+  if (rs->timed_out)
+    fprintf (stderr, "moat: %s: timed out after %.3gs: killed\n", what,
+             (double)o->timeout_ms / 1000);
+  if (rs->use.oom_kills > 0)
+    fprintf (stderr, "moat: %s: out of memory: %" PRIu64 " killed\n", what,
+             rs->use.oom_kills);
   if (o->result_file)
     {
       cleanup_close int fd
@@ -203,6 +221,8 @@ write_record (const struct sandbox_opts *o, const char *json,
   if (o->json)
     {
       fflush (stdout);
+      if (rs->out.bytes > 0 && rs->out.last_byte != '\n')
+        putchar ('\n');
       printf ("%s\n", json);
       fflush (stdout);
     }
@@ -220,28 +240,14 @@ sandbox_execute (const struct moat_globals *g, const char *id,
   cleanup_close int dirfd = -1;
   cleanup_state struct container_state *st = NULL;
   struct cgroup *cg = NULL;
-  int outp[2], errp[2], saved[3] = { -1, -1, -1 };
+  struct sandbox_pipes pipes;
   int master = -1;
   int r;
 
-  if (pipe2 (outp, O_CLOEXEC) < 0)
-    return moat_fail (err, errno, "pipe");
-  if (pipe2 (errp, O_CLOEXEC) < 0)
-    {
-      close (outp[0]);
-      close (outp[1]);
-      return moat_fail (err, errno, "pipe");
-    }
-  r = sandbox_stdio_swap_in (infd, outp[1], errp[1], saved, err);
-  if (r == 0)
-    r = container_create_internal (g, &co, true, &rs->pid, &master, err);
-  sandbox_stdio_swap_out (saved);
-  close (outp[1]);
-  close (errp[1]);
-  sandbox_stream_init (&rs->out, outp[0], STDOUT_FILENO, devnull,
-                       o->output_limit);
-  sandbox_stream_init (&rs->err, errp[0], STDERR_FILENO, devnull,
-                       o->output_limit);
+  if (sandbox_pipes_in (&pipes, infd, err) < 0)
+    return -1;
+  r = container_create_internal (g, &co, true, &rs->pid, &master, err);
+  sandbox_pipes_out (&pipes, rs, devnull, o->output_limit, o->stderr_fd);
   if (r == 0)
     r = container_load (g, id, false, NULL, &dirfd, &st, err);
   if (r == 0 && st->cgroup)
@@ -261,26 +267,91 @@ sandbox_execute (const struct moat_globals *g, const char *id,
     }
   if (cg)
     cgroup_free (cg);
-  if (rs->out.fd >= 0)
-    close (rs->out.fd);
-  if (rs->err.fd >= 0)
-    close (rs->err.fd);
-  rs->out.fd = rs->err.fd = -1;
+  sandbox_streams_close (rs);
   return r;
+}
+
+int
+sandbox_exit_status (const struct sandbox_run_state *rs)
+{
+  if (rs->timed_out)
+    return 124;
+  if (WIFSIGNALED (rs->status))
+    return 128 + WTERMSIG (rs->status);
+  return WEXITSTATUS (rs->status);
+}
+
+void
+sandbox_audit_outcome (const struct moat_globals *g, const char *arg0,
+                       const struct sandbox_run_state *rs, int status)
+{
+  struct json_writer *w;
+
+  if (g->audit == NULL)
+    return;
+  w = json_writer_new (false);
+  jw_object_begin (w);
+  jw_outcome (w, rs);
+  jw_object_end (w);
+  free (g->audit->outcome);
+  free (g->audit->command);
+  g->audit->outcome = json_writer_finish (w);
+  g->audit->command = xstrdup (arg0);
+  g->audit->exit_status = status;
+}
+
+void
+sandbox_prep_clear (struct sandbox_prep *p)
+{
+  free (p->workdir);
+  strv_free (p->pairs);
+  free (p->rootfs);
+  free (p->digest);
+  free (p->config);
+  if (p->imglock >= 0)
+    close (p->imglock);
+  if (p->profile)
+    profile_free (p->profile);
+  memset (p, 0, sizeof (*p));
+  p->imglock = -1;
+}
+
+int
+sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
+                 const char *verb, struct override_list *ov,
+                 struct sandbox_prep *ret, struct moat_error **err)
+{
+  struct sandbox_opts eff = *o;
+
+  memset (ret, 0, sizeof (*ret));
+  ret->imglock = -1;
+  if (!o->rootfs == !o->image)
+    return moat_fail (err, 0, "give one of --rootfs DIR and --image DIR");
+  if (o->argv == NULL || o->argv[0] == NULL)
+    return moat_fail (
+        err, 0, "missing command (moat %s [OPTIONS] -- CMD [ARG...])", verb);
+  if (resolve_binds (o, &ret->workdir, &ret->pairs, err) < 0
+      || find_rootfs (g, o, &ret->rootfs, &ret->digest, &ret->imglock, err) < 0)
+    return -1;
+  eff.workdir = ret->workdir;
+  eff.ro_binds = ret->pairs;
+  sandbox_limits (g->profile, o, &ret->lim, ov);
+  if (sandbox_config (&eff, ret->rootfs, &ret->lim, &ret->config, err) < 0)
+    return -1;
+  /* The caller's --workdir is a volume (writable, executable) for this
+   * sandbox's profile only. */
+  ret->profile = profile_dup (g->profile);
+  ret->profile->caller_volume = ret->workdir ? xstrdup (ret->workdir) : NULL;
+  return 0;
 }
 
 int
 sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
              int *ret_status, struct moat_error **err)
 {
-  cleanup_free char *workdir = NULL;
-  cleanup_strv char **pairs = NULL;
-  cleanup_free char *rootfs = NULL;
-  cleanup_free char *digest = NULL;
-  cleanup_free char *config = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *record = NULL;
-  cleanup_close int imglock = -1;
+  cleanup_free char *what = NULL;
   cleanup_close int infd = -1;
   cleanup_close int sbfd = -1;
   cleanup_close int lockfd = -1;
@@ -289,45 +360,45 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
   struct override_list local_ov = { 0 };
   struct override_list *ov = g->audit ? g->audit->overrides : &local_ov;
   struct sandbox_run_state rs;
-  struct sandbox_limits lim;
+  struct sandbox_prep prep;
   struct sandbox_opts eff = *o;
-  /* The caller's --workdir is a volume (writable, executable) for this
-   * sandbox's profile only. */
-  cleanup_profile struct profile *sp = NULL;
   struct moat_globals sg = *g;
   char id[32];
   int r;
 
   memset (&rs, 0, sizeof (rs));
+  if (eff.timeout_ms < 0)
+    eff.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
+  if (eff.output_limit < 0)
+    eff.output_limit = SANDBOX_DEFAULT_OUTPUT_LIMIT;
   sandbox_reap_stale (g);
-  if (!o->rootfs == !o->image)
-    return moat_fail (err, 0, "give one of --rootfs DIR and --image DIR");
-  if (o->argv == NULL || o->argv[0] == NULL)
-    return moat_fail (err, 0,
-                      "missing command (moat sandbox [OPTIONS] -- "
-                      "CMD [ARG...])");
-  if (resolve_binds (o, &workdir, &pairs, err) < 0)
-    return -1;
-  eff.workdir = workdir;
-  eff.ro_binds = pairs;
-  sp = profile_dup (g->profile);
-  sp->caller_volume = workdir ? xstrdup (workdir) : NULL;
-  sg.profile = sp;
-  infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
-               O_RDONLY | O_CLOEXEC);
-  if (infd < 0)
-    return moat_fail (err, errno, "--stdin %s", o->stdin_file);
-  if (find_rootfs (g, o, &rootfs, &digest, &imglock, err) < 0)
-    return -1;
-  sandbox_limits (g->profile, o, &lim, ov);
-  if (sandbox_config (&eff, rootfs, &lim, &config, err) < 0
-      || sandbox_dir_open (g, &sbfd, err) < 0
-      || sandbox_bundle_make (sbfd, id, &lockfd, &bfd, err) < 0)
-    return -1;
+  session_reap_expired (g);
+  r = sandbox_prepare (g, o, "sandbox", ov, &prep, err);
+  if (r == 0)
+    {
+      infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
+                   O_RDONLY | O_CLOEXEC);
+      if (infd < 0)
+        r = moat_fail (err, errno, "--stdin %s", o->stdin_file);
+    }
+  if (r == 0
+      && (sandbox_dir_open (g, ".sandbox", &sbfd, err) < 0
+          || sandbox_bundle_make (sbfd, "sandbox", id, &lockfd, &bfd, err) < 0))
+    r = -1;
+  if (r < 0)
+    {
+      sandbox_prep_clear (&prep);
+      override_list_clear (&local_ov);
+      return r;
+    }
+  eff.workdir = prep.workdir;
+  eff.ro_binds = prep.pairs;
+  sg.profile = prep.profile;
   if (o->id_buf)
     snprintf (o->id_buf, 32, "%s", id);
   bundle = xasprintf ("%s/.sandbox/%s", g->root, id);
-  r = write_file_atomic (bfd, "config.json", config, strlen (config), 0600);
+  r = write_file_atomic (bfd, "config.json", prep.config, strlen (prep.config),
+                         0600);
   if (r < 0)
     r = moat_fail (err, -r, "writing config.json");
   if (r == 0)
@@ -339,17 +410,16 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
     r = r < 0 ? r : moat_fail (err, errno, "stopping the watchdog");
   override_list_clear (&local_ov);
   if (r < 0)
-    return r;
-  record = record_json (g, id, o, &rs, &lim, digest, ov);
-  if (write_record (o, record, err) < 0)
-    return -1;
-  if (rs.timed_out)
-    *ret_status = 124;
-  else if (WIFSIGNALED (rs.status))
-    *ret_status = 128 + WTERMSIG (rs.status);
-  else
-    *ret_status = WEXITSTATUS (rs.status);
-  return 0;
+    {
+      sandbox_prep_clear (&prep);
+      return r;
+    }
+  record = sandbox_record_json (g, id, &eff, &rs, &prep.lim, prep.digest, ov);
+  sandbox_prep_clear (&prep);
+  what = xasprintf ("sandbox %s", id);
+  *ret_status = sandbox_exit_status (&rs);
+  sandbox_audit_outcome (g, o->argv[0], &rs, *ret_status);
+  return sandbox_write_record (&eff, &rs, what, record, err);
 }
 
 int

@@ -1,45 +1,10 @@
-"""pytest for moat_sandbox.py; needs root, MOAT (the binary) and a busybox."""
+"""pytest for moat_sandbox.run (the one-shot API); see conftest.py."""
 
 import os
-import shutil
-import subprocess
-import tempfile
 
 import pytest
 
-import moat_sandbox
 from moat_sandbox import MoatError, run
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-MOAT = os.environ.get("MOAT") or os.path.join(HERE, "..", "..", "build", "moat")
-BUSYBOX = os.environ.get("BUSYBOX", "/bin/busybox")
-
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="moat needs root")
-
-
-@pytest.fixture
-def env():
-    base = tempfile.mkdtemp(prefix="moat-py.")
-    rootfs = os.path.join(base, "rootfs")
-    os.makedirs(os.path.join(rootfs, "bin"))
-    for d in ("proc", "dev", "sys", "tmp", "etc", "work", "root", "var/tmp"):
-        os.makedirs(os.path.join(rootfs, d), exist_ok=True)
-    shutil.copy(BUSYBOX, os.path.join(rootfs, "bin", "busybox"))
-    for a in subprocess.run([BUSYBOX, "--list"], capture_output=True, text=True).stdout.split():
-        if a != "busybox":
-            os.symlink("busybox", os.path.join(rootfs, "bin", a))
-    os.makedirs(os.path.join(base, "log"))
-    config = os.path.join(base, "config.json")
-    with open(config, "w") as f:
-        f.write('{"audit_log": "%s/log/audit.jsonl"}' % base)
-    work = tempfile.mkdtemp(prefix="moat-py-work.")
-    state = os.path.join(base, "state")
-    yield {"rootfs": rootfs, "moat": MOAT, "root": state, "config": config, "work": work}
-    leftover = [e for e in os.listdir(state) if not e.startswith(".")] if os.path.isdir(state) else []
-    bundles = os.listdir(os.path.join(state, ".sandbox")) if os.path.isdir(os.path.join(state, ".sandbox")) else []
-    shutil.rmtree(base)
-    shutil.rmtree(work)
-    assert leftover == [] and bundles == [], "left behind: %s %s" % (leftover, bundles)
 
 
 def sb(box, cmd, **kw):

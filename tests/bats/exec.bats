@@ -205,6 +205,23 @@ fixture_process() {
 	[[ "$output" == *"container \"nope-$$\" does not exist"* ]]
 }
 
+@test "the audit line of an exec carries its command and exit status" {
+	run_detached
+	moat exec "$ID" sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	tail -n 1 "$AUDIT_LOG" | jq -e '.verb == "exec" and .command == "sh" and .exit_status == 3'
+}
+
+@test "exec of a relative command with a slash runs it from --cwd" {
+	run_detached
+	moat exec --cwd /bin "$ID" ./echo from-bin
+	[ "$status" -eq 0 ]
+	[ "$output" = from-bin ]
+	moat exec --cwd /tmp "$ID" ./echo
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'stat ./echo: no such file or directory'* ]]
+}
+
 @test "exec of a missing program, a relative or missing cwd: clear errors" {
 	run_detached
 	moat exec "$ID" no-such-program

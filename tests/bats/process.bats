@@ -148,6 +148,21 @@ os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" --root "$ROOT" --config "$MOAT_CONF
 	[ "${lines[2]}" = "[*]" ]
 }
 
+@test "args: a relative command with a slash is resolved against process.cwd, as runc does" {
+	update_config '.process.cwd = "/bin" | .process.args = ["./echo", "from-cwd"]'
+	moat run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = from-cwd ]
+	update_config '.process.cwd = "/" | .process.args = ["bin/echo", "below-root"]'
+	moat run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = below-root ]
+	update_config '.process.cwd = "/tmp" | .process.args = ["./echo"]'
+	moat run -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'exec: "./echo": stat ./echo: no such file or directory'* ]]
+}
+
 @test "args: a missing executable exits 127 with the message engines match" {
 	update_config '.process.args = ["no-such-program"]'
 	moat run -b "$BUNDLE" "$ID"

@@ -56,6 +56,7 @@ nothing_left() {
 	[ "$(rec .signal)" = null ]
 	[ "$(rec .timed_out)" = false ]
 	[ "$(rec .oom_killed)" = false ]
+	[ "$(rec .pids_limit_hit)" = false ]
 	[ "$(rec .stdout.bytes)" = 4 ]
 	[ "$(rec .stderr.bytes)" = 4 ]
 	[ "$(rec .profile)" = strict ]
@@ -70,6 +71,55 @@ nothing_left() {
 	[ "$status" -eq 3 ]
 	[ "${lines[0]}" = hi ]
 	echo "${lines[1]}" | jq -e '.signal == null and .exit_code == 3'
+	nothing_left
+}
+
+@test "sandbox: --json starts on its own line when the output did not end with one" {
+	sb --rootfs "$BUNDLE/rootfs" --json -- printf no-newline
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = no-newline ]
+	echo "${lines[1]}" | jq -e '.exit_code == 0'
+	nothing_left
+}
+
+@test "sandbox: --stderr-fd N takes the command's stderr; moat's own lines stay on stderr" {
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --rootfs "$BUNDLE/rootfs" --pids 100000 \
+		--stderr-fd 5 -- sh -c 'echo code-err >&2' 5>"$BUNDLE/code-err" 2>"$BUNDLE/moat-err" || status=$?
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BUNDLE/code-err")" = code-err ]
+	[[ "$(cat "$BUNDLE/moat-err")" == "moat: sandbox: --pids 100000 is above the profile's 64: clamped" ]]
+	sb --rootfs "$BUNDLE/rootfs" --stderr-fd 2 -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"--stderr-fd: expected an open fd above 2"* ]]
+	nothing_left
+}
+
+@test "sandbox: the audit line carries the command and how it ended" {
+	sb --rootfs "$BUNDLE/rootfs" --timeout 300ms -- sleep "$MARK"
+	[ "$status" -eq 124 ]
+	tail -n 1 "$AUDIT_LOG" | jq -e '.verb == "sandbox" and .command == "sleep" and .exit_status == 124
+		and .outcome.timed_out == true and .outcome.oom_killed == false and .outcome.signal != null'
+	nothing_left
+}
+
+@test "sandbox: a default deadline and output cap, in the record" {
+	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- true
+	[ "$status" -eq 0 ]
+	[ "$(rec .limits.timeout_s)" = 600 ]
+	[ "$(rec .limits.output_limit_bytes)" = 16777216 ]
+	nothing_left
+}
+
+@test "sandbox: --user runs as that uid:gid; HOME is writable" {
+	sb --rootfs "$BUNDLE/rootfs" --user 1000:1001 -- sh -c 'id -u; id -g; echo x >"$HOME/.rc" && cat "$HOME/.rc"'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = 1001 ]
+	[ "${lines[2]}" = x ]
+	sb --rootfs "$BUNDLE/rootfs" --user root -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: sandbox: --user: expected UID[:GID]"* ]]
 	nothing_left
 }
 
@@ -88,6 +138,20 @@ nothing_left() {
 	[ "$output" = /work ]
 	[ "$(cat "$WORK/result.txt")" = made ]
 	[ "$(cat "$WORK/d/y")" = x ]
+	nothing_left
+}
+
+@test "sandbox: a relative command runs from --workdir (./s.sh, sub/s.sh)" {
+	mkdir "$WORK/sub"
+	printf '#!/bin/sh\necho ran-$0\n' >"$WORK/s.sh"
+	cp "$WORK/s.sh" "$WORK/sub/s.sh"
+	chmod 755 "$WORK/s.sh" "$WORK/sub/s.sh"
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- ./s.sh
+	[ "$status" -eq 0 ]
+	[ "$output" = ran-./s.sh ]
+	sb --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- sub/s.sh
+	[ "$status" -eq 0 ]
+	[ "$output" = ran-sub/s.sh ]
 	nothing_left
 }
 
@@ -130,6 +194,7 @@ nothing_left() {
 	sb --rootfs "$BUNDLE/rootfs" --timeout 1 --result "$BUNDLE/rec.json" -- sh -c 'while :; do :; done'
 	[ "$status" -eq 124 ]
 	[ "$(rec .timed_out)" = true ]
+	[ "$stderr" = "moat: sandbox $(rec .id): timed out after 1s: killed" ]
 	[ $((SECONDS - t0)) -le 5 ]
 	[ "$(rec '.cpu_time_s > 0.3')" = true ]
 	nothing_left
@@ -186,6 +251,7 @@ nothing_left() {
 		sh -c 'f() { f | f & }; f; while :; do sleep 1; done'
 	[ "$status" -eq 124 ]
 	[ "$(rec .limits.pids)" = 16 ]
+	[ "$(rec .pids_limit_hit)" = true ]
 	nothing_left
 }
 
@@ -196,6 +262,7 @@ nothing_left() {
 	[ "$(rec .signal)" = 9 ]
 	[ "$(rec .timed_out)" = false ]
 	[ "$(rec .limits.memory_bytes)" = 33554432 ]
+	[[ "$stderr" == *"moat: sandbox $(rec .id): out of memory: "*" killed" ]]
 	nothing_left
 }
 
@@ -333,6 +400,7 @@ JSON
 	echo '{"imageLayoutVersion":"1.0.0"}' >"$L/oci-layout"
 	echo "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:$dm\",\"size\":$(stat -c %s "$src/manifest.json")}]}" >"$L/index.json"
 	MANIFEST="$dm"
+	LAYER1="$d1"
 	LAYER2="$d2"
 	rm -rf "$src"
 }
@@ -375,16 +443,47 @@ JSON
 	nothing_left
 }
 
+@test "sandbox: --image opens blobs beneath the layout, regular files only: a link to /dev/zero or out, a FIFO, are refused at once" {
+	make_layout "$BUNDLE/img"
+	local kind
+	for kind in zero out fifo; do
+		rm -rf "$BUNDLE/l-$kind"
+		cp -r "$BUNDLE/img" "$BUNDLE/l-$kind"
+		local f="$BUNDLE/l-$kind/blobs/sha256/$LAYER2"
+		rm "$f"
+		case $kind in
+		zero) ln -s /dev/zero "$f" ;;
+		out) cp "$BUNDLE/img/blobs/sha256/$LAYER2" "$BUNDLE/outside-blob" && ln -s "$BUNDLE/outside-blob" "$f" ;;
+		fifo) mkfifo "$f" ;;
+		esac
+		status=0
+		timeout 20 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --image "$BUNDLE/l-$kind" -- true \
+			>/dev/null 2>"$BUNDLE/err" </dev/null || status=$?
+		cat "$BUNDLE/err" >&2
+		[ "$status" -eq 1 ] # not 124: timeout(1) did not have to stop it
+		[ "$(wc -l <"$BUNDLE/err")" -eq 1 ]
+		grep -qE "layer 1: image: blobs/sha256/$LAYER2: (not a regular file|Too many levels of symbolic links)" "$BUNDLE/err"
+	done
+	rm -rf "$ROOT/.images"
+	nothing_left
+}
+
 @test "sandbox: --image refuses a layer with a bad digest or a path out of the root; skips devices, strips setuid" {
 	make_layout "$BUNDLE/img"
-	# A flipped byte in a layer.
+	# A flipped byte in a layer (in the tar's end padding: it still
+	# unpacks, but is not what the manifest names).
 	cp -r "$BUNDLE/img" "$BUNDLE/bad"
-	# Bytes appended to the gzip layer: it still unpacks, but is not what
-	# the manifest names.
-	printf 'XXXX' >>"$BUNDLE/bad/blobs/sha256/$LAYER2"
+	local f="$BUNDLE/bad/blobs/sha256/$LAYER1"
+	printf 'X' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 1)) conv=notrunc status=none
 	sb --image "$BUNDLE/bad" -- true
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"layer 1: layer sha256:${LAYER2:0:12}: digest mismatch"* ]]
+	[[ "$stderr" == *"layer 0: layer sha256:${LAYER1:0:12}: digest mismatch"* ]]
+	# Bytes appended: not the size the descriptor gives, refused unread.
+	cp -r "$BUNDLE/img" "$BUNDLE/big"
+	printf 'XXXX' >>"$BUNDLE/big/blobs/sha256/$LAYER2"
+	sb --image "$BUNDLE/big" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"layer 1: image: blob sha256:${LAYER2:0:12}: "*" bytes, its descriptor says "* ]]
 	# A hostile layer: ../ path, a device node, a setuid file.
 	/usr/bin/python3 - "$BUNDLE" <<'PY'
 import hashlib, io, json, os, sys, tarfile
@@ -406,10 +505,10 @@ def layout(L, entries):
     base = open(f"{b}/img/index.json").read()
     m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(base)["manifests"][0]["digest"][7:]).read())
     os.system(f"cp -r {b}/img {L}")
-    d = write(L, layer(entries))
-    m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + d, "size": 1})
-    md = write(L, json.dumps(m).encode())
-    json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{L}/index.json", "w"))
+    blob = layer(entries)
+    m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(L, blob), "size": len(blob)})
+    mj = json.dumps(m).encode()
+    json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + write(L, mj), "size": len(mj)}]}, open(f"{L}/index.json", "w"))
 layout(f"{b}/evil", [("../../escaped", tarfile.REGTYPE, 0o644, b"x")])
 layout(f"{b}/dev", [("dev/mem2", tarfile.CHRTYPE, 0o666, b""), ("bin/suid", tarfile.REGTYPE, 0o4755, b"#!/bin/sh\n")])
 # A symlink out of the root, then a file through it; whiteouts naming the
@@ -426,9 +525,9 @@ with tarfile.open(fileobj=buf, mode="w") as t:
 raw = buf.getvalue()
 os.system(f"cp -r {b}/img {b}/sym")
 m = json.loads(open(f"{b}/img/blobs/sha256/" + json.loads(open(f"{b}/img/index.json").read())["manifests"][0]["digest"][7:]).read())
-m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(f"{b}/sym", raw), "size": 1})
-md = write(f"{b}/sym", json.dumps(m).encode())
-json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md, "size": 1}]}, open(f"{b}/sym/index.json", "w"))
+m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + write(f"{b}/sym", raw), "size": len(raw)})
+mj = json.dumps(m).encode()
+json.dump({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + write(f"{b}/sym", mj), "size": len(mj)}]}, open(f"{b}/sym/index.json", "w"))
 PY
 	mkdir "$BUNDLE/outside"
 	sb --image "$BUNDLE/sym" -- cat /etc/kept.txt

@@ -1,0 +1,344 @@
+#!/usr/bin/env bats
+# moat session: a sandbox that stays, many commands in it. Every test ends
+# by removing its sessions and checking that nothing is left: no session
+# dir, no container state, no cgroup, no process.
+
+load helpers
+
+setup() {
+	setup_bundle
+	WORK="$(mktemp -d /tmp/moat-sesswork.XXXXXX)"
+	MARK=$((800000 + RANDOM))
+}
+
+teardown() {
+	for s in $(ls "$ROOT/.session" 2>/dev/null); do
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session rm "$s" || true
+	done
+	rm -rf "$WORK"
+	teardown_bundle
+}
+
+# moat session ARGS, with stdout in $output and stderr in $stderr.
+ms() {
+	local out="$BUNDLE/.ms-out" errf="$BUNDLE/.ms-err"
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session "$@" >"$out" 2>"$errf" </dev/null || status=$?
+	output="$(cat "$out")"
+	stderr="$(cat "$errf")"
+	mapfile -t lines <"$out"
+	echo "session $* (status=$status):" >&2
+	echo "$output" | head -c 4000 >&2
+	echo "stderr: $stderr" >&2
+}
+
+# A session on the busybox rootfs (extra flags passed on); its id in $SID.
+new_session() {
+	ms create --rootfs "$BUNDLE/rootfs" "$@"
+	[ "$status" -eq 0 ]
+	SID="$output"
+	[[ "$SID" == session-* ]]
+}
+
+rec() { jq -r "$1" "$BUNDLE/rec.json"; }
+
+# The host pids of the session's processes, from its cgroup.
+session_pids() {
+	cat /sys/fs/cgroup/pids/moat/"$1"/cgroup.procs /sys/fs/cgroup/pids/moat/"$1"/*/cgroup.procs 2>/dev/null || true
+}
+
+nothing_left() {
+	local left
+	left="$(ls -A "$ROOT/.session" 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "sessions left: $left"; return 1; }
+	left="$(ls "$ROOT" 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "state left: $left"; return 1; }
+	left="$(ls -d /sys/fs/cgroup/*/moat/session-* /sys/fs/cgroup/moat/session-* 2>/dev/null || true)"
+	[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
+	! grep -q "$BUNDLE" /proc/self/mountinfo || { echo "mount left"; return 1; }
+	! pgrep -f "^sleep $MARK" >/dev/null || { echo "process left"; return 1; }
+}
+
+@test "session: create, exec twice (files persist), list, rm; nothing left" {
+	new_session --workdir "$WORK"
+	ms exec "$SID" -- sh -c 'echo one >/tmp/state; echo made >/work/out.txt; echo err >&2; exit 5'
+	[ "$status" -eq 5 ]
+	[ "$output" = "" ]
+	[ "$stderr" = err ]
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'cat /tmp/state; pwd'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = one ]
+	[ "${lines[1]}" = /work ]
+	[ "$(cat "$WORK/out.txt")" = made ]
+	[ "$(rec .id)" = "$SID" ]
+	[ "$(rec .exit_code)" = 0 ]
+	[ "$(rec .timed_out)" = false ]
+	[ "$(rec .stdout.bytes)" = 10 ]
+	[ "$(rec '.peak_memory_bytes > 0')" = true ]
+	[ "$(rec '.limits.pids')" = 64 ]
+	ms list --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.[0].id')" = "$SID" ]
+	[ "$(echo "$output" | jq -r '.[0].idle_timeout_s')" = 1800 ]
+	[ "$(echo "$output" | jq -r '.[0].workdir')" = "$(realpath "$WORK")" ]
+	ms list
+	[[ "${lines[1]}" == "$SID "* ]]
+	ms rm "$SID"
+	[ "$status" -eq 0 ]
+	ms rm "$SID"
+	[ "$status" -eq 0 ]
+	ms exec "$SID" -- true
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session exec $SID: no such session: No such file or directory" ]
+	nothing_left
+}
+
+@test "session: create --json prints an object; stdout is not held open by the session" {
+	# $(...) returns only when every writer of the pipe is gone: the
+	# session's init must not hold moat's stdout.
+	local out
+	out="$(timeout 20 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session create --json --rootfs "$BUNDLE/rootfs")"
+	SID="$(echo "$out" | jq -r .id)"
+	[[ "$SID" == session-* ]]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session: the init runs nothing but reaps what ended execs leave" {
+	new_session
+	# Ten orphans, each exiting at once: none stays a zombie.
+	ms exec "$SID" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do (sh -c "exit 0" &) ; done; sleep 0.2'
+	[ "$status" -eq 0 ]
+	ms exec "$SID" -- sh -c 'sleep 0.2; ps -o pid,stat,comm'
+	[ "$status" -eq 0 ]
+	[ -z "$(echo "$output" | grep -E ' Z ')" ]
+	[ "$(echo "$output" | grep -c .)" -eq 3 ] # the header, the init, ps
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: --timeout kills the whole tree, TERM ignored; the session lives on" {
+	new_session
+	ms exec --timeout 1s --result "$BUNDLE/rec.json" "$SID" -- \
+		sh -c "trap '' TERM; (trap '' TERM; sleep $MARK) & sleep $MARK"
+	[ "$status" -eq 124 ]
+	[ "$(rec .timed_out)" = true ]
+	[[ "$stderr" == *"timed out"* ]]
+	[ -z "$(pgrep -f "^sleep $MARK")" ]
+	ms exec "$SID" -- echo alive
+	[ "$output" = alive ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: moat killed with SIGKILL takes its command's tree, not the session" {
+	new_session
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$SID" -- \
+		sh -c "sleep $MARK & sleep $MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$!
+	for _ in $(seq 100); do [ "$(pgrep -fc "^sleep $MARK")" -eq 2 ] && break; sleep 0.05; done
+	[ "$(pgrep -fc "^sleep $MARK")" -eq 2 ]
+	kill -9 "$pid"
+	for _ in $(seq 100); do pgrep -f "^sleep $MARK" >/dev/null || break; sleep 0.05; done
+	[ -z "$(pgrep -f "^sleep $MARK")" ]
+	# only the init is left in the session, and no exec cgroup
+	[ "$(session_pids "$SID" | wc -l)" -eq 1 ]
+	[ -z "$(ls -d /sys/fs/cgroup/pids/moat/"$SID"/exec-* 2>/dev/null)" ]
+	ms exec "$SID" -- echo alive
+	[ "$output" = alive ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: the record says when the pids limit refused a fork" {
+	new_session --pids 10
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done 2>/dev/null; wait'
+	[ "$(rec .pids_limit_hit)" = true ]
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- true
+	[ "$(rec .pids_limit_hit)" = false ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: --output-limit, --env, --cwd, --stdin, --json on its own line" {
+	new_session
+	printf 'in1\nin2\n' >"$WORK/in.txt"
+	ms exec --output-limit 100 --json "$SID" -- sh -c 'head -c 1000 /dev/zero | tr "\0" x'
+	[ "$status" -eq 0 ]
+	[ "${#lines[0]}" -eq 100 ] || [ "${lines[0]:0:100}" = "$(printf 'x%.0s' $(seq 100))" ]
+	echo "${lines[-1]}" | jq -e '.stdout.bytes == 100 and .stdout.dropped == 900'
+	ms exec --env FOO=bar --cwd /tmp --stdin "$WORK/in.txt" "$SID" -- sh -c 'echo $FOO; pwd; wc -l'
+	[ "${lines[0]}" = bar ]
+	[ "${lines[1]}" = /tmp ]
+	[ "${lines[2]}" = 2 ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session put and get: files and trees, owned by the session user inside, symlinks not followed" {
+	new_session
+	mkdir -p "$WORK/src/sub"
+	echo a >"$WORK/src/a.txt"
+	echo b >"$WORK/src/sub/b.txt"
+	chmod 750 "$WORK/src/sub"
+	ln -s /etc/shadow "$WORK/src/link"
+	ms put "$SID" "$WORK/src" /tmp
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"skipped $WORK/src/link: a symlink"* ]]
+	ms put "$SID" "$WORK/src/a.txt" /tmp/renamed.txt
+	[ "$status" -eq 0 ]
+	ms exec "$SID" -- sh -c 'cat /tmp/src/a.txt /tmp/src/sub/b.txt /tmp/renamed.txt; stat -c "%u %a" /tmp/src/sub /tmp/src/a.txt; ls /tmp/src'
+	[ "${lines[0]}" = a ]
+	[ "${lines[1]}" = b ]
+	[ "${lines[2]}" = a ]
+	[ "${lines[3]}" = "0 750" ]
+	[ "${lines[4]}" = "0 644" ]
+	[ "$(echo "$output" | grep -c link)" -eq 0 ]
+	# out: a symlink made inside to the host's / is not followed
+	ms exec "$SID" -- sh -c 'ln -s / /tmp/src/escape; ln -s /etc/passwd /tmp/src/pw; echo new >/tmp/src/sub/c.txt'
+	mkdir "$WORK/out"
+	ms get "$SID" /tmp/src "$WORK/out"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$WORK/out/src/sub/c.txt")" = new ]
+	[ "$(cat "$WORK/out/src/a.txt")" = a ]
+	[ ! -e "$WORK/out/src/escape" ] && [ ! -L "$WORK/out/src/escape" ]
+	[ ! -e "$WORK/out/src/pw" ]
+	[[ "$stderr" == *"skipped src/escape: a symlink"* ]]
+	[ "$(stat -c %u "$WORK/out/src/a.txt")" = "$(id -u)" ]
+	# a path through a symlink resolves inside the session's root
+	ms get "$SID" /tmp/src/escape/etc/passwd "$WORK/out/pw"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$WORK/out/pw")" = "$(cat "$BUNDLE/rootfs/etc/passwd")" ]
+	ms put "$SID" "$WORK/src/a.txt" /a.txt
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: session put $SID: /a.txt: Read-only file system" ]]
+	ms get "$SID" /no/such "$WORK/out"
+	[ "$status" -eq 1 ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session: an idle session and one past its lifetime are removed by the next moat" {
+	new_session --idle-timeout 1s
+	local idle="$SID"
+	new_session --max-lifetime 2s
+	local old="$SID"
+	new_session
+	local kept="$SID"
+	sleep 1.2
+	ms exec "$old" -- true # keeps it from idling, not from ageing
+	sleep 0.9
+	ms list --json
+	[ "$(echo "$output" | jq -r '[.[].id] | join(" ")')" = "$kept" ]
+	[ ! -e "$ROOT/$idle" ] && [ ! -e "$ROOT/$old" ]
+	ms rm "$kept"
+	nothing_left
+}
+
+@test "session: bad input is one line, exit 1, nothing left" {
+	ms create --rootfs "$BUNDLE/rootfs" --idle-timout 1s
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: session create: unknown flag --idle-timout"* ]]
+	ms create --rootfs "$BUNDLE/rootfs" --idle-timeout soon
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: session create: --idle-timeout: expected a duration"* ]]
+	ms create
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"give one of --rootfs DIR and --image DIR"* ]]
+	ms frobnicate
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"expected create, exec, put, get, list or rm"* ]]
+	ms exec ../x -- true
+	[ "$status" -eq 1 ]
+	[ "$(echo "$stderr" | wc -l)" -eq 1 ]
+	new_session
+	ms exec "$SID"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"missing command"* ]]
+	ms exec "$SID" -- /no/such/cmd
+	[ "$status" -ne 0 ]
+	ms exec "$SID" -- echo still-here
+	[ "$output" = still-here ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session: audit lines say which verb, and each exec's command and outcome" {
+	new_session
+	tail -n 1 "$AUDIT_LOG" | jq -e --arg id "$SID" '.verb == "session create" and .id == $id'
+	ms exec "$SID" -- sh -c 'exit 6'
+	tail -n 1 "$AUDIT_LOG" | jq -e --arg id "$SID" '.verb == "session exec" and .id == $id and .command == "sh"
+		and .exit_status == 6 and .outcome.exit_code == 6 and .outcome.timed_out == false'
+	ms rm "$SID"
+	tail -n 1 "$AUDIT_LOG" | jq -e --arg id "$SID" '.verb == "session rm" and .id == $id'
+	nothing_left
+}
+
+@test "session: --user at create is each exec's and put's, exec --user overrides; HOME is writable; default deadline and cap" {
+	new_session --user 1000:1000
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'id -u; echo x >"$HOME/f" && cat "$HOME/f"'
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = x ]
+	[ "$(rec .limits.timeout_s)" = 600 ]
+	[ "$(rec .limits.output_limit_bytes)" = 16777216 ]
+	ms exec --user 0 "$SID" -- id -u
+	[ "$output" = 0 ]
+	# put makes files the session's user owns, and can write
+	echo data >"$WORK/in.txt"
+	ms put "$SID" "$WORK/in.txt" /tmp
+	ms exec "$SID" -- sh -c 'stat -c "%u:%g" /tmp/in.txt; echo more >>/tmp/in.txt && cat /tmp/in.txt'
+	[ "${lines[0]}" = 1000:1000 ]
+	[ "${lines[2]}" = more ]
+	ms rm "$SID"
+	nothing_left
+}
+
+# A block of the README between <!-- NAME --> and <!-- /NAME -->.
+readme_block() {
+	local repo
+	repo="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	sed -n "/^<!-- $1 -->\$/,/^<!-- \\/$1 -->\$/p" "$repo/README.md" | sed -e '1,/^```[a-z]*$/d' -e '/^```$/,$d'
+}
+
+# The README's examples run in $WORK: the quick start's bundle/rootfs, and
+# `moat` (and $MOAT) the build under test with this test's state and config.
+readme_setup() {
+	mkdir -p "$WORK/bundle" "$WORK/bin" "$WORK/log"
+	cp -a "$BUNDLE/rootfs" "$WORK/bundle/rootfs"
+	printf '{"audit_log": "%s/log/audit.jsonl"}\n' "$WORK" >"$WORK/config.json"
+	cat >"$WORK/bin/moat" <<-WRAP
+		#!/bin/sh
+		exec "$MOAT" --root "$ROOT" --config "$WORK/config.json" "\$@"
+	WRAP
+	chmod +x "$WORK/bin/moat"
+}
+
+@test "session: the README's shell example runs as written and prints what it says" {
+	readme_setup
+	readme_block session-example >"$WORK/example.sh"
+	grep -q '^moat session rm' "$WORK/example.sh"
+	run env -C "$WORK" PATH="$WORK/bin:$PATH" sh -e "$WORK/example.sh" </dev/null
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "hello from /work" ]
+	[ "${lines[1]}" = 42 ]
+	[ "$(cat "$WORK/n.txt")" = 41 ]
+	[ "$(stat -c %u "$WORK/n.txt")" = "$(id -u)" ]
+	nothing_left
+}
+
+@test "session: the README's Python example runs as written and prints what it says" {
+	readme_setup
+	mkdir -p "$WORK/job"
+	readme_block session-python >"$WORK/example.py"
+	grep -q '^asyncio.run(main())' "$WORK/example.py"
+	local repo
+	repo="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	run env -C "$WORK" MOAT="$WORK/bin/moat" PYTHONPATH="$repo/contrib/python" PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 "$WORK/example.py" </dev/null
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "42 0" ]
+	[ "${lines[1]}" = "['0', '1', '2']" ]
+	nothing_left
+}
