@@ -36,4 +36,9 @@ int netguard_loopback_up (struct moat_error **err);
 int netguard_fallback (pid_t pid, const struct netguard_rules *r,
                        struct moat_error **err);
 
+/* The lists fit the fallback (NETGUARD_FALLBACK_MAX_ENTRIES): create
+ * checks before it chooses the fallback, so that start cannot fail. */
+int netguard_fallback_check (const struct netguard_rules *r,
+                             struct moat_error **err);
+
 #endif

@@ -244,15 +244,31 @@ only_ok() {
 	[ "$(jq -c .network.allow <<<"$output")" = '["198.51.100.7/32:443"]' ]
 }
 
+@test "G1 egress: lists of 10,000 entries each (egress_deny, egress_allow_private) load, and their last entries hold" {
+	prepare_bundle spec
+	make_test_host
+	# 10,000 entries each, the ones that matter last: the deny list ends
+	# with the public host, the private allowlist with $NET.1:8080.
+	deny=$(awk 'BEGIN { for (i = 0; i < 9999; i++) printf "\"203.%d.%d.0/24\",", int(i / 256), i % 256 }')
+	allow=$(awk 'BEGIN { for (i = 0; i < 9999; i++) printf "\"10.%d.%d.%d/32:443\",", 200 + int(i / 65536), int(i / 256) % 256, i % 256 }')
+	printf '{"audit_log": "%s", "egress_deny": [%s"198.51.100.7/32"], "egress_allow_private": [%s"%s/32:8080"]}\n' \
+		"$AUDIT_LOG" "$deny" "$allow" "$NET.1" >"$MOAT_CONFIG"
+	OUTCOME=()
+	OUTCOME[0]=E   # 198.51.100.7, denied by the operator
+	OUTCOME[6]=ok  # $NET.1:8080, allowed
+	OUTCOME[14]=ok # ::ffff:$NET.1, a dual-stack socket's form of it
+	run_probes --profile egress
+}
+
 @test "G1 egress: more allow entries than the bound is a clear error at create, nothing left behind" {
 	prepare_bundle spec
-	list=$(for i in $(seq 1 65); do printf '"198.51.100.%d/32",' "$i"; done)
+	list=$(awk 'BEGIN { for (i = 0; i < 16385; i++) printf "\"198.%d.%d.%d/32\",", int(i / 65536), int(i / 256) % 256, i % 256 }')
 	printf '{"audit_log": "%s", "egress_allow": [%s]}\n' "$AUDIT_LOG" "${list%,}" >"$MOAT_CONFIG"
 	next_id
 	moat --profile egress create -b "$BUNDLE" "$CID"
 	[ "$status" -eq 1 ]
-	[ "$output" = "moat: create $CID: profile: $MOAT_CONFIG: egress_allow: 65 entries, at most 64" ] ||
-		[[ "$output" == *"egress_allow: 65 entries, at most 64"* ]]
+	[ "$output" = "moat: create $CID: profile: $MOAT_CONFIG: egress_allow: 16385 entries, at most 16384" ] ||
+		[[ "$output" == *"egress_allow: 16385 entries, at most 16384"* ]]
 	[ "${#lines[@]}" -eq 1 ]
 	[ ! -e "$ROOT/$CID" ]
 }
