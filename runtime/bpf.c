@@ -202,3 +202,51 @@ bpf_map_next_key (int map_fd, const void *key, void *ret_next)
 {
   return map_elem_op (BPF_MAP_GET_NEXT_KEY, map_fd, key, ret_next);
 }
+
+int
+bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
+{
+  union bpf_attr attr;
+  struct bpf_prog_info info;
+  uint32_t map_ids[16];
+  cleanup_close int prog_fd = -1;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.prog_id = prog_id;
+  prog_fd = (int)bpf_sys (BPF_PROG_GET_FD_BY_ID, &attr);
+  if (prog_fd < 0)
+    return -errno;
+  memset (&info, 0, sizeof (info));
+  info.nr_map_ids = sizeof (map_ids) / sizeof (map_ids[0]);
+  info.map_ids = (uint64_t)(uintptr_t)map_ids;
+  memset (&attr, 0, sizeof (attr));
+  attr.info.bpf_fd = (uint32_t)prog_fd;
+  attr.info.info_len = sizeof (info);
+  attr.info.info = (uint64_t)(uintptr_t)&info;
+  if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0)
+    return -errno;
+  for (uint32_t i = 0; i < info.nr_map_ids && i < 16; i++)
+    {
+      struct bpf_map_info map;
+      int map_fd;
+
+      memset (&attr, 0, sizeof (attr));
+      attr.map_id = map_ids[i];
+      map_fd = (int)bpf_sys (BPF_MAP_GET_FD_BY_ID, &attr);
+      if (map_fd < 0)
+        continue;
+      memset (&map, 0, sizeof (map));
+      memset (&attr, 0, sizeof (attr));
+      attr.info.bpf_fd = (uint32_t)map_fd;
+      attr.info.info_len = sizeof (map);
+      attr.info.info = (uint64_t)(uintptr_t)&map;
+      if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) == 0
+          && strncmp (map.name, name, sizeof (map.name)) == 0)
+        {
+          *ret_fd = map_fd;
+          return 0;
+        }
+      close (map_fd);
+    }
+  return -ENOENT;
+}

@@ -64,7 +64,7 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
 {
   __attribute__ ((cleanup (prog_fds_close))) struct prog_fds progs;
   __attribute__ ((cleanup (netguard_maps_close))) struct netguard_maps maps
-      = { -1, -1, -1, -1 };
+      = { -1, -1, -1, -1, -1, -1 };
   const struct attach_step *steps = r->egress ? egress_steps : strict_steps;
   size_t attached;
   int rc = 0;

@@ -70,6 +70,9 @@
 #define ST_MEM(SIZE, DST, OFF, IMM)                                            \
   INSN (BPF_ST | BPF_MEM | (SIZE), DST, 0, OFF, IMM)
 #define CALL(FUNC) INSN (BPF_JMP | BPF_CALL, 0, 0, 0, FUNC)
+/* *(DST + OFF) += SRC, atomically (BPF_XADD before 5.12, same encoding). */
+#define ATOMIC_ADD(SIZE, DST, SRC, OFF)                                        \
+  INSN (BPF_STX | BPF_ATOMIC | (SIZE), DST, SRC, OFF, BPF_ADD)
 
 /* Registers: r6 holds the context throughout (calls clobber r1-r5); r7
  * the flags the address's own lookup found, r8 those of the IPv4 address
@@ -100,6 +103,9 @@ enum
   PKEY6 = -80, /* prefixlen, port word, IPv6 address */
   SLOT_DST = -96,
   SLOT_SRC = -112,
+  REFUSAL_KEY = -144,   /* struct netguard_refusal_key */
+  REFUSAL_VALUE = -176, /* struct netguard_refusal_count */
+  REFUSAL_SLOT = -184,  /* the overflow map's key, 0 */
 };
 
 /* lo is ifindex 1 in every network namespace (LOOPBACK_IFINDEX, 3.10). */
@@ -587,6 +593,72 @@ build_skb (struct bpf_asm *a, enum netguard_prog kind, struct judge *j)
   emit_verdicts (a, j->pass, j->drop);
 }
 
+/* Count a refusal in j->m->refused under the destination the process
+ * named (its address at CTX+OFF, port and protocol): the count, the
+ * first and the last time. Once the map is full, a new destination counts
+ * in the overflow map instead. */
+static void
+emit_count_refusal (struct bpf_asm *a, const struct judge *j, int family,
+                    int off)
+{
+  const int key = REFUSAL_KEY, value = REFUSAL_VALUE;
+  int fresh = label_new (a), done = label_new (a);
+
+  for (int i = 0; i < (int)sizeof (struct netguard_refusal_key); i += 8)
+    emit (a, ST_MEM (BPF_DW, R_FP, key + i, 0));
+  emit_copy_words (a, R_CTX, off, key, family == AF_INET ? 1 : 4);
+  emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
+                    offsetof (struct bpf_sock_addr, user_port)));
+  emit (a, STX_MEM (BPF_H, R_FP, R_WORD,
+                    key + (int)offsetof (struct netguard_refusal_key, port)));
+  emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
+                    offsetof (struct bpf_sock_addr, protocol)));
+  emit (a, STX_MEM (BPF_B, R_FP, R_WORD,
+                    key + (int)offsetof (struct netguard_refusal_key, proto)));
+  emit (a, ST_MEM (BPF_B, R_FP,
+                   key + (int)offsetof (struct netguard_refusal_key, family),
+                   family == AF_INET ? 4 : 6));
+
+  emit_ld_map_fd (a, R1, j->m->refused);
+  emit (a, MOV64_REG (R2, R_FP));
+  emit (a, ALU64_IMM (BPF_ADD, R2, key));
+  emit (a, CALL (BPF_FUNC_map_lookup_elem));
+  emit_jump (a, JMP_IMM (BPF_JEQ, R0, 0), fresh);
+  emit (a, MOV64_REG (R_FLAGS, R0));
+  emit (a, MOV64_IMM (R1, 1));
+  emit (a, ATOMIC_ADD (BPF_DW, R_FLAGS, R1,
+                       offsetof (struct netguard_refusal_count, count)));
+  emit (a, CALL (BPF_FUNC_ktime_get_ns));
+  emit (a, STX_MEM (BPF_DW, R_FLAGS, R0,
+                    offsetof (struct netguard_refusal_count, last_ns)));
+  emit_jump (a, JA (), done);
+
+  label_place (a, fresh);
+  emit (a, CALL (BPF_FUNC_ktime_get_ns));
+  emit (a, ST_MEM (BPF_DW, R_FP, value, 1));
+  emit (a, STX_MEM (BPF_DW, R_FP, R0, value + 8));
+  emit (a, STX_MEM (BPF_DW, R_FP, R0, value + 16));
+  emit_ld_map_fd (a, R1, j->m->refused);
+  emit (a, MOV64_REG (R2, R_FP));
+  emit (a, ALU64_IMM (BPF_ADD, R2, key));
+  emit (a, MOV64_REG (BPF_REG_3, R_FP));
+  emit (a, ALU64_IMM (BPF_ADD, BPF_REG_3, value));
+  emit (a, MOV64_IMM (R_TMP, BPF_NOEXIST));
+  emit (a, CALL (BPF_FUNC_map_update_elem));
+  /* 0: kept; EEXIST: another socket added it meanwhile (not counted
+   * twice); E2BIG: the map is full. */
+  emit_jump (a, JMP_IMM (BPF_JNE, R0, -E2BIG), done);
+  emit (a, ST_MEM (BPF_W, R_FP, REFUSAL_SLOT, 0));
+  emit_ld_map_fd (a, R1, j->m->overflow);
+  emit (a, MOV64_REG (R2, R_FP));
+  emit (a, ALU64_IMM (BPF_ADD, R2, REFUSAL_SLOT));
+  emit (a, CALL (BPF_FUNC_map_lookup_elem));
+  emit_jump (a, JMP_IMM (BPF_JEQ, R0, 0), done);
+  emit (a, MOV64_IMM (R1, 1));
+  emit (a, ATOMIC_ADD (BPF_DW, R0, R1, 0));
+  label_place (a, done);
+}
+
 /* cgroup_sock_addr: r1 is a struct bpf_sock_addr; returning 0 makes the
  * connect() or sendmsg() fail with EPERM before any packet exists. */
 static void
@@ -596,7 +668,14 @@ build_sock_addr (struct bpf_asm *a, int family, struct judge *j)
                               : (int)offsetof (struct bpf_sock_addr, user_ip6);
   emit (a, MOV64_REG (R_CTX, R1));
   emit_judge (a, j, family, R_CTX, off, j->pass);
-  emit_verdicts (a, j->pass, j->drop);
+  label_place (a, j->drop);
+  if (j->m->refused >= 0)
+    emit_count_refusal (a, j, family, off);
+  emit (a, MOV64_IMM (R0, 0));
+  emit (a, EXIT ());
+  label_place (a, j->pass);
+  emit (a, MOV64_IMM (R0, 1));
+  emit (a, EXIT ());
 }
 
 static int

@@ -50,11 +50,34 @@ struct netguard_lpm_key
   uint8_t data[4 + 16];
 };
 
-/* The maps the programs read, as fds (-1: none). */
+/* What connect()/sendmsg() refusals are counted under: the destination
+ * as the process named it. */
+struct netguard_refusal_key
+{
+  uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
+  uint16_t port;    /* network order */
+  uint8_t proto;    /* IPPROTO_TCP, IPPROTO_UDP ... */
+  uint8_t family;   /* 4 or 6 */
+  uint8_t pad[4];
+};
+struct netguard_refusal_count
+{
+  uint64_t count;
+  uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC */
+};
+/* The first destinations refused are counted each, the rest together in
+ * the overflow map's one slot. */
+#define NETGUARD_REFUSALS_KEPT 256
+#define NETGUARD_REFUSED_MAP "moat_refused"
+#define NETGUARD_OVERFLOW_MAP "moat_overflow"
+
+/* The maps the programs use, as fds (-1: none). */
 struct netguard_maps
 {
   int lists4, lists6; /* CIDR -> enum netguard_flag set */
   int ports4, ports6; /* port + CIDR -> 1 */
+  int refused;  /* struct netguard_refusal_key -> netguard_refusal_count */
+  int overflow; /* [0] -> refusals not kept */
 };
 
 /* Create the maps and fill them with the lists of R. */

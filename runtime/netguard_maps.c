@@ -169,7 +169,8 @@ count_ports (const struct entry_list *l)
 void
 netguard_maps_close (struct netguard_maps *m)
 {
-  int *fds[] = { &m->lists4, &m->lists6, &m->ports4, &m->ports6 };
+  int *fds[] = { &m->lists4, &m->lists6,  &m->ports4,
+                 &m->ports6, &m->refused, &m->overflow };
   for (size_t i = 0; i < sizeof (fds) / sizeof (fds[0]); i++)
     if (*fds[i] >= 0)
       {
@@ -185,7 +186,7 @@ netguard_maps_create (const struct netguard_rules *r, struct netguard_maps *ret,
   __attribute__ ((cleanup (entry_list_free))) struct entry_list l4 = { 0 };
   __attribute__ ((cleanup (entry_list_free))) struct entry_list l6 = { 0 };
   struct entry_list lists[2];
-  struct netguard_maps m = { -1, -1, -1, -1 };
+  struct netguard_maps m = { -1, -1, -1, -1, -1, -1 };
   int rc;
 
   rc = netguard_rules_check (r, err);
@@ -215,6 +216,14 @@ netguard_maps_create (const struct netguard_rules *r, struct netguard_maps *ret,
     rc = bpf_map_create (BPF_MAP_TYPE_LPM_TRIE, 4 + 4 + 16, 4,
                          (uint32_t)count_ports (&l6) + 1, BPF_F_NO_PREALLOC,
                          "moat_ports6", &m.ports6, err);
+  if (rc == 0)
+    rc = bpf_map_create (
+        BPF_MAP_TYPE_HASH, sizeof (struct netguard_refusal_key),
+        sizeof (struct netguard_refusal_count), NETGUARD_REFUSALS_KEPT, 0,
+        NETGUARD_REFUSED_MAP, &m.refused, err);
+  if (rc == 0)
+    rc = bpf_map_create (BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, NETGUARD_OVERFLOW_MAP,
+                         &m.overflow, err);
   if (rc == 0)
     rc = fill (&l4, m.lists4, m.ports4, err);
   if (rc == 0)

@@ -39,7 +39,7 @@
 
 /* For assembling a program without loading it: map fds are only
  * immediates then. */
-static const struct netguard_maps no_maps = { -1, -1, -1, -1 };
+static const struct netguard_maps no_maps = { -1, -1, -1, -1, -1, -1 };
 
 /* Load a program of KIND with maps of R's lists of its own (the program
  * keeps them); fails the test on an error. */

@@ -272,3 +272,30 @@ only_ok() {
 	[ "${#lines[@]}" -eq 1 ]
 	[ ! -e "$ROOT/$CID" ]
 }
+
+@test "G1 egress: refusals are counted per destination: events --stats shows network.refused, delete's audit line refused_connects, past 256 destinations an overflow count" {
+	prepare_bundle spec
+	add_testbin sysprobe
+	start_sleeper --profile egress
+	# Twice the metadata address, once a private address over UDP, then
+	# 300 distinct private destinations: 302 destinations, 256 kept, 46 in
+	# the overflow.
+	moat exec "$CID" sh -c 'sysprobe connect 169.254.169.254 80; sysprobe connect 169.254.169.254 80
+		sysprobe sendto 10.1.2.3 53
+		for i in $(seq 1 300); do sysprobe connect 10.0.$((i / 200)).$((i % 200 + 1)) 8080 >/dev/null; done'
+	[ "${lines[0]}" = "connect(169.254.169.254:80): $EPERM" ]
+	[ "${lines[2]}" = "sendto(10.1.2.3:53): $EPERM" ]
+	moat events --stats "$CID"
+	[ "$status" -eq 0 ]
+	net=$(jq -c .data.network <<<"$output")
+	[ "$(jq -c '.refused[0] | {addr, port, proto, count}' <<<"$net")" = '{"addr":"169.254.169.254","port":80,"proto":"tcp","count":2}' ]
+	[ "$(jq -c '.refused[] | select(.addr == "10.1.2.3") | {port, proto, count}' <<<"$net")" = '{"port":53,"proto":"udp","count":1}' ]
+	[ "$(jq '.refused | length' <<<"$net")" -eq 256 ]
+	[ "$(jq .overflow <<<"$net")" -eq 46 ]
+	# runc's fields are still there.
+	moat events --stats "$CID"
+	[ "$(jq -r '.data.pids | has("current")' <<<"$output")" = true ]
+	moat delete -f "$CID"
+	[ "$status" -eq 0 ]
+	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.overflow == 46 and (.refused | length) == 256 and .refused[0].count == 2)'
+}
