@@ -39,30 +39,44 @@ make_test_host() {
 		'.mounts += [{"destination": "/etc/resolv.conf", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]'
 }
 
-# A veth between the created container of pid $1 and the test host, as an
-# engine's bridge network is set up between create and start.
+# A veth between the container's network namespace and the test host:
+# $1 is the created container's pid (an engine's network set up between
+# create and start), or netns:NAME (a namespace made before create and
+# joined by path). With BRIDGE=1 the host end is a port of a bridge that
+# holds the host's addresses, as Docker's docker0 does.
 wire_container() {
-	local pid="$1" cont="m1ec$BATS_TEST_NUMBER-$$" host="m1eh$BATS_TEST_NUMBER-$$" a
+	local target="$1" cont="m1ec$BATS_TEST_NUMBER-$$" host="m1eh$BATS_TEST_NUMBER-$$" a
+	local in_cont=(nsenter -t "$target" -n) dev="$host"
+	if [[ "$target" == netns:* ]]; then
+		target="${target#netns:}"
+		in_cont=(ip netns exec "$target")
+	fi
 	VETH_HOST="$host"
 	ip link add "$host" type veth peer name "$cont"
-	ip link set "$cont" netns "$pid"
+	ip link set "$cont" netns "$target"
 	ip link set "$host" netns "$HOST_NS"
 	VETH_HOST=""
-	nsenter -t "$pid" -n ip addr add "$NET.2/24" dev "$cont"
-	nsenter -t "$pid" -n ip addr add 2001:db8:1::2/64 dev "$cont" nodad
-	nsenter -t "$pid" -n ip link set "$cont" up
-	nsenter -t "$pid" -n ip route add default via "$NET.1"
-	nsenter -t "$pid" -n ip -6 route add default via 2001:db8:1::1 dev "$cont"
-	ip -n "$HOST_NS" addr add "$NET.1/24" dev "$host"
+	"${in_cont[@]}" ip addr add "$NET.2/24" dev "$cont"
+	"${in_cont[@]}" ip addr add 2001:db8:1::2/64 dev "$cont" nodad
+	"${in_cont[@]}" ip link set "$cont" up
+	"${in_cont[@]}" ip route add default via "$NET.1"
+	"${in_cont[@]}" ip -6 route add default via 2001:db8:1::1 dev "$cont"
+	if [ "${BRIDGE:-0}" = 1 ]; then
+		dev=br0
+		ip -n "$HOST_NS" link add br0 type bridge
+		ip -n "$HOST_NS" link set "$host" master br0
+		ip -n "$HOST_NS" link set "$host" up
+	fi
+	ip -n "$HOST_NS" addr add "$NET.1/24" dev "$dev"
 	for a in "$NET.53" 198.51.100.7 169.254.169.254 100.100.100.200 168.63.129.16 10.10.10.10; do
-		ip -n "$HOST_NS" addr add "$a/32" dev "$host"
+		ip -n "$HOST_NS" addr add "$a/32" dev "$dev"
 	done
-	ip -n "$HOST_NS" addr add 2001:db8:1::1/64 dev "$host" nodad
+	ip -n "$HOST_NS" addr add 2001:db8:1::1/64 dev "$dev" nodad
 	for a in 2001:db8:ffff::7 fd00:ec2::254 64:ff9b::a9fe:a9fe 2002:a9fe:a9fe::1 \
 		64:ff9b::a0a:a0a 2002:a0a:a0a::1 ::a9fe:a9fe fd12::7; do
-		ip -n "$HOST_NS" addr add "$a/128" dev "$host" nodad
+		ip -n "$HOST_NS" addr add "$a/128" dev "$dev" nodad
 	done
-	ip -n "$HOST_NS" link set "$host" up
+	ip -n "$HOST_NS" link set "$dev" up
 }
 
 EPERM="Operation not permitted (errno 1)"
@@ -129,11 +143,18 @@ run_probes() {
 	for p in "${PROBES[@]}"; do
 		script="$script sysprobe $(probe_cmd "$p");"
 	done
+	if [ "${WIRING:-own}" = joined ]; then
+		make_netns joined
+		ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 2>/dev/null || true
+		wire_container "netns:$NS"
+		update_config --arg p "/run/netns/$NS" \
+			'.linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
+	fi
 	create_with_output "$@" "$script kill %1" || {
 		cat "$BUNDLE/$CID.out" >&2
 		return 1
 	}
-	wire_container "$(cat "$BUNDLE/$CID.pid")"
+	[ "${WIRING:-own}" = joined ] || wire_container "$(cat "$BUNDLE/$CID.pid")"
 	start_until_stopped
 	# create's warnings come first in the file; the probes after them.
 	mapfile -t lines < <(grep -v '^moat: warning: ' <<<"$output")
@@ -195,6 +216,43 @@ only_ok() {
 	make_test_host
 	only_ok
 	run_probes
+}
+
+# The same probes in the other topologies: a namespace joined by path,
+# made and wired before create (a CNI-prepared pod, `docker run --network
+# container:X`), and the container's own namespace behind a bridge.
+@test "G1 topology matrix: joined by path and behind a bridge, under egress, strict and an allowlist" {
+	prepare_bundle spec
+	make_test_host
+	local wiring bridge
+	for wiring in joined own; do
+		bridge=0
+		[ "$wiring" = own ] && bridge=1
+		OUTCOME=()
+		BRIDGE=$bridge WIRING=$wiring run_probes --profile egress || {
+			echo "egress, $wiring, bridge=$bridge" >&2
+			return 1
+		}
+		ip -n "$HOST_NS" link del br0 2>/dev/null || true
+		[ "$wiring" = own ] || ip netns del "$NS"
+		only_ok
+		BRIDGE=$bridge WIRING=$wiring run_probes || {
+			echo "strict, $wiring, bridge=$bridge" >&2
+			return 1
+		}
+		ip -n "$HOST_NS" link del br0 2>/dev/null || true
+		[ "$wiring" = own ] || ip netns del "$NS"
+		printf '{"audit_log": "%s", "egress_allow": ["198.51.100.7/32:8080"]}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+		only_ok 0 2 3
+		BRIDGE=$bridge WIRING=$wiring run_probes --profile egress || {
+			echo "allowlist, $wiring, bridge=$bridge" >&2
+			return 1
+		}
+		ip -n "$HOST_NS" link del br0 2>/dev/null || true
+		[ "$wiring" = own ] || ip netns del "$NS"
+		printf '{"audit_log": "%s"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+		update_config 'del(.linux.namespaces[] | select(.type == "network")) | .linux.namespaces += [{"type": "network"}]'
+	done
 }
 
 @test "G1 egress allowlist (egress_allow): only the listed address:port and DNS connect" {
