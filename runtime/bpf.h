@@ -1,9 +1,9 @@
 /* moat's one door to the bpf() syscall for cgroup programs: load a program
  * (with the verifier's log when the kernel refuses it), attach it to a
  * cgroup, detach it, and ask what is attached. The callers only assemble
- * their instructions: the network guard (netguard_bpf.c) and the device
- * rules (cgroup_devices.c); and the maps the network guard's lists live
- * in (LPM tries, and the refusal counters). No libbpf, no pinning: a
+ * their instructions (with bpf_asm.h): the network guard (netguard_bpf.c)
+ * and the device rules (cgroup_devices.c); and the maps the network guard's
+ * lists live in (LPM tries, and the refusal counters). No libbpf, no pinning: a
  * map lives as long as a program that uses it. */
 #ifndef MOAT_BPF_H
 #define MOAT_BPF_H

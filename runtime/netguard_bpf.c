@@ -38,41 +38,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <linux/filter.h>
-
 #include "bpf.h"
+#include "bpf_asm.h"
 #include "../lib/util.h"
-
-#define INSN(CODE, DST, SRC, OFF, IMM)                                         \
-  ((struct bpf_insn){ .code = (CODE),                                          \
-                      .dst_reg = (DST),                                        \
-                      .src_reg = (SRC),                                        \
-                      .off = (OFF),                                            \
-                      .imm = (IMM) })
-#define LDX_MEM(SIZE, DST, SRC, OFF)                                           \
-  INSN (BPF_LDX | BPF_MEM | (SIZE), DST, SRC, OFF, 0)
-#define ALU32_IMM(OP, DST, IMM) INSN (BPF_ALU | (OP) | BPF_K, DST, 0, 0, IMM)
-#define ALU64_IMM(OP, DST, IMM) INSN (BPF_ALU64 | (OP) | BPF_K, DST, 0, 0, IMM)
-#define ALU64_REG(OP, DST, SRC) INSN (BPF_ALU64 | (OP) | BPF_X, DST, SRC, 0, 0)
-#define MOV64_REG(DST, SRC) INSN (BPF_ALU64 | BPF_MOV | BPF_X, DST, SRC, 0, 0)
-#define MOV64_IMM(DST, IMM) INSN (BPF_ALU64 | BPF_MOV | BPF_K, DST, 0, 0, IMM)
-/* Jumps are emitted with a label; the offset is patched in at the end. */
-#define JMP_IMM(OP, DST, IMM) INSN (BPF_JMP | (OP) | BPF_K, DST, 0, 0, IMM)
-#define JMP_REG(OP, DST, SRC) INSN (BPF_JMP | (OP) | BPF_X, DST, SRC, 0, 0)
-/* 32-bit compares (kernel 5.1): a 64-bit compare would sign-extend an
- * immediate such as 0xff000000 and never match the zero-extended load. */
-#define JMP32_IMM(OP, DST, IMM) INSN (BPF_JMP32 | (OP) | BPF_K, DST, 0, 0, IMM)
-#define JA() INSN (BPF_JMP | BPF_JA, 0, 0, 0, 0)
-#define EXIT() INSN (BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-
-#define STX_MEM(SIZE, DST, SRC, OFF)                                           \
-  INSN (BPF_STX | BPF_MEM | (SIZE), DST, SRC, OFF, 0)
-#define ST_MEM(SIZE, DST, OFF, IMM)                                            \
-  INSN (BPF_ST | BPF_MEM | (SIZE), DST, 0, OFF, IMM)
-#define CALL(FUNC) INSN (BPF_JMP | BPF_CALL, 0, 0, 0, FUNC)
-/* *(DST + OFF) += SRC, atomically (BPF_XADD before 5.12, same encoding). */
-#define ATOMIC_ADD(SIZE, DST, SRC, OFF)                                        \
-  INSN (BPF_STX | BPF_ATOMIC | (SIZE), DST, SRC, OFF, BPF_ADD)
 
 /* Registers: r6 holds the context throughout (calls clobber r1-r5); r7
  * the flags the address's own lookup found, r8 those of the IPv4 address
@@ -111,111 +79,6 @@ enum
 /* lo is ifindex 1 in every network namespace (LOOPBACK_IFINDEX, 3.10). */
 #define LOOPBACK_IFINDEX 1
 
-struct fixup
-{
-  size_t at;
-  int label;
-};
-
-/* All jumps go forward, so when a label is placed every jump to it is
- * already known: the assembler tracks whether the next instruction can be
- * reached at all and leaves out what cannot (the verifier refuses
- * unreachable instructions, which a deny entry such as 0.0.0.0/0 would
- * otherwise create). */
-struct bpf_asm
-{
-  struct bpf_insn *insns;
-  size_t n, cap;
-  bool *label_used;
-  ssize_t *label_at;
-  size_t n_labels;
-  struct fixup *fixups;
-  size_t n_fixups;
-  bool reachable;
-};
-
-static void
-asm_free (struct bpf_asm *a)
-{
-  free (a->insns);
-  free (a->label_used);
-  free (a->label_at);
-  free (a->fixups);
-}
-
-static void
-emit (struct bpf_asm *a, struct bpf_insn insn)
-{
-  if (!a->reachable)
-    return;
-  if (a->n == a->cap)
-    {
-      a->cap = a->cap ? a->cap * 2 : 64;
-      a->insns = xrealloc (a->insns, a->cap * sizeof (*a->insns));
-    }
-  a->insns[a->n++] = insn;
-  if (insn.code == (BPF_JMP | BPF_JA) || insn.code == (BPF_JMP | BPF_EXIT))
-    a->reachable = false;
-}
-
-static int
-label_new (struct bpf_asm *a)
-{
-  size_t n = a->n_labels + 1;
-  a->label_used = xrealloc (a->label_used, n * sizeof (*a->label_used));
-  a->label_at = xrealloc (a->label_at, n * sizeof (*a->label_at));
-  a->label_used[a->n_labels] = false;
-  a->label_at[a->n_labels] = -1;
-  return (int)a->n_labels++;
-}
-
-static void
-emit_jump (struct bpf_asm *a, struct bpf_insn insn, int label)
-{
-  if (!a->reachable)
-    return;
-  a->fixups = xrealloc (a->fixups, (a->n_fixups + 1) * sizeof (*a->fixups));
-  a->fixups[a->n_fixups++] = (struct fixup){ .at = a->n, .label = label };
-  a->label_used[label] = true;
-  emit (a, insn);
-}
-
-static void
-label_place (struct bpf_asm *a, int label)
-{
-  /* A jump to the very next instruction is dropped: the tests below
-   * produce one at the end of every "require" list. */
-  if (a->n_fixups > 0 && a->fixups[a->n_fixups - 1].at == a->n - 1
-      && a->fixups[a->n_fixups - 1].label == label
-      && a->insns[a->n - 1].code == (BPF_JMP | BPF_JA))
-    {
-      a->n--;
-      a->n_fixups--;
-      a->reachable = true;
-    }
-  a->label_at[label] = (ssize_t)a->n;
-  if (a->label_used[label])
-    a->reachable = true;
-}
-
-static int
-asm_finish (struct bpf_asm *a, struct moat_error **err)
-{
-  for (size_t i = 0; i < a->n_fixups; i++)
-    {
-      const struct fixup *f = &a->fixups[i];
-      ssize_t off = a->label_at[f->label] - (ssize_t)f->at - 1;
-      if (a->label_at[f->label] < 0 || off < 0)
-        return moat_fail (err, EINVAL, "bpf assembler: label %d not placed",
-                          f->label);
-      if (off > INT16_MAX)
-        return moat_fail (err, E2BIG, "bpf program too large (%zu insns)",
-                          a->n);
-      a->insns[f->at].off = (int16_t)off;
-    }
-  return 0;
-}
-
 /* Jump to MATCH if the address at BASE+OFF lies in C, else to MISS. */
 static void
 emit_cidr_test (struct bpf_asm *a, int base, int off, const struct cidr *c,
@@ -233,12 +96,12 @@ emit_cidr_test (struct bpf_asm *a, int base, int off, const struct cidr *c,
       memcpy (&net, c->addr + word * 4, 4);
       net &= mask;
 
-      emit (a, LDX_MEM (BPF_W, R_WORD, base, off + (int)word * 4));
+      bpf_asm_emit (a, LDX_MEM (BPF_W, R_WORD, base, off + (int)word * 4));
       if (mask != UINT32_MAX)
-        emit (a, ALU32_IMM (BPF_AND, R_WORD, (int32_t)mask));
-      emit_jump (a, JMP32_IMM (BPF_JNE, R_WORD, (int32_t)net), miss);
+        bpf_asm_emit (a, ALU32_IMM (BPF_AND, R_WORD, (int32_t)mask));
+      bpf_asm_jump (a, JMP32_IMM (BPF_JNE, R_WORD, (int32_t)net), miss);
     }
-  emit_jump (a, JA (), match);
+  bpf_asm_jump (a, JA (), match);
 }
 
 #define V4(A, B, C, D, P)                                                      \
@@ -278,23 +141,24 @@ struct judge
 static void
 emit_ld_map_fd (struct bpf_asm *a, int reg, int fd)
 {
-  emit (a, INSN (BPF_LD | BPF_DW | BPF_IMM, reg, BPF_PSEUDO_MAP_FD, 0, fd));
-  emit (a, INSN (0, 0, 0, 0, 0));
+  bpf_asm_emit (
+      a, INSN (BPF_LD | BPF_DW | BPF_IMM, reg, BPF_PSEUDO_MAP_FD, 0, fd));
+  bpf_asm_emit (a, INSN (0, 0, 0, 0, 0));
 }
 
 /* RET = the flags MAP holds for the key at KEY_OFF on the stack, or 0. */
 static void
 emit_lookup (struct bpf_asm *a, int map_fd, int key_off, int ret)
 {
-  int none = label_new (a);
+  int none = bpf_asm_label (a);
   emit_ld_map_fd (a, R1, map_fd);
-  emit (a, MOV64_REG (R2, R_FP));
-  emit (a, ALU64_IMM (BPF_ADD, R2, key_off));
-  emit (a, CALL (BPF_FUNC_map_lookup_elem));
-  emit (a, MOV64_IMM (ret, 0));
-  emit_jump (a, JMP_IMM (BPF_JEQ, R0, 0), none);
-  emit (a, LDX_MEM (BPF_W, ret, R0, 0));
-  label_place (a, none);
+  bpf_asm_emit (a, MOV64_REG (R2, R_FP));
+  bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R2, key_off));
+  bpf_asm_emit (a, CALL (BPF_FUNC_map_lookup_elem));
+  bpf_asm_emit (a, MOV64_IMM (ret, 0));
+  bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R0, 0), none);
+  bpf_asm_emit (a, LDX_MEM (BPF_W, ret, R0, 0));
+  bpf_asm_place (a, none);
 }
 
 /* Copy N 32-bit words from BASE+FROM to the stack at TO. */
@@ -303,8 +167,8 @@ emit_copy_words (struct bpf_asm *a, int base, int from, int to, int n)
 {
   for (int i = 0; i < n; i++)
     {
-      emit (a, LDX_MEM (BPF_W, R_WORD, base, from + 4 * i));
-      emit (a, STX_MEM (BPF_W, R_FP, R_WORD, to + 4 * i));
+      bpf_asm_emit (a, LDX_MEM (BPF_W, R_WORD, base, from + 4 * i));
+      bpf_asm_emit (a, STX_MEM (BPF_W, R_FP, R_WORD, to + 4 * i));
     }
 }
 
@@ -315,9 +179,9 @@ emit_any_of (struct bpf_asm *a, int off, const struct cidr *list, size_t n,
 {
   for (size_t i = 0; i < n; i++)
     {
-      int miss = label_new (a);
+      int miss = bpf_asm_label (a);
       emit_cidr_test (a, R_FP, off, &list[i], match, miss);
-      label_place (a, miss);
+      bpf_asm_place (a, miss);
     }
 }
 
@@ -330,7 +194,7 @@ emit_decision (struct bpf_asm *a, const struct judge *j, int family, int ok)
   bool v4 = family == AF_INET;
   int addr = (v4 ? KEY4 : KEY6) + 4;
 
-  emit_jump (a, JMP_IMM (BPF_JSET, R_REFUSE, NETGUARD_DENY), j->drop);
+  bpf_asm_jump (a, JMP_IMM (BPF_JSET, R_REFUSE, NETGUARD_DENY), j->drop);
   if (j->sock_addr)
     {
       if (v4)
@@ -350,52 +214,52 @@ emit_decision (struct bpf_asm *a, const struct judge *j, int family, int ok)
       /* A packet: what goes over lo stays in the container's namespace
        * (its loopback, and its own addresses, which the kernel routes
        * over lo; NAT has been applied by now). */
-      emit (a, LDX_MEM (BPF_W, R_TMP, R_CTX,
-                        offsetof (struct __sk_buff, ifindex)));
-      emit_jump (a, JMP_IMM (BPF_JEQ, R_TMP, LOOPBACK_IFINDEX), ok);
+      bpf_asm_emit (a, LDX_MEM (BPF_W, R_TMP, R_CTX,
+                                offsetof (struct __sk_buff, ifindex)));
+      bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R_TMP, LOOPBACK_IFINDEX), ok);
     }
   if (!j->r->egress)
     {
-      emit_jump (a, JA (), j->drop);
+      bpf_asm_jump (a, JA (), j->drop);
       return;
     }
-  emit_jump (a, JMP_IMM (BPF_JSET, R_FLAGS, NETGUARD_ALLOW), ok);
+  bpf_asm_jump (a, JMP_IMM (BPF_JSET, R_FLAGS, NETGUARD_ALLOW), ok);
   if (j->sock_addr)
     {
       /* A port entry covers the address: is there one for this port? */
-      int pkey = v4 ? PKEY4 : PKEY6, no_port = label_new (a);
-      emit (a, MOV64_REG (R_TMP, R_FLAGS));
-      emit (a, ALU64_IMM (BPF_AND, R_TMP, NETGUARD_PORTS));
-      emit_jump (a, JMP_IMM (BPF_JEQ, R_TMP, 0), no_port);
-      emit (a, ST_MEM (BPF_W, R_FP, pkey, 32 + (v4 ? 32 : 128)));
+      int pkey = v4 ? PKEY4 : PKEY6, no_port = bpf_asm_label (a);
+      bpf_asm_emit (a, MOV64_REG (R_TMP, R_FLAGS));
+      bpf_asm_emit (a, ALU64_IMM (BPF_AND, R_TMP, NETGUARD_PORTS));
+      bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R_TMP, 0), no_port);
+      bpf_asm_emit (a, ST_MEM (BPF_W, R_FP, pkey, 32 + (v4 ? 32 : 128)));
       /* bpf_sock_addr.user_port: a 32-bit field whose value is the be16
        * port, htons(port), on either byte order: the key's port word as
        * netguard_maps.c writes it. */
-      emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
-                        offsetof (struct bpf_sock_addr, user_port)));
-      emit (a, STX_MEM (BPF_W, R_FP, R_WORD, pkey + 4));
+      bpf_asm_emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
+                                offsetof (struct bpf_sock_addr, user_port)));
+      bpf_asm_emit (a, STX_MEM (BPF_W, R_FP, R_WORD, pkey + 4));
       emit_copy_words (a, R_FP, addr, pkey + 8, v4 ? 1 : 4);
       emit_lookup (a, v4 ? j->m->ports4 : j->m->ports6, pkey, R_TMP);
-      emit_jump (a, JMP_IMM (BPF_JNE, R_TMP, 0), ok);
-      label_place (a, no_port);
+      bpf_asm_jump (a, JMP_IMM (BPF_JNE, R_TMP, 0), ok);
+      bpf_asm_place (a, no_port);
     }
   else
     /* Ports are the sock_addr programs' business: a TCP connection or
      * UDP exchange to another port was refused at connect or sendmsg. */
-    emit_jump (a, JMP_IMM (BPF_JSET, R_FLAGS, NETGUARD_PORTS), ok);
+    bpf_asm_jump (a, JMP_IMM (BPF_JSET, R_FLAGS, NETGUARD_PORTS), ok);
   if (j->r->allowlist)
-    emit_jump (a, JA (), j->drop);
-  emit_jump (a, JMP_IMM (BPF_JSET, R_REFUSE, NETGUARD_PRIVATE), j->drop);
-  emit_jump (a, JA (), ok);
+    bpf_asm_jump (a, JA (), j->drop);
+  bpf_asm_jump (a, JMP_IMM (BPF_JSET, R_REFUSE, NETGUARD_PRIVATE), j->drop);
+  bpf_asm_jump (a, JA (), ok);
 }
 
 /* Judge the IPv4 address in KEY4. */
 static void
 emit_judge4 (struct bpf_asm *a, const struct judge *j, int ok)
 {
-  emit (a, ST_MEM (BPF_W, R_FP, KEY4, 32));
+  bpf_asm_emit (a, ST_MEM (BPF_W, R_FP, KEY4, 32));
   emit_lookup (a, j->m->lists4, KEY4, R_FLAGS);
-  emit (a, MOV64_REG (R_REFUSE, R_FLAGS));
+  bpf_asm_emit (a, MOV64_REG (R_REFUSE, R_FLAGS));
   emit_decision (a, j, AF_INET, ok);
 }
 
@@ -417,48 +281,51 @@ emit_embedded (struct bpf_asm *a, const struct judge *j, int as_v4)
   static const uint8_t mapped_w2[4] = { 0, 0, 0xff, 0xff };
   static const uint8_t nat64_w0[4] = { 0x00, 0x64, 0xff, 0x9b };
   int addr = KEY6 + 4;
-  int not_96 = label_new (a), mapped = label_new (a), in_w3 = label_new (a);
-  int found = label_new (a), done = label_new (a), six_to_four = label_new (a);
+  int not_96 = bpf_asm_label (a), mapped = bpf_asm_label (a),
+      in_w3 = bpf_asm_label (a);
+  int found = bpf_asm_label (a), done = bpf_asm_label (a),
+      six_to_four = bpf_asm_label (a);
 
-  emit (a, MOV64_IMM (R_EMBEDDED, 0));
-  emit (a, LDX_MEM (BPF_W, R2, R_FP, addr));
-  emit (a, LDX_MEM (BPF_W, BPF_REG_3, R_FP, addr + 4));
-  emit (a, LDX_MEM (BPF_W, R_TMP, R_FP, addr + 8));
-  emit_jump (a, JMP32_IMM (BPF_JNE, BPF_REG_3, 0), not_96);
-  emit_jump (a, JMP32_IMM (BPF_JEQ, R_TMP, word_of (mapped_w2)), mapped);
-  emit_jump (a, JMP32_IMM (BPF_JNE, R_TMP, 0), not_96);
-  emit_jump (a, JMP32_IMM (BPF_JEQ, R2, 0), in_w3); /* ::/96 */
-  emit_jump (a, JMP32_IMM (BPF_JEQ, R2, word_of (nat64_w0)), in_w3);
-  emit_jump (a, JA (), not_96);
+  bpf_asm_emit (a, MOV64_IMM (R_EMBEDDED, 0));
+  bpf_asm_emit (a, LDX_MEM (BPF_W, R2, R_FP, addr));
+  bpf_asm_emit (a, LDX_MEM (BPF_W, BPF_REG_3, R_FP, addr + 4));
+  bpf_asm_emit (a, LDX_MEM (BPF_W, R_TMP, R_FP, addr + 8));
+  bpf_asm_jump (a, JMP32_IMM (BPF_JNE, BPF_REG_3, 0), not_96);
+  bpf_asm_jump (a, JMP32_IMM (BPF_JEQ, R_TMP, word_of (mapped_w2)), mapped);
+  bpf_asm_jump (a, JMP32_IMM (BPF_JNE, R_TMP, 0), not_96);
+  bpf_asm_jump (a, JMP32_IMM (BPF_JEQ, R2, 0), in_w3); /* ::/96 */
+  bpf_asm_jump (a, JMP32_IMM (BPF_JEQ, R2, word_of (nat64_w0)), in_w3);
+  bpf_asm_jump (a, JA (), not_96);
 
   /* ::ffff:0:0/96. No IPv6 packet carries one (sockets send those as
    * IPv4, and ipv6_rcv drops a mapped source): a packet's is refused
    * with its IPv4 address, never passed as it. */
-  label_place (a, mapped);
-  emit_jump (a, JMP32_IMM (BPF_JNE, R2, 0), not_96);
+  bpf_asm_place (a, mapped);
+  bpf_asm_jump (a, JMP32_IMM (BPF_JNE, R2, 0), not_96);
   emit_copy_words (a, R_FP, addr + 12, KEY4 + 4, 1);
-  emit_jump (a, JA (), j->sock_addr ? as_v4 : found);
+  bpf_asm_jump (a, JA (), j->sock_addr ? as_v4 : found);
 
-  label_place (a, in_w3);
+  bpf_asm_place (a, in_w3);
   emit_copy_words (a, R_FP, addr + 12, KEY4 + 4, 1);
-  emit_jump (a, JA (), found);
+  bpf_asm_jump (a, JA (), found);
 
-  label_place (a, not_96); /* 6to4: 2002:AABB:CCDD::/48 */
-  emit (a, LDX_MEM (BPF_H, R_WORD, R_FP, addr));
-  emit_jump (a, JMP32_IMM (BPF_JEQ, R_WORD, htons (0x2002)), six_to_four);
-  emit_jump (a, JA (), done);
-  label_place (a, six_to_four);
+  bpf_asm_place (a, not_96); /* 6to4: 2002:AABB:CCDD::/48 */
+  bpf_asm_emit (a, LDX_MEM (BPF_H, R_WORD, R_FP, addr));
+  bpf_asm_jump (a, JMP32_IMM (BPF_JEQ, R_WORD, htons (0x2002)), six_to_four);
+  bpf_asm_jump (a, JA (), done);
+  bpf_asm_place (a, six_to_four);
   for (int i = 0; i < 4; i++)
     {
-      emit (a, LDX_MEM (BPF_B, R_WORD, R_FP, addr + 2 + i));
-      emit (a, STX_MEM (BPF_B, R_FP, R_WORD, KEY4 + 4 + i));
+      bpf_asm_emit (a, LDX_MEM (BPF_B, R_WORD, R_FP, addr + 2 + i));
+      bpf_asm_emit (a, STX_MEM (BPF_B, R_FP, R_WORD, KEY4 + 4 + i));
     }
 
-  label_place (a, found);
-  emit (a, ST_MEM (BPF_W, R_FP, KEY4, 32));
+  bpf_asm_place (a, found);
+  bpf_asm_emit (a, ST_MEM (BPF_W, R_FP, KEY4, 32));
   emit_lookup (a, j->m->lists4, KEY4, R_EMBEDDED);
-  emit (a, ALU64_IMM (BPF_AND, R_EMBEDDED, NETGUARD_DENY | NETGUARD_PRIVATE));
-  label_place (a, done);
+  bpf_asm_emit (
+      a, ALU64_IMM (BPF_AND, R_EMBEDDED, NETGUARD_DENY | NETGUARD_PRIVATE));
+  bpf_asm_place (a, done);
 }
 
 /* Judge the address of FAMILY at BASE+OFF (the context or a stack
@@ -467,7 +334,7 @@ static void
 emit_judge (struct bpf_asm *a, const struct judge *j, int family, int base,
             int off, int ok)
 {
-  int as_v4 = label_new (a);
+  int as_v4 = bpf_asm_label (a);
 
   if (family == AF_INET)
     {
@@ -477,24 +344,24 @@ emit_judge (struct bpf_asm *a, const struct judge *j, int family, int base,
     }
   emit_copy_words (a, base, off, KEY6 + 4, 4);
   emit_embedded (a, j, as_v4);
-  emit (a, ST_MEM (BPF_W, R_FP, KEY6, 128));
+  bpf_asm_emit (a, ST_MEM (BPF_W, R_FP, KEY6, 128));
   emit_lookup (a, j->m->lists6, KEY6, R_FLAGS);
-  emit (a, MOV64_REG (R_REFUSE, R_FLAGS));
-  emit (a, ALU64_REG (BPF_OR, R_REFUSE, R_EMBEDDED));
+  bpf_asm_emit (a, MOV64_REG (R_REFUSE, R_FLAGS));
+  bpf_asm_emit (a, ALU64_REG (BPF_OR, R_REFUSE, R_EMBEDDED));
   emit_decision (a, j, AF_INET6, ok);
-  label_place (a, as_v4);
+  bpf_asm_place (a, as_v4);
   emit_judge4 (a, j, ok);
 }
 
 static void
 emit_verdicts (struct bpf_asm *a, int pass, int drop)
 {
-  label_place (a, drop);
-  emit (a, MOV64_IMM (R0, 0));
-  emit (a, EXIT ());
-  label_place (a, pass);
-  emit (a, MOV64_IMM (R0, 1));
-  emit (a, EXIT ());
+  bpf_asm_place (a, drop);
+  bpf_asm_emit (a, MOV64_IMM (R0, 0));
+  bpf_asm_emit (a, EXIT ());
+  bpf_asm_place (a, pass);
+  bpf_asm_emit (a, MOV64_IMM (R0, 1));
+  bpf_asm_emit (a, EXIT ());
 }
 
 struct ip_layout
@@ -512,7 +379,7 @@ emit_skb_family (struct bpf_asm *a, const struct judge *j,
                  enum netguard_prog kind, const struct ip_layout *ip)
 {
   int words = ip->family == AF_INET ? 1 : 4;
-  int src_ok = label_new (a);
+  int src_ok = bpf_asm_label (a);
 
   /* The kernel has pulled the IP header into the linear area before
    * either hook (ip_rcv / ipv6_rcv, and on output it was built there), so
@@ -520,17 +387,17 @@ emit_skb_family (struct bpf_asm *a, const struct judge *j,
    * checked already. */
   if (ip->header_len > 20)
     {
-      emit (a, MOV64_REG (R_TMP, R_PKT));
-      emit (a, ALU64_IMM (BPF_ADD, R_TMP, ip->header_len));
-      emit_jump (a, JMP_REG (BPF_JGT, R_TMP, R_PKT_END), j->drop);
+      bpf_asm_emit (a, MOV64_REG (R_TMP, R_PKT));
+      bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R_TMP, ip->header_len));
+      bpf_asm_jump (a, JMP_REG (BPF_JGT, R_TMP, R_PKT_END), j->drop);
     }
   /* A routing header sends the packet on to addresses the checks below
    * never see: setsockopt(IPV6_RTHDR) takes a segment routing header
    * without any capability. Dropped in egress mode, lo included. */
   if (ip->family == AF_INET6 && kind != NETGUARD_PROG_SKB_LOOPBACK)
     {
-      emit (a, LDX_MEM (BPF_B, R_WORD, R_PKT, 6));
-      emit_jump (a, JMP_IMM (BPF_JEQ, R_WORD, IPPROTO_ROUTING), j->drop);
+      bpf_asm_emit (a, LDX_MEM (BPF_B, R_WORD, R_PKT, 6));
+      bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R_WORD, IPPROTO_ROUTING), j->drop);
     }
   /* Out of the packet before any call (calls forget packet pointers). */
   emit_copy_words (a, R_PKT, ip->src, SLOT_SRC, words);
@@ -548,7 +415,7 @@ emit_skb_family (struct bpf_asm *a, const struct judge *j,
       break;
     default:
       emit_judge (a, j, ip->family, R_FP, SLOT_SRC, src_ok);
-      label_place (a, src_ok);
+      bpf_asm_place (a, src_ok);
       emit_judge (a, j, ip->family, R_FP, SLOT_DST, j->pass);
       break;
     }
@@ -559,36 +426,37 @@ emit_skb_family (struct bpf_asm *a, const struct judge *j,
 static void
 build_skb (struct bpf_asm *a, enum netguard_prog kind, struct judge *j)
 {
-  int v4 = label_new (a), v6 = label_new (a);
+  int v4 = bpf_asm_label (a), v6 = bpf_asm_label (a);
 
-  emit (a, MOV64_REG (R_CTX, R1));
+  bpf_asm_emit (a, MOV64_REG (R_CTX, R1));
   /* Strict mode wants the packet on lo as well as loopback addresses:
    * an address alone would let a packet with a spoofed 127.0.0.1 source
    * in through a veth wherever route_localnet is set (kube-proxy sets it),
    * and ifindex alone would pass anything a future route sent via lo. */
   if (kind == NETGUARD_PROG_SKB_LOOPBACK)
     {
-      emit (a, LDX_MEM (BPF_W, R_TMP, R_CTX,
-                        offsetof (struct __sk_buff, ifindex)));
-      emit_jump (a, JMP_IMM (BPF_JNE, R_TMP, LOOPBACK_IFINDEX), j->drop);
+      bpf_asm_emit (a, LDX_MEM (BPF_W, R_TMP, R_CTX,
+                                offsetof (struct __sk_buff, ifindex)));
+      bpf_asm_jump (a, JMP_IMM (BPF_JNE, R_TMP, LOOPBACK_IFINDEX), j->drop);
     }
-  emit (a, LDX_MEM (BPF_W, R_PKT, R_CTX, offsetof (struct __sk_buff, data)));
-  emit (a, LDX_MEM (BPF_W, R_PKT_END, R_CTX,
-                    offsetof (struct __sk_buff, data_end)));
-  emit (a, MOV64_REG (R_TMP, R_PKT));
-  emit (a, ALU64_IMM (BPF_ADD, R_TMP, 20));
-  emit_jump (a, JMP_REG (BPF_JGT, R_TMP, R_PKT_END), j->drop);
+  bpf_asm_emit (
+      a, LDX_MEM (BPF_W, R_PKT, R_CTX, offsetof (struct __sk_buff, data)));
+  bpf_asm_emit (a, LDX_MEM (BPF_W, R_PKT_END, R_CTX,
+                            offsetof (struct __sk_buff, data_end)));
+  bpf_asm_emit (a, MOV64_REG (R_TMP, R_PKT));
+  bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R_TMP, 20));
+  bpf_asm_jump (a, JMP_REG (BPF_JGT, R_TMP, R_PKT_END), j->drop);
   /* The version nibble rather than skb->protocol: it is what the header
    * offsets below depend on. Anything not IP is dropped. */
-  emit (a, LDX_MEM (BPF_B, R_WORD, R_PKT, 0));
-  emit (a, ALU32_IMM (BPF_RSH, R_WORD, 4));
-  emit_jump (a, JMP_IMM (BPF_JEQ, R_WORD, 4), v4);
-  emit_jump (a, JMP_IMM (BPF_JEQ, R_WORD, 6), v6);
-  emit_jump (a, JA (), j->drop);
+  bpf_asm_emit (a, LDX_MEM (BPF_B, R_WORD, R_PKT, 0));
+  bpf_asm_emit (a, ALU32_IMM (BPF_RSH, R_WORD, 4));
+  bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R_WORD, 4), v4);
+  bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R_WORD, 6), v6);
+  bpf_asm_jump (a, JA (), j->drop);
 
-  label_place (a, v4);
+  bpf_asm_place (a, v4);
   emit_skb_family (a, j, kind, &ipv4_layout);
-  label_place (a, v6);
+  bpf_asm_place (a, v6);
   emit_skb_family (a, j, kind, &ipv6_layout);
   emit_verdicts (a, j->pass, j->drop);
 }
@@ -602,61 +470,65 @@ emit_count_refusal (struct bpf_asm *a, const struct judge *j, int family,
                     int off)
 {
   const int key = REFUSAL_KEY, value = REFUSAL_VALUE;
-  int fresh = label_new (a), done = label_new (a);
+  int fresh = bpf_asm_label (a), done = bpf_asm_label (a);
 
   for (int i = 0; i < (int)sizeof (struct netguard_refusal_key); i += 8)
-    emit (a, ST_MEM (BPF_DW, R_FP, key + i, 0));
+    bpf_asm_emit (a, ST_MEM (BPF_DW, R_FP, key + i, 0));
   emit_copy_words (a, R_CTX, off, key, family == AF_INET ? 1 : 4);
-  emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
-                    offsetof (struct bpf_sock_addr, user_port)));
-  emit (a, STX_MEM (BPF_H, R_FP, R_WORD,
-                    key + (int)offsetof (struct netguard_refusal_key, port)));
-  emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
-                    offsetof (struct bpf_sock_addr, protocol)));
-  emit (a, STX_MEM (BPF_B, R_FP, R_WORD,
-                    key + (int)offsetof (struct netguard_refusal_key, proto)));
-  emit (a, ST_MEM (BPF_B, R_FP,
-                   key + (int)offsetof (struct netguard_refusal_key, family),
-                   family == AF_INET ? 4 : 6));
+  bpf_asm_emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
+                            offsetof (struct bpf_sock_addr, user_port)));
+  bpf_asm_emit (
+      a, STX_MEM (BPF_H, R_FP, R_WORD,
+                  key + (int)offsetof (struct netguard_refusal_key, port)));
+  bpf_asm_emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
+                            offsetof (struct bpf_sock_addr, protocol)));
+  bpf_asm_emit (
+      a, STX_MEM (BPF_B, R_FP, R_WORD,
+                  key + (int)offsetof (struct netguard_refusal_key, proto)));
+  bpf_asm_emit (
+      a, ST_MEM (BPF_B, R_FP,
+                 key + (int)offsetof (struct netguard_refusal_key, family),
+                 family == AF_INET ? 4 : 6));
 
   emit_ld_map_fd (a, R1, j->m->refused);
-  emit (a, MOV64_REG (R2, R_FP));
-  emit (a, ALU64_IMM (BPF_ADD, R2, key));
-  emit (a, CALL (BPF_FUNC_map_lookup_elem));
-  emit_jump (a, JMP_IMM (BPF_JEQ, R0, 0), fresh);
-  emit (a, MOV64_REG (R_FLAGS, R0));
-  emit (a, MOV64_IMM (R1, 1));
-  emit (a, ATOMIC_ADD (BPF_DW, R_FLAGS, R1,
-                       offsetof (struct netguard_refusal_count, count)));
-  emit (a, CALL (BPF_FUNC_ktime_get_ns));
-  emit (a, STX_MEM (BPF_DW, R_FLAGS, R0,
-                    offsetof (struct netguard_refusal_count, last_ns)));
-  emit_jump (a, JA (), done);
+  bpf_asm_emit (a, MOV64_REG (R2, R_FP));
+  bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R2, key));
+  bpf_asm_emit (a, CALL (BPF_FUNC_map_lookup_elem));
+  bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R0, 0), fresh);
+  bpf_asm_emit (a, MOV64_REG (R_FLAGS, R0));
+  bpf_asm_emit (a, MOV64_IMM (R1, 1));
+  bpf_asm_emit (a,
+                ATOMIC_ADD (BPF_DW, R_FLAGS, R1,
+                            offsetof (struct netguard_refusal_count, count)));
+  bpf_asm_emit (a, CALL (BPF_FUNC_ktime_get_ns));
+  bpf_asm_emit (a, STX_MEM (BPF_DW, R_FLAGS, R0,
+                            offsetof (struct netguard_refusal_count, last_ns)));
+  bpf_asm_jump (a, JA (), done);
 
-  label_place (a, fresh);
-  emit (a, CALL (BPF_FUNC_ktime_get_ns));
-  emit (a, ST_MEM (BPF_DW, R_FP, value, 1));
-  emit (a, STX_MEM (BPF_DW, R_FP, R0, value + 8));
-  emit (a, STX_MEM (BPF_DW, R_FP, R0, value + 16));
+  bpf_asm_place (a, fresh);
+  bpf_asm_emit (a, CALL (BPF_FUNC_ktime_get_ns));
+  bpf_asm_emit (a, ST_MEM (BPF_DW, R_FP, value, 1));
+  bpf_asm_emit (a, STX_MEM (BPF_DW, R_FP, R0, value + 8));
+  bpf_asm_emit (a, STX_MEM (BPF_DW, R_FP, R0, value + 16));
   emit_ld_map_fd (a, R1, j->m->refused);
-  emit (a, MOV64_REG (R2, R_FP));
-  emit (a, ALU64_IMM (BPF_ADD, R2, key));
-  emit (a, MOV64_REG (BPF_REG_3, R_FP));
-  emit (a, ALU64_IMM (BPF_ADD, BPF_REG_3, value));
-  emit (a, MOV64_IMM (R_TMP, BPF_NOEXIST));
-  emit (a, CALL (BPF_FUNC_map_update_elem));
+  bpf_asm_emit (a, MOV64_REG (R2, R_FP));
+  bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R2, key));
+  bpf_asm_emit (a, MOV64_REG (BPF_REG_3, R_FP));
+  bpf_asm_emit (a, ALU64_IMM (BPF_ADD, BPF_REG_3, value));
+  bpf_asm_emit (a, MOV64_IMM (R_TMP, BPF_NOEXIST));
+  bpf_asm_emit (a, CALL (BPF_FUNC_map_update_elem));
   /* 0: kept; EEXIST: another socket added it meanwhile (not counted
    * twice); E2BIG: the map is full. */
-  emit_jump (a, JMP_IMM (BPF_JNE, R0, -E2BIG), done);
-  emit (a, ST_MEM (BPF_W, R_FP, REFUSAL_SLOT, 0));
+  bpf_asm_jump (a, JMP_IMM (BPF_JNE, R0, -E2BIG), done);
+  bpf_asm_emit (a, ST_MEM (BPF_W, R_FP, REFUSAL_SLOT, 0));
   emit_ld_map_fd (a, R1, j->m->overflow);
-  emit (a, MOV64_REG (R2, R_FP));
-  emit (a, ALU64_IMM (BPF_ADD, R2, REFUSAL_SLOT));
-  emit (a, CALL (BPF_FUNC_map_lookup_elem));
-  emit_jump (a, JMP_IMM (BPF_JEQ, R0, 0), done);
-  emit (a, MOV64_IMM (R1, 1));
-  emit (a, ATOMIC_ADD (BPF_DW, R0, R1, 0));
-  label_place (a, done);
+  bpf_asm_emit (a, MOV64_REG (R2, R_FP));
+  bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R2, REFUSAL_SLOT));
+  bpf_asm_emit (a, CALL (BPF_FUNC_map_lookup_elem));
+  bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R0, 0), done);
+  bpf_asm_emit (a, MOV64_IMM (R1, 1));
+  bpf_asm_emit (a, ATOMIC_ADD (BPF_DW, R0, R1, 0));
+  bpf_asm_place (a, done);
 }
 
 /* cgroup_sock_addr: r1 is a struct bpf_sock_addr; returning 0 makes the
@@ -666,16 +538,16 @@ build_sock_addr (struct bpf_asm *a, int family, struct judge *j)
 {
   int off = family == AF_INET ? (int)offsetof (struct bpf_sock_addr, user_ip4)
                               : (int)offsetof (struct bpf_sock_addr, user_ip6);
-  emit (a, MOV64_REG (R_CTX, R1));
+  bpf_asm_emit (a, MOV64_REG (R_CTX, R1));
   emit_judge (a, j, family, R_CTX, off, j->pass);
-  label_place (a, j->drop);
+  bpf_asm_place (a, j->drop);
   if (j->m->refused >= 0)
     emit_count_refusal (a, j, family, off);
-  emit (a, MOV64_IMM (R0, 0));
-  emit (a, EXIT ());
-  label_place (a, j->pass);
-  emit (a, MOV64_IMM (R0, 1));
-  emit (a, EXIT ());
+  bpf_asm_emit (a, MOV64_IMM (R0, 0));
+  bpf_asm_emit (a, EXIT ());
+  bpf_asm_place (a, j->pass);
+  bpf_asm_emit (a, MOV64_IMM (R0, 1));
+  bpf_asm_emit (a, EXIT ());
 }
 
 static int
@@ -724,8 +596,8 @@ netguard_bpf_build (enum netguard_prog kind, const struct netguard_rules *r,
 
   if (rc < 0)
     return rc;
-  j.pass = label_new (&a);
-  j.drop = label_new (&a);
+  j.pass = bpf_asm_label (&a);
+  j.drop = bpf_asm_label (&a);
   switch (kind)
     {
     case NETGUARD_PROG_SKB_LOOPBACK:
@@ -744,18 +616,18 @@ netguard_bpf_build (enum netguard_prog kind, const struct netguard_rules *r,
       build_sock_addr (&a, AF_INET6, &j);
       break;
     default:
-      asm_free (&a);
+      bpf_asm_free (&a);
       return moat_fail (err, EINVAL, "unknown netguard program %d", kind);
     }
-  rc = asm_finish (&a, err);
+  rc = bpf_asm_finish (&a, err);
   if (rc < 0)
     {
-      asm_free (&a);
+      bpf_asm_free (&a);
       return rc;
     }
   *ret = steal_pointer (&a.insns);
   *ret_n = a.n;
-  asm_free (&a);
+  bpf_asm_free (&a);
   return 0;
 }
 
