@@ -4,7 +4,8 @@
 # a public-looking address (198.51.100.7, 2001:db8:ffff::7), a private one
 # ($NET.1), a nameserver on a private address ($NET.53, named in the
 # container's resolv.conf), the metadata addresses and IPv6 forms that
-# embed denied IPv4 addresses, with listeners: under egress the public ones
+# embed denied IPv4 addresses, with listeners (reached by TCP connect,
+# TCP Fast Open, UDP sendto and sendmsg): under egress the public ones
 # and the nameserver's port 53 answer and every other one is refused with
 # EPERM at once; under an allowlist only the listed address:port connects;
 # under strict nothing does. Nothing leaves the machine.
@@ -104,6 +105,10 @@ PROBES=(
 	"connect6 64:ff9b::a0a:a0a 8080|E"
 	"connect6 2002:a0a:a0a::1 8080|E"
 	"connect6 fd12::7 8080|E"
+	"fastopen 169.254.169.254 8080|E"
+	"fastopen6 ::ffff:PRIV 8080|E"
+	"sendmsg 100.100.100.200 53|E"
+	"sendmsg6 64:ff9b::a9fe:a9fe 53|E"
 )
 
 probe_cmd() {
@@ -122,8 +127,7 @@ probe_want() {
 		return
 	}
 	case "$op" in
-	connect6) echo "connect([$host]:$port): $EPERM" ;;
-	sendto6) echo "sendto([$host]:$port): $EPERM" ;;
+	*6) echo "${op%6}([$host]:$port): $EPERM" ;;
 	*) echo "$op($host:$port): $EPERM" ;;
 	esac
 }
@@ -272,6 +276,7 @@ only_ok() {
 	OUTCOME=()
 	OUTCOME[6]=ok
 	OUTCOME[14]=ok # ::ffff:$NET.1, a dual-stack socket's form of it
+	OUTCOME[22]=ok # the same by TCP Fast Open
 	run_probes --profile egress
 }
 
@@ -315,6 +320,7 @@ only_ok() {
 	OUTCOME[0]=E   # 198.51.100.7, denied by the operator
 	OUTCOME[6]=ok  # $NET.1:8080, allowed
 	OUTCOME[14]=ok # ::ffff:$NET.1, a dual-stack socket's form of it
+	OUTCOME[22]=ok # the same by TCP Fast Open
 	run_probes --profile egress
 }
 
