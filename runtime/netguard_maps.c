@@ -85,7 +85,8 @@ inherit_flags (struct entry_list *l)
   cleanup_free size_t *open = xcalloc (l->n ? l->n : 1, sizeof (*open));
   size_t depth = 0;
 
-  qsort (l->e, l->n, sizeof (*l->e), by_address);
+  if (l->n > 0) /* an empty list has no array at all */
+    qsort (l->e, l->n, sizeof (*l->e), by_address);
   for (size_t i = 0; i < l->n; i++)
     {
       struct flagged_cidr *e = &l->e[i], *top;
