@@ -420,6 +420,7 @@ main (int argc, char **argv)
         .profile = audit.profile ? audit.profile : profile->name,
         .mechanism = audit.mechanism,
         .network = audit.network,
+        .refused_connects = audit.refused_connects,
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
         .error = r < 0 && err ? err->msg : NULL,
@@ -446,6 +447,7 @@ main (int argc, char **argv)
   free (audit.command);
   free (audit.outcome);
   free (audit.network);
+  free (audit.refused_connects);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;

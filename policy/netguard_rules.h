@@ -9,16 +9,18 @@
 #include "cidr.h"
 
 /* Bounds of the lists, checked when the operator config is read and again
- * when the programs are built (E2BIG, never a shorter list). Every IPv4
- * entry costs its four IPv6 forms too; at these bounds the longest program
- * (connect6/sendmsg6, every entry a /32) is about 4300 instructions, which
- * the verifier takes (test_netguard_lists.c loads it), far from its 1M
- * limit for the privileged loads moat makes and from the 16-bit jump
- * offsets. Attaching costs verification time in proportion. */
-#define NETGUARD_MAX_DENY 64    /* built-in metadata + operator's */
-#define NETGUARD_MAX_PRIVATE 32 /* egress: the built-in private ranges */
-#define NETGUARD_MAX_ALLOW 64   /* egress_allow / egress_allow_private */
-#define NETGUARD_MAX_DNS 3      /* nameservers, as libc reads (MAXNS) */
+ * when the maps are filled (E2BIG, never a shorter list). The lists live
+ * in LPM tries (netguard_maps.c), so an entry costs map memory (about 100
+ * bytes) and a little time at create, not program length: the programs
+ * are the same for one entry or the bound. The bound keeps both lists,
+ * written out, inside the operator config's 1 MiB cap. The fallback
+ * without cgroup BPF installs one policy rule per entry and form, and has
+ * its own, smaller bound (NETGUARD_FALLBACK_MAX_ENTRIES). */
+#define NETGUARD_MAX_DENY 16384  /* built-in metadata + operator's */
+#define NETGUARD_MAX_PRIVATE 32  /* egress: the built-in private ranges */
+#define NETGUARD_MAX_ALLOW 16384 /* egress_allow / egress_allow_private */
+#define NETGUARD_MAX_DNS 3       /* nameservers, as libc reads (MAXNS) */
+#define NETGUARD_FALLBACK_MAX_ENTRIES 256 /* deny + allow, fallback only */
 
 struct netguard_rules
 {

@@ -98,6 +98,11 @@ audit_line (const struct audit_record *r)
       jw_key (w, "network");
       jw_raw (w, r->network);
     }
+  if (r->refused_connects)
+    {
+      jw_key (w, "refused_connects");
+      jw_raw (w, r->refused_connects);
+    }
   jw_overrides (w, "overrides", r->overrides);
   jw_object_end (w);
   json = json_writer_finish (w);

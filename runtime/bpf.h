@@ -1,8 +1,10 @@
 /* moat's one door to the bpf() syscall for cgroup programs: load a program
  * (with the verifier's log when the kernel refuses it), attach it to a
  * cgroup, detach it, and ask what is attached. The callers only assemble
- * their instructions: the network guard (netguard_bpf.c) and the device
- * rules (cgroup_devices.c). No libbpf, no maps, no pinning. */
+ * their instructions (with bpf_asm.h): the network guard (netguard_bpf.c)
+ * and the device rules (cgroup_devices.c); and the maps the network guard's
+ * lists live in (LPM tries, and the refusal counters). No libbpf, no pinning: a
+ * map lives as long as a program that uses it. */
 #ifndef MOAT_BPF_H
 #define MOAT_BPF_H
 
@@ -41,5 +43,21 @@ int bpf_cgroup_detach_id (int cgroup_fd, uint32_t id,
  * more than fit). 0 or -errno. */
 int bpf_cgroup_query (int cgroup_fd, enum bpf_attach_type hook, uint32_t *ids,
                       uint32_t *n_ids);
+
+/* Create a map (BPF_MAP_CREATE); *ret_fd is O_CLOEXEC. flags: e.g.
+ * BPF_F_NO_PREALLOC, which LPM tries require. */
+int bpf_map_create (enum bpf_map_type type, uint32_t key_size,
+                    uint32_t value_size, uint32_t max_entries, uint32_t flags,
+                    const char *name, int *ret_fd, struct moat_error **err);
+/* Look KEY up (for an LPM trie: the longest prefix matching it) into
+ * VALUE. 0, or -errno (-ENOENT: no entry). */
+int bpf_map_lookup (int map_fd, const void *key, void *value);
+/* Set KEY to VALUE (BPF_ANY). 0 or -errno. */
+int bpf_map_update (int map_fd, const void *key, const void *value);
+/* The map named NAME among those the program with id PROG_ID uses:
+ * *ret_fd, O_CLOEXEC. 0, or -errno (-ENOENT: none of that name). */
+int bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd);
+/* The next key after KEY (NULL: the first). 0, or -errno (-ENOENT: none). */
+int bpf_map_next_key (int map_fd, const void *key, void *ret_next);
 
 #endif

@@ -1,7 +1,7 @@
 /* linux.resources.devices on a cgroup2 hierarchy, which has no devices
- * controller: a BPF_PROG_TYPE_CGROUP_DEVICE program, hand-assembled from
- * the rules (no clang, no libbpf), loaded and attached to the container's
- * cgroup through bpf.h.
+ * controller: a BPF_PROG_TYPE_CGROUP_DEVICE program, assembled from the
+ * rules with bpf_asm.h (no clang, no libbpf), loaded and attached to the
+ * container's cgroup through bpf.h.
  *
  * It keeps v1's meaning: everything is denied first, then the rules apply
  * in order and a later rule overrides an earlier one. So the program tests
@@ -15,24 +15,12 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "bpf_asm.h"
 #include "../lib/util.h"
 
 /* Enough for any engine's list (Docker sends a dozen); keeps jump offsets
  * far from the 16-bit limit. */
 #define MAX_DEVICE_RULES 1024
-/* Longest block: type, access (3), major, minor, result (2). */
-#define MAX_BLOCK 8
-
-#define INSN(c, d, s, o, i)                                                    \
-  ((struct bpf_insn){                                                          \
-      .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-#define LDX_W(dst, src, off) INSN (BPF_LDX | BPF_MEM | BPF_W, dst, src, off, 0)
-#define ALU32_IMM(op, dst, imm) INSN (BPF_ALU | (op) | BPF_K, dst, 0, 0, imm)
-#define MOV32_REG(dst, src) INSN (BPF_ALU | BPF_MOV | BPF_X, dst, src, 0, 0)
-/* 32-bit compare: a minor above 2^31 must not be sign-extended. */
-#define JNE32_IMM(dst, imm, off)                                               \
-  INSN (BPF_JMP32 | BPF_JNE | BPF_K, dst, 0, off, imm)
-#define EXIT_INSN() INSN (BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
 enum
 {
@@ -69,86 +57,91 @@ access_mask (const char *access, int *ret)
   return 0;
 }
 
-/* One rule; every jump leaves the block, to the next rule's test. */
-static int
-rule_block (const struct spec_device_rule *d, struct bpf_insn *b, size_t *ret_n)
+static bool
+rule_valid (const struct spec_device_rule *d)
+{
+  int mask;
+  return access_mask (d->access, &mask) == 0 && strchr ("acb", d->type)
+         && d->major <= UINT32_MAX && d->minor <= UINT32_MAX;
+}
+
+/* One rule: its verdict if the device matches, else on to the next rule.
+ * A rule that matches everything ("a *:* rwm") decides alone: the
+ * assembler leaves out the rules after it, which could not be reached. */
+static void
+emit_rule (struct bpf_asm *a, const struct spec_device_rule *d)
 {
   const int all_access
       = BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE | BPF_DEVCG_ACC_MKNOD;
-  size_t n = 0;
-  int mask;
+  int next = bpf_asm_label (a);
+  int mask = 0;
 
-  if (access_mask (d->access, &mask) < 0 || !strchr ("acb", d->type)
-      || d->major > UINT32_MAX || d->minor > UINT32_MAX)
-    return -EINVAL;
+  (void)access_mask (d->access, &mask);
+  /* 32-bit compares: a minor above 2^31 must not be sign-extended. */
   if (d->type != 'a')
-    b[n++] = JNE32_IMM (
-        R2, d->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK, 0);
+    bpf_asm_jump (
+        a,
+        JMP32_IMM (BPF_JNE, R2,
+                   d->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK),
+        next);
   if (mask != all_access)
     {
       /* Matches only if every access asked for is in the rule's set. */
-      b[n++] = MOV32_REG (R1, R3);
-      b[n++] = ALU32_IMM (BPF_AND, R1, ~mask);
-      b[n++] = JNE32_IMM (R1, 0, 0);
+      bpf_asm_emit (a, MOV32_REG (R1, R3));
+      bpf_asm_emit (a, ALU32_IMM (BPF_AND, R1, ~mask));
+      bpf_asm_jump (a, JMP32_IMM (BPF_JNE, R1, 0), next);
     }
   if (d->type != 'a' && d->major >= 0)
-    b[n++] = JNE32_IMM (R4, (int32_t)(uint32_t)d->major, 0);
+    bpf_asm_jump (a, JMP32_IMM (BPF_JNE, R4, (int32_t)(uint32_t)d->major),
+                  next);
   if (d->type != 'a' && d->minor >= 0)
-    b[n++] = JNE32_IMM (R5, (int32_t)(uint32_t)d->minor, 0);
-  b[n++] = INSN (BPF_ALU | BPF_MOV | BPF_K, R0, 0, 0, d->allow ? 1 : 0);
-  b[n++] = EXIT_INSN ();
-  for (size_t i = 0; i < n; i++)
-    if (BPF_CLASS (b[i].code) == BPF_JMP32)
-      b[i].off = (int16_t)(n - i - 1);
-  *ret_n = n;
-  return 0;
+    bpf_asm_jump (a, JMP32_IMM (BPF_JNE, R5, (int32_t)(uint32_t)d->minor),
+                  next);
+  bpf_asm_emit (a, MOV32_IMM (R0, d->allow ? 1 : 0));
+  bpf_asm_emit (a, EXIT ());
+  bpf_asm_place (a, next);
 }
 
 int
 cg_devices_build (const struct spec_device_rule *rules, size_t n_rules,
                   struct bpf_insn **ret, size_t *ret_n, struct moat_error **err)
 {
-  static const struct bpf_insn prologue[] = {
-    LDX_W (R2, R1, offsetof (struct bpf_cgroup_dev_ctx, access_type)),
-    ALU32_IMM (BPF_AND, R2, 0xffff),
-    LDX_W (R3, R1, offsetof (struct bpf_cgroup_dev_ctx, access_type)),
-    ALU32_IMM (BPF_RSH, R3, 16),
-    LDX_W (R4, R1, offsetof (struct bpf_cgroup_dev_ctx, major)),
-    LDX_W (R5, R1, offsetof (struct bpf_cgroup_dev_ctx, minor)),
-  };
-  size_t n_prologue = sizeof (prologue) / sizeof (prologue[0]);
-  cleanup_free struct bpf_insn *prog = NULL;
-  size_t n = n_prologue;
-  bool decided = false;
+  struct bpf_asm a = { .reachable = true };
+  int r;
 
   if (n_rules > MAX_DEVICE_RULES)
     return moat_fail (err, E2BIG, "devices: more than %d rules",
                       MAX_DEVICE_RULES);
-  prog = xcalloc (n_prologue + n_rules * MAX_BLOCK + 2, sizeof (*prog));
-  memcpy (prog, prologue, sizeof (prologue));
   for (size_t i = 0; i < n_rules; i++)
+    if (!rule_valid (&rules[i]))
+      return moat_fail (err, EINVAL, "devices[%zu]: invalid rule", i);
+
+  bpf_asm_emit (&a,
+                LDX_MEM (BPF_W, R2, R1,
+                         offsetof (struct bpf_cgroup_dev_ctx, access_type)));
+  bpf_asm_emit (&a, ALU32_IMM (BPF_AND, R2, 0xffff));
+  bpf_asm_emit (&a,
+                LDX_MEM (BPF_W, R3, R1,
+                         offsetof (struct bpf_cgroup_dev_ctx, access_type)));
+  bpf_asm_emit (&a, ALU32_IMM (BPF_RSH, R3, 16));
+  bpf_asm_emit (
+      &a, LDX_MEM (BPF_W, R4, R1, offsetof (struct bpf_cgroup_dev_ctx, major)));
+  bpf_asm_emit (
+      &a, LDX_MEM (BPF_W, R5, R1, offsetof (struct bpf_cgroup_dev_ctx, minor)));
+  /* A later rule overrides an earlier one: the last is tested first. */
+  for (size_t i = n_rules; i-- > 0;)
+    emit_rule (&a, &rules[i]);
+  bpf_asm_emit (&a, MOV32_IMM (R0, 0)); /* none matched: denied */
+  bpf_asm_emit (&a, EXIT ());
+  r = bpf_asm_finish (&a, err);
+  if (r < 0)
     {
-      struct bpf_insn scratch[MAX_BLOCK];
-      size_t len;
-      if (rule_block (&rules[i], scratch, &len) < 0)
-        return moat_fail (err, EINVAL, "devices[%zu]: invalid rule", i);
+      bpf_asm_free (&a);
+      return moat_error_wrap (err, "devices");
     }
-  for (size_t i = n_rules; i-- > 0 && !decided;)
-    {
-      size_t len;
-      rule_block (&rules[i], prog + n, &len);
-      n += len;
-      /* A rule that matches everything ("a *:* rwm") decides alone: what
-       * would follow is unreachable, and the verifier refuses that. */
-      decided = len == 2;
-    }
-  if (!decided)
-    {
-      prog[n++] = INSN (BPF_ALU | BPF_MOV | BPF_K, R0, 0, 0, 0);
-      prog[n++] = EXIT_INSN ();
-    }
-  *ret = steal_pointer (&prog);
-  *ret_n = n;
+  *ret = steal_pointer (&a.insns);
+  *ret_n = a.n;
+  bpf_asm_free (&a);
   return 0;
 }
 

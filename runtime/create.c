@@ -333,7 +333,12 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
       c->st.netguard = "cgroup-bpf";
     }
   else
-    c->st.netguard = "fallback";
+    {
+      r = netguard_fallback_check (&rules, err);
+      if (r < 0)
+        return moat_error_wrap (err, "network guard");
+      c->st.netguard = "fallback";
+    }
   debug_pause ("after-cgroup");
   if (g->audit)
     g->audit->mechanism = c->st.netguard;

@@ -63,6 +63,8 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
                  struct moat_error **err)
 {
   __attribute__ ((cleanup (prog_fds_close))) struct prog_fds progs;
+  __attribute__ ((cleanup (netguard_maps_close))) struct netguard_maps maps
+      = { -1, -1, -1, -1, -1, -1 };
   const struct attach_step *steps = r->egress ? egress_steps : strict_steps;
   size_t attached;
   int rc = 0;
@@ -71,13 +73,15 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
     progs.fd[i] = -1;
   if (cgroup_fd < 0)
     return moat_fail (err, EINVAL, "network guard: no cgroup v2 directory");
+  if (netguard_maps_create (r, &maps, err) < 0)
+    return moat_error_wrap (err, "network guard");
 
   for (attached = 0; attached < N_STEPS; attached++)
     {
       const struct attach_step *s = &steps[attached];
       if (progs.fd[s->prog] < 0)
         {
-          rc = netguard_bpf_load (s->prog, r, &progs.fd[s->prog], err);
+          rc = netguard_bpf_load (s->prog, r, &maps, &progs.fd[s->prog], err);
           if (rc < 0)
             break;
         }
@@ -100,8 +104,8 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
                                  steps[attached].hook);
       return moat_error_wrap (err, "network guard");
     }
-  /* The attachments hold the programs until the cgroup goes: the fds
-   * close here with the cleanup. */
+  /* The attachments hold the programs, and the programs the maps, until
+   * the cgroup goes: the fds close here with the cleanup. */
   return 0;
 }
 

@@ -36,4 +36,17 @@ int netguard_loopback_up (struct moat_error **err);
 int netguard_fallback (pid_t pid, const struct netguard_rules *r,
                        struct moat_error **err);
 
+/* What the container of this cgroup (an fd from cgroup_unified_fd) tried
+ * and was refused at connect()/sendmsg(), as JSON: {"refused": [{"addr",
+ * "port", "proto", "count", "first", "last"} ...] (most often refused
+ * first), "overflow": refusals of destinations past the first
+ * NETGUARD_REFUSALS_KEPT}. -ENOENT where no guard of moat's counts
+ * (the fallback). */
+int netguard_refusals_json (int cgroup_fd, char **ret);
+
+/* The lists fit the fallback (NETGUARD_FALLBACK_MAX_ENTRIES): create
+ * checks before it chooses the fallback, so that start cannot fail. */
+int netguard_fallback_check (const struct netguard_rules *r,
+                             struct moat_error **err);
+
 #endif

@@ -453,6 +453,21 @@ child_result (pid_t pid, int report_fd, struct moat_error **err)
 }
 
 int
+netguard_fallback_check (const struct netguard_rules *r,
+                         struct moat_error **err)
+{
+  if (netguard_rules_check (r, err) < 0)
+    return -1;
+  if (r->n_deny + r->n_allow > NETGUARD_FALLBACK_MAX_ENTRIES)
+    return moat_fail (err, E2BIG,
+                      "the fallback without cgroup BPF takes at most %d "
+                      "denied and allowed CIDRs (one policy rule each), "
+                      "not %zu",
+                      NETGUARD_FALLBACK_MAX_ENTRIES, r->n_deny + r->n_allow);
+  return 0;
+}
+
+int
 netguard_fallback (pid_t pid, const struct netguard_rules *r,
                    struct moat_error **err)
 {
@@ -464,7 +479,7 @@ netguard_fallback (pid_t pid, const struct netguard_rules *r,
 
   /* Checked before anything changes: a bad entry must not leave a
    * namespace with its links gone but its prohibitions half made. */
-  if (netguard_rules_check (r, err) < 0)
+  if (netguard_fallback_check (r, err) < 0)
     return moat_error_wrap (err, "network guard");
   nsfd = open (path, O_RDONLY | O_CLOEXEC);
   if (nsfd < 0 || fstat (nsfd, &st) < 0)

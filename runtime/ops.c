@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "netguard.h"
 #include "container_internal.h"
 #include "../policy/profile.h"
 #include "../lib/util.h"
@@ -302,8 +303,21 @@ container_events (const struct moat_globals *g, const char *id, bool stats,
         {
           r = cgroup_stats_json (cg, &data, err);
           if (r == 0)
-            fprintf (out, "{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}\n",
-                     id, data);
+            {
+              /* The network guard's refusals as data.network, beside
+               * runc's fields. */
+              cleanup_free char *refused = NULL;
+              size_t len = strlen (data);
+              if (len > 0 && cgroup_unified_fd (cg) >= 0
+                  && netguard_refusals_json (cgroup_unified_fd (cg), &refused)
+                         == 0)
+                data[len - 1] = '\0';
+              fprintf (out,
+                       "{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s%s%s%s}"
+                       "\n",
+                       id, data, refused ? ",\"network\":" : "",
+                       refused ? refused : "", refused ? "}" : "");
+            }
           next_stats += interval_ms > 0 ? interval_ms : 1000;
         }
       cgroup_free (cg);

@@ -58,6 +58,8 @@ usage (void)
          "  kexec | init_module | personality VALUE | syscall NR\n"
          "  connect HOST PORT | connect6 HOST PORT   (tcp, 2 s timeout)\n"
          "  sendto HOST PORT | sendto6 HOST PORT     (udp)\n"
+         "  sendmsg HOST PORT | sendmsg6 HOST PORT   (udp, sendmsg)\n"
+         "  fastopen HOST PORT | fastopen6 HOST PORT (tcp, MSG_FASTOPEN)\n"
          "  tiocsti TTY | tiocsti-high TTY | tioclinux TTY\n"
          "                 (TTY: a path, or - for fd 0; tiocsti types\n"
          "                 \"echo MOAT-INJECTED\" and a newline into it)\n",
@@ -312,9 +314,25 @@ parse_address (const char *host, const char *port, int family,
   return 0;
 }
 
-static int
-probe_connect (const char *host, const char *port, int family, int udp)
+/* How a probe reaches its address: TCP connect(), UDP sendto() or
+ * sendmsg() with the address in the message, TCP Fast Open (sendto with
+ * MSG_FASTOPEN: the connect happens inside the send). */
+enum probe_kind
 {
+  PROBE_CONNECT,
+  PROBE_SENDTO,
+  PROBE_SENDMSG,
+  PROBE_FASTOPEN,
+};
+
+static const char *const probe_names[]
+    = { "connect", "sendto", "sendmsg", "fastopen" };
+
+static int
+probe_connect (const char *host, const char *port, int family,
+               enum probe_kind kind)
+{
+  bool udp = kind == PROBE_SENDTO || kind == PROBE_SENDMSG;
   struct sockaddr_storage ss;
   struct pollfd pfd;
   socklen_t len, elen;
@@ -323,7 +341,7 @@ probe_connect (const char *host, const char *port, int family, int udp)
 
   if (parse_address (host, port, family, &ss, &len) < 0)
     return usage ();
-  snprintf (label, sizeof (label), "%s(%s%s%s:%s)", udp ? "sendto" : "connect",
+  snprintf (label, sizeof (label), "%s(%s%s%s:%s)", probe_names[kind],
             ss.ss_family == AF_INET6 ? "[" : "", host,
             ss.ss_family == AF_INET6 ? "]" : "", port);
   fd = socket (ss.ss_family,
@@ -331,9 +349,20 @@ probe_connect (const char *host, const char *port, int family, int udp)
                0);
   if (fd < 0)
     return report (label, -1);
-  if (udp)
+  if (kind == PROBE_SENDTO)
     return report (label, sendto (fd, "x", 1, 0, (struct sockaddr *)&ss, len));
-  if (connect (fd, (struct sockaddr *)&ss, len) == 0)
+  if (kind == PROBE_SENDMSG)
+    {
+      struct iovec iov = { .iov_base = (void *)"x", .iov_len = 1 };
+      struct msghdr msg = {
+        .msg_name = &ss, .msg_namelen = len, .msg_iov = &iov, .msg_iovlen = 1
+      };
+      return report (label, sendmsg (fd, &msg, 0));
+    }
+  if ((kind == PROBE_FASTOPEN
+           ? sendto (fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&ss, len)
+           : connect (fd, (struct sockaddr *)&ss, len))
+      >= 0)
     return report (label, 0);
   if (errno != EINPROGRESS)
     return report (label, -1);
@@ -471,13 +500,15 @@ main (int argc, char **argv)
   if ((strcmp (op, "personality") == 0 || strcmp (op, "syscall") == 0)
       && argc == 1)
     return probe_number (op, argv[0]);
-  if ((strcmp (op, "connect") == 0 || strcmp (op, "connect6") == 0)
-      && argc == 2)
-    return probe_connect (argv[0], argv[1], op[7] == '6' ? AF_INET6 : AF_UNSPEC,
-                          0);
-  if ((strcmp (op, "sendto") == 0 || strcmp (op, "sendto6") == 0) && argc == 2)
-    return probe_connect (argv[0], argv[1], op[6] == '6' ? AF_INET6 : AF_UNSPEC,
-                          1);
+  for (int k = PROBE_CONNECT; k <= PROBE_FASTOPEN && argc == 2; k++)
+    {
+      size_t n = strlen (probe_names[k]);
+      if (strncmp (op, probe_names[k], n) == 0
+          && (op[n] == '\0' || strcmp (op + n, "6") == 0))
+        return probe_connect (argv[0], argv[1],
+                              op[n] == '6' ? AF_INET6 : AF_UNSPEC,
+                              (enum probe_kind)k);
+    }
   if ((strcmp (op, "tiocsti") == 0 || strcmp (op, "tiocsti-high") == 0
        || strcmp (op, "tioclinux") == 0)
       && argc == 1)

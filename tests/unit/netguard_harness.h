@@ -37,6 +37,26 @@
 #include "../../runtime/netguard_bpf.h"
 #include "../../lib/util.h"
 
+/* For assembling a program without loading it: map fds are only
+ * immediates then. */
+static const struct netguard_maps no_maps = { -1, -1, -1, -1, -1, -1 };
+
+/* Load a program of KIND with maps of R's lists of its own (the program
+ * keeps them); fails the test on an error. */
+static int __attribute__ ((unused))
+load_rules (enum netguard_prog kind, const struct netguard_rules *r)
+{
+  struct netguard_maps m;
+  struct moat_error *err = NULL;
+  int fd = -1;
+  if (netguard_maps_create (r, &m, &err) < 0)
+    fail_msg ("maps: %s", err->msg);
+  if (netguard_bpf_load (kind, r, &m, &fd, &err) < 0)
+    fail_msg ("load: %s", err->msg);
+  netguard_maps_close (&m);
+  return fd;
+}
+
 /* Everything a test creates, for teardown. */
 static char cg_root[64];
 static char cg_dir[PATH_MAX];

@@ -78,7 +78,7 @@ cidr (const char *s)
 static void
 test_rules_checked (void **state)
 {
-  struct cidr many[NETGUARD_MAX_DENY + 1];
+  static struct cidr many[NETGUARD_MAX_DENY + 1];
   struct cidr bad = { .family = AF_UNIX, .prefix = 8 };
   struct netguard_rules r
       = { .egress = true, .deny = many, .n_deny = NETGUARD_MAX_DENY + 1 };
@@ -88,22 +88,31 @@ test_rules_checked (void **state)
 
   for (size_t i = 0; i <= NETGUARD_MAX_DENY; i++)
     many[i] = cidr ("10.0.0.0/8");
-  assert_int_equal (
-      netguard_bpf_build (NETGUARD_PROG_SKB_EGRESS, &r, &insns, &n, &err),
-      -E2BIG);
+  assert_int_equal (netguard_bpf_build (NETGUARD_PROG_SKB_EGRESS, &r, &no_maps,
+                                        &insns, &n, &err),
+                    -E2BIG);
   moat_error_free (&err);
 
   r.deny = &bad;
   r.n_deny = 1;
-  assert_int_equal (
-      netguard_bpf_build (NETGUARD_PROG_CONNECT4, &r, &insns, &n, &err),
-      -EINVAL);
+  assert_int_equal (netguard_bpf_build (NETGUARD_PROG_CONNECT4, &r, &no_maps,
+                                        &insns, &n, &err),
+                    -EINVAL);
   moat_error_free (&err);
 
-  r.n_deny = NETGUARD_MAX_DENY;
+  /* The fallback's own bound: one policy rule per entry. */
   r.deny = many;
-  assert_int_equal (
-      netguard_bpf_build (NETGUARD_PROG_CONNECT6, &r, &insns, &n, &err), 0);
+  r.n_deny = NETGUARD_FALLBACK_MAX_ENTRIES + 1;
+  assert_int_equal (netguard_fallback_check (&r, &err), -E2BIG);
+  assert_non_null (strstr (err->msg, "fallback without cgroup BPF"));
+  moat_error_free (&err);
+  r.n_deny = NETGUARD_FALLBACK_MAX_ENTRIES;
+  assert_int_equal (netguard_fallback_check (&r, &err), 0);
+
+  r.n_deny = NETGUARD_MAX_DENY;
+  assert_int_equal (netguard_bpf_build (NETGUARD_PROG_CONNECT6, &r, &no_maps,
+                                        &insns, &n, &err),
+                    0);
   free (insns);
 }
 
@@ -115,11 +124,7 @@ load (enum netguard_prog kind, bool egress, const struct cidr *deny,
 {
   struct netguard_rules r
       = { .egress = egress, .deny = deny, .n_deny = n_deny };
-  struct moat_error *err = NULL;
-  int fd = -1;
-  if (netguard_bpf_load (kind, &r, &fd, &err) < 0)
-    fail_msg ("load: %s", err->msg);
-  return fd;
+  return load_rules (kind, &r);
 }
 
 static void
@@ -171,11 +176,11 @@ test_strict_deny_overlap (void **state)
     {
       if (kind == NETGUARD_PROG_SKB_EGRESS || kind == NETGUARD_PROG_SKB_INGRESS)
         continue;
-      assert_int_equal (netguard_bpf_build (kind, &none, &insns, &n_none, &err),
-                        0);
+      assert_int_equal (
+          netguard_bpf_build (kind, &none, &no_maps, &insns, &n_none, &err), 0);
       free (insns);
-      assert_int_equal (netguard_bpf_build (kind, &far, &insns, &n_far, &err),
-                        0);
+      assert_int_equal (
+          netguard_bpf_build (kind, &far, &no_maps, &insns, &n_far, &err), 0);
       free (insns);
       assert_int_equal (n_none, n_far);
     }

@@ -4,7 +4,8 @@
 # a public-looking address (198.51.100.7, 2001:db8:ffff::7), a private one
 # ($NET.1), a nameserver on a private address ($NET.53, named in the
 # container's resolv.conf), the metadata addresses and IPv6 forms that
-# embed denied IPv4 addresses, with listeners: under egress the public ones
+# embed denied IPv4 addresses, with listeners (reached by TCP connect,
+# TCP Fast Open, UDP sendto and sendmsg): under egress the public ones
 # and the nameserver's port 53 answer and every other one is refused with
 # EPERM at once; under an allowlist only the listed address:port connects;
 # under strict nothing does. Nothing leaves the machine.
@@ -39,30 +40,44 @@ make_test_host() {
 		'.mounts += [{"destination": "/etc/resolv.conf", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]'
 }
 
-# A veth between the created container of pid $1 and the test host, as an
-# engine's bridge network is set up between create and start.
+# A veth between the container's network namespace and the test host:
+# $1 is the created container's pid (an engine's network set up between
+# create and start), or netns:NAME (a namespace made before create and
+# joined by path). With BRIDGE=1 the host end is a port of a bridge that
+# holds the host's addresses, as Docker's docker0 does.
 wire_container() {
-	local pid="$1" cont="m1ec$BATS_TEST_NUMBER-$$" host="m1eh$BATS_TEST_NUMBER-$$" a
+	local target="$1" cont="m1ec$BATS_TEST_NUMBER-$$" host="m1eh$BATS_TEST_NUMBER-$$" a
+	local in_cont=(nsenter -t "$target" -n) dev="$host"
+	if [[ "$target" == netns:* ]]; then
+		target="${target#netns:}"
+		in_cont=(ip netns exec "$target")
+	fi
 	VETH_HOST="$host"
 	ip link add "$host" type veth peer name "$cont"
-	ip link set "$cont" netns "$pid"
+	ip link set "$cont" netns "$target"
 	ip link set "$host" netns "$HOST_NS"
 	VETH_HOST=""
-	nsenter -t "$pid" -n ip addr add "$NET.2/24" dev "$cont"
-	nsenter -t "$pid" -n ip addr add 2001:db8:1::2/64 dev "$cont" nodad
-	nsenter -t "$pid" -n ip link set "$cont" up
-	nsenter -t "$pid" -n ip route add default via "$NET.1"
-	nsenter -t "$pid" -n ip -6 route add default via 2001:db8:1::1 dev "$cont"
-	ip -n "$HOST_NS" addr add "$NET.1/24" dev "$host"
+	"${in_cont[@]}" ip addr add "$NET.2/24" dev "$cont"
+	"${in_cont[@]}" ip addr add 2001:db8:1::2/64 dev "$cont" nodad
+	"${in_cont[@]}" ip link set "$cont" up
+	"${in_cont[@]}" ip route add default via "$NET.1"
+	"${in_cont[@]}" ip -6 route add default via 2001:db8:1::1 dev "$cont"
+	if [ "${BRIDGE:-0}" = 1 ]; then
+		dev=br0
+		ip -n "$HOST_NS" link add br0 type bridge
+		ip -n "$HOST_NS" link set "$host" master br0
+		ip -n "$HOST_NS" link set "$host" up
+	fi
+	ip -n "$HOST_NS" addr add "$NET.1/24" dev "$dev"
 	for a in "$NET.53" 198.51.100.7 169.254.169.254 100.100.100.200 168.63.129.16 10.10.10.10; do
-		ip -n "$HOST_NS" addr add "$a/32" dev "$host"
+		ip -n "$HOST_NS" addr add "$a/32" dev "$dev"
 	done
-	ip -n "$HOST_NS" addr add 2001:db8:1::1/64 dev "$host" nodad
+	ip -n "$HOST_NS" addr add 2001:db8:1::1/64 dev "$dev" nodad
 	for a in 2001:db8:ffff::7 fd00:ec2::254 64:ff9b::a9fe:a9fe 2002:a9fe:a9fe::1 \
 		64:ff9b::a0a:a0a 2002:a0a:a0a::1 ::a9fe:a9fe fd12::7; do
-		ip -n "$HOST_NS" addr add "$a/128" dev "$host" nodad
+		ip -n "$HOST_NS" addr add "$a/128" dev "$dev" nodad
 	done
-	ip -n "$HOST_NS" link set "$host" up
+	ip -n "$HOST_NS" link set "$dev" up
 }
 
 EPERM="Operation not permitted (errno 1)"
@@ -90,6 +105,10 @@ PROBES=(
 	"connect6 64:ff9b::a0a:a0a 8080|E"
 	"connect6 2002:a0a:a0a::1 8080|E"
 	"connect6 fd12::7 8080|E"
+	"fastopen 169.254.169.254 8080|E"
+	"fastopen6 ::ffff:PRIV 8080|E"
+	"sendmsg 100.100.100.200 53|E"
+	"sendmsg6 64:ff9b::a9fe:a9fe 53|E"
 )
 
 probe_cmd() {
@@ -108,8 +127,7 @@ probe_want() {
 		return
 	}
 	case "$op" in
-	connect6) echo "connect([$host]:$port): $EPERM" ;;
-	sendto6) echo "sendto([$host]:$port): $EPERM" ;;
+	*6) echo "${op%6}([$host]:$port): $EPERM" ;;
 	*) echo "$op($host:$port): $EPERM" ;;
 	esac
 }
@@ -129,11 +147,18 @@ run_probes() {
 	for p in "${PROBES[@]}"; do
 		script="$script sysprobe $(probe_cmd "$p");"
 	done
+	if [ "${WIRING:-own}" = joined ]; then
+		make_netns joined
+		ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 2>/dev/null || true
+		wire_container "netns:$NS"
+		update_config --arg p "/run/netns/$NS" \
+			'.linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
+	fi
 	create_with_output "$@" "$script kill %1" || {
 		cat "$BUNDLE/$CID.out" >&2
 		return 1
 	}
-	wire_container "$(cat "$BUNDLE/$CID.pid")"
+	[ "${WIRING:-own}" = joined ] || wire_container "$(cat "$BUNDLE/$CID.pid")"
 	start_until_stopped
 	# create's warnings come first in the file; the probes after them.
 	mapfile -t lines < <(grep -v '^moat: warning: ' <<<"$output")
@@ -197,6 +222,43 @@ only_ok() {
 	run_probes
 }
 
+# The same probes in the other topologies: a namespace joined by path,
+# made and wired before create (a CNI-prepared pod, `docker run --network
+# container:X`), and the container's own namespace behind a bridge.
+@test "G1 topology matrix: joined by path and behind a bridge, under egress, strict and an allowlist" {
+	prepare_bundle spec
+	make_test_host
+	local wiring bridge
+	for wiring in joined own; do
+		bridge=0
+		[ "$wiring" = own ] && bridge=1
+		OUTCOME=()
+		BRIDGE=$bridge WIRING=$wiring run_probes --profile egress || {
+			echo "egress, $wiring, bridge=$bridge" >&2
+			return 1
+		}
+		ip -n "$HOST_NS" link del br0 2>/dev/null || true
+		[ "$wiring" = own ] || ip netns del "$NS"
+		only_ok
+		BRIDGE=$bridge WIRING=$wiring run_probes || {
+			echo "strict, $wiring, bridge=$bridge" >&2
+			return 1
+		}
+		ip -n "$HOST_NS" link del br0 2>/dev/null || true
+		[ "$wiring" = own ] || ip netns del "$NS"
+		printf '{"audit_log": "%s", "egress_allow": ["198.51.100.7/32:8080"]}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+		only_ok 0 2 3
+		BRIDGE=$bridge WIRING=$wiring run_probes --profile egress || {
+			echo "allowlist, $wiring, bridge=$bridge" >&2
+			return 1
+		}
+		ip -n "$HOST_NS" link del br0 2>/dev/null || true
+		[ "$wiring" = own ] || ip netns del "$NS"
+		printf '{"audit_log": "%s"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+		update_config 'del(.linux.namespaces[] | select(.type == "network")) | .linux.namespaces += [{"type": "network"}]'
+	done
+}
+
 @test "G1 egress allowlist (egress_allow): only the listed address:port and DNS connect" {
 	prepare_bundle spec
 	make_test_host
@@ -214,6 +276,7 @@ only_ok() {
 	OUTCOME=()
 	OUTCOME[6]=ok
 	OUTCOME[14]=ok # ::ffff:$NET.1, a dual-stack socket's form of it
+	OUTCOME[22]=ok # the same by TCP Fast Open
 	run_probes --profile egress
 }
 
@@ -244,15 +307,59 @@ only_ok() {
 	[ "$(jq -c .network.allow <<<"$output")" = '["198.51.100.7/32:443"]' ]
 }
 
+@test "G1 egress: lists of 10,000 entries each (egress_deny, egress_allow_private) load, and their last entries hold" {
+	prepare_bundle spec
+	make_test_host
+	# 10,000 entries each, the ones that matter last: the deny list ends
+	# with the public host, the private allowlist with $NET.1:8080.
+	deny=$(awk 'BEGIN { for (i = 0; i < 9999; i++) printf "\"203.%d.%d.0/24\",", int(i / 256), i % 256 }')
+	allow=$(awk 'BEGIN { for (i = 0; i < 9999; i++) printf "\"10.%d.%d.%d/32:443\",", 200 + int(i / 65536), int(i / 256) % 256, i % 256 }')
+	printf '{"audit_log": "%s", "egress_deny": [%s"198.51.100.7/32"], "egress_allow_private": [%s"%s/32:8080"]}\n' \
+		"$AUDIT_LOG" "$deny" "$allow" "$NET.1" >"$MOAT_CONFIG"
+	OUTCOME=()
+	OUTCOME[0]=E   # 198.51.100.7, denied by the operator
+	OUTCOME[6]=ok  # $NET.1:8080, allowed
+	OUTCOME[14]=ok # ::ffff:$NET.1, a dual-stack socket's form of it
+	OUTCOME[22]=ok # the same by TCP Fast Open
+	run_probes --profile egress
+}
+
 @test "G1 egress: more allow entries than the bound is a clear error at create, nothing left behind" {
 	prepare_bundle spec
-	list=$(for i in $(seq 1 65); do printf '"198.51.100.%d/32",' "$i"; done)
+	list=$(awk 'BEGIN { for (i = 0; i < 16385; i++) printf "\"198.%d.%d.%d/32\",", int(i / 65536), int(i / 256) % 256, i % 256 }')
 	printf '{"audit_log": "%s", "egress_allow": [%s]}\n' "$AUDIT_LOG" "${list%,}" >"$MOAT_CONFIG"
 	next_id
 	moat --profile egress create -b "$BUNDLE" "$CID"
 	[ "$status" -eq 1 ]
-	[ "$output" = "moat: create $CID: profile: $MOAT_CONFIG: egress_allow: 65 entries, at most 64" ] ||
-		[[ "$output" == *"egress_allow: 65 entries, at most 64"* ]]
+	[ "$output" = "moat: create $CID: profile: $MOAT_CONFIG: egress_allow: 16385 entries, at most 16384" ] ||
+		[[ "$output" == *"egress_allow: 16385 entries, at most 16384"* ]]
 	[ "${#lines[@]}" -eq 1 ]
 	[ ! -e "$ROOT/$CID" ]
+}
+
+@test "G1 egress: refusals are counted per destination: events --stats shows network.refused, delete's audit line refused_connects, past 256 destinations an overflow count" {
+	prepare_bundle spec
+	add_testbin sysprobe
+	start_sleeper --profile egress
+	# Twice the metadata address, once a private address over UDP, then
+	# 300 distinct private destinations: 302 destinations, 256 kept, 46 in
+	# the overflow.
+	moat exec "$CID" sh -c 'sysprobe connect 169.254.169.254 80; sysprobe connect 169.254.169.254 80
+		sysprobe sendto 10.1.2.3 53
+		for i in $(seq 1 300); do sysprobe connect 10.0.$((i / 200)).$((i % 200 + 1)) 8080 >/dev/null; done'
+	[ "${lines[0]}" = "connect(169.254.169.254:80): $EPERM" ]
+	[ "${lines[2]}" = "sendto(10.1.2.3:53): $EPERM" ]
+	moat events --stats "$CID"
+	[ "$status" -eq 0 ]
+	net=$(jq -c .data.network <<<"$output")
+	[ "$(jq -c '.refused[0] | {addr, port, proto, count}' <<<"$net")" = '{"addr":"169.254.169.254","port":80,"proto":"tcp","count":2}' ]
+	[ "$(jq -c '.refused[] | select(.addr == "10.1.2.3") | {port, proto, count}' <<<"$net")" = '{"port":53,"proto":"udp","count":1}' ]
+	[ "$(jq '.refused | length' <<<"$net")" -eq 256 ]
+	[ "$(jq .overflow <<<"$net")" -eq 46 ]
+	# runc's fields are still there.
+	moat events --stats "$CID"
+	[ "$(jq -r '.data.pids | has("current")' <<<"$output")" = true ]
+	moat delete -f "$CID"
+	[ "$status" -eq 0 ]
+	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.overflow == 46 and (.refused | length) == 256 and .refused[0].count == 2)'
 }

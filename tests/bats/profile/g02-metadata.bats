@@ -7,15 +7,17 @@
 # refusals are G2's own. g01-egress.bats has listeners behind them.
 
 load profile_helpers
+load netns_helpers
 
 GUARANTEE=g2
 
 setup() {
 	requires_root
+	setup_netns
 }
 
 teardown() {
-	teardown_profile
+	teardown_netns
 }
 
 PROBES=(
@@ -96,4 +98,79 @@ UNREACHABLE="Network is unreachable (errno 101)"
 	done
 	moat exec "$CID" sysprobe connect 198.51.100.7 80
 	[ "$output" = "connect(198.51.100.7:80): $UNREACHABLE" ]
+}
+
+# The topology of issue 20, as a CNI-prepared pod or `docker run --network
+# container:X` gives it: the container joins by path a network namespace
+# made before create (never moved or touched by moat), a veth to a far
+# side whose lo holds a public address, a private one and the metadata
+# addresses, each with a listener on 80, 443 and 8080, and the
+# container's default route via the far end. So "refused" below means the
+# guard refused, not that nothing answers: 198.51.100.7 does.
+JOINED_FAR=(198.51.100.7 10.213.77.1 100.100.100.200 100.100.100.201 100.64.1.1 169.254.169.254 168.63.129.16)
+
+# $1: the container end's address/prefix; $2: the far end's.
+make_joined_topology() {
+	local a
+	make_netns far
+	FAR_NS="$NS"
+	make_netns joined
+	JOINED_NS="$NS"
+	# Created inside the namespaces: the names never meet the host's.
+	ip -n "$JOINED_NS" link add c0 type veth peer name p0 netns "$FAR_NS"
+	ip -n "$JOINED_NS" addr add "$1" dev c0
+	ip -n "$JOINED_NS" link set c0 up
+	ip -n "$JOINED_NS" route add default via "${2%/*}"
+	ip -n "$FAR_NS" addr add "$2" dev p0
+	ip -n "$FAR_NS" link set p0 up
+	for a in "${JOINED_FAR[@]}"; do
+		ip -n "$FAR_NS" addr add "$a/32" dev lo
+	done
+	for p in 80 443 8080; do
+		listen_in "$FAR_NS" "$p"
+	done
+	update_config --arg p "/run/netns/$JOINED_NS" \
+		'.linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
+}
+
+# Connect to every far address on every port from inside; $1: the
+# profile, $2: the addresses that must connect (the rest must get EPERM).
+check_joined() {
+	local script="" a p want i=0
+	add_testbin sysprobe
+	for a in "${JOINED_FAR[@]}"; do
+		for p in 80 443 8080; do
+			script="$script sysprobe connect $a $p;"
+		done
+	done
+	in_container --profile "$1" "$script"
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+	for a in "${JOINED_FAR[@]}"; do
+		for p in 80 443 8080; do
+			want="connect($a:$p): $EPERM"
+			[[ " $2 " == *" $a "* ]] && want=ok
+			[ "${lines[$i]}" = "$want" ] || {
+				echo "$1: connect $a $p: got '${lines[$i]}', want '$want'" >&2
+				return 1
+			}
+			i=$((i + 1))
+		done
+	done
+}
+
+@test "G2 a network namespace joined by path, with routes (public source): metadata refused, the public host answers" {
+	prepare_bundle spec
+	make_joined_topology 203.0.113.2/24 203.0.113.1/24
+	check_joined egress "198.51.100.7"
+	check_joined strict ""
+	# With CGNAT and 10/8 opened by the operator, only G2's own entries
+	# stand between the container and 100.100.100.200 and 169.254/16.
+	printf '{"audit_log": "%s", "egress_allow_private": ["100.64.0.0/10", "10.0.0.0/8"]}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	check_joined egress "198.51.100.7 10.213.77.1 100.100.100.201 100.64.1.1"
+}
+
+@test "G2 a network namespace joined by path, with routes (private source): metadata refused, the public host answers" {
+	prepare_bundle spec
+	make_joined_topology 10.77.0.2/24 10.77.0.1/24
+	check_joined egress "198.51.100.7"
 }
