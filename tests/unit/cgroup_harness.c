@@ -1,6 +1,8 @@
 /* See cgroup_harness.h. */
 #include "cgroup_harness.h"
 
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -210,4 +212,15 @@ teardown_tree (void **state)
   cgroup_emulate (NULL);
   rm_rf (tree);
   return 0;
+}
+
+bool
+host_cgroup_hierarchy (const char *name)
+{
+  char path[PATH_MAX];
+  struct statfs sfs;
+  snprintf (path, sizeof (path), "/sys/fs/cgroup/%s", name);
+  return statfs (path, &sfs) == 0
+         && (sfs.f_type == CGROUP_SUPER_MAGIC
+             || sfs.f_type == CGROUP2_SUPER_MAGIC);
 }

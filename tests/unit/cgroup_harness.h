@@ -48,6 +48,10 @@ extern const size_t n_v1_tree;
 int setup_v2_tree (void **state);
 int setup_hybrid_tree (void **state);
 int setup_hybrid_tree_unified_hugetlb (void **state);
+/* A cgroup hierarchy is mounted at /sys/fs/cgroup/NAME on this host, not a
+ * plain directory of the tmpfs there (Podman's cgroupfs manager makes one
+ * for every controller it expects, hugetlb on a host that mounts none). */
+bool host_cgroup_hierarchy (const char *name);
 int teardown_tree (void **state);
 
 #endif

@@ -11,9 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,20 +30,6 @@ static const char *const host_hierarchies[]
 
 static char host_parent[64];
 static pid_t host_child = -1;
-
-/* A cgroup hierarchy mounted at /sys/fs/cgroup/NAME, not a plain directory
- * of the tmpfs there (Podman's cgroupfs manager makes one for every
- * controller it expects, hugetlb on a host that mounts none). */
-static bool
-is_hierarchy (const char *name)
-{
-  char path[PATH_MAX];
-  struct statfs sfs;
-  snprintf (path, sizeof (path), "/sys/fs/cgroup/%s", name);
-  return statfs (path, &sfs) == 0
-         && (sfs.f_type == CGROUP_SUPER_MAGIC
-             || sfs.f_type == CGROUP2_SUPER_MAGIC);
-}
 
 static bool
 host_usable (void)
@@ -244,7 +228,7 @@ test_host_lifecycle (void **state)
     fail_msg ("destroy: %s", err->msg);
   cgroup_free (cg);
   for (size_t i = 0; i < N_HOST; i++)
-    if (is_hierarchy (host_hierarchies[i]))
+    if (host_cgroup_hierarchy (host_hierarchies[i]))
       {
         assert_false (exists ("/sys/fs/cgroup/%s%s", host_hierarchies[i], rel));
         /* Not named /moat: the parent is the caller's, and stays. */
