@@ -30,12 +30,14 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -DMOAT_VERSION='"$(VERSION)"' \
 	-DMOAT_COMMIT='"$(COMMIT)"' -DMOAT_DEBUG=$(DEBUG) $(PC_CFLAGS) -fstack-protector-strong \
-	-D_FORTIFY_SOURCE=2 -fPIE
+	-D_FORTIFY_SOURCE=2 -fPIE -ffunction-sections -fdata-sections
 ifneq ($(SAN),)
 override CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -O1
 override LDFLAGS += -fsanitize=$(SAN)
 endif
-override LDFLAGS += -pie -Wl,-z,relro,-z,now
+# One section per function: the linker drops what no verb uses, and
+# tests/layers.sh follows calls function by function.
+override LDFLAGS += -pie -Wl,-z,relro,-z,now -Wl,--gc-sections
 
 LIB_SRCS := $(sort $(wildcard lib/*.c oci/*.c policy/*.c runtime/*.c hooks/*.c))
 CMD_SRCS := $(sort $(wildcard cmd/*.c))

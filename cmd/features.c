@@ -28,13 +28,6 @@ strings (struct json_writer *w, const char *key, const char *const *v)
 
 VERB (features)
 {
-  static const char *const hooks[] = { "prestart",
-                                       "createRuntime",
-                                       "createContainer",
-                                       "startContainer",
-                                       "poststart",
-                                       "poststop",
-                                       NULL };
   static const char *const mount_opts[] = {
     "async",         "atime",       "bind",       "defaults", "dev",
     "diratime",      "dirsync",     "exec",       "iversion", "lazytime",
@@ -46,8 +39,6 @@ VERB (features)
     "slave",         "strictatime", "suid",       "sync",     "tmpcopyup",
     "unbindable",    NULL
   };
-  static const char *const ns[] = { "cgroup", "ipc",  "mount", "network", "pid",
-                                    "time",   "user", "uts",   NULL };
   static const char *const actions[]
       = { "SCMP_ACT_ALLOW",       "SCMP_ACT_ERRNO",
           "SCMP_ACT_KILL",        "SCMP_ACT_KILL_PROCESS",
@@ -71,26 +62,28 @@ VERB (features)
   jw_string (w, "1.0.0");
   jw_key (w, "ociVersionMax");
   jw_string (w, "1.2.0");
-  strings (w, "hooks", hooks);
+  /* The parser's own name tables: what it knows is what is listed. */
+  jw_key (w, "hooks");
+  jw_array_begin (w);
+  for (int k = 0; k < HOOK__MAX; k++)
+    jw_string (w, hook_kind_name (k));
+  jw_array_end (w);
   strings (w, "mountOptions", mount_opts);
   jw_key (w, "linux");
   jw_object_begin (w);
-  strings (w, "namespaces", ns);
+  jw_key (w, "namespaces");
+  jw_array_begin (w);
+  for (int t = 0; t < NS__MAX; t++)
+    jw_string (w, ns_table[t].config_name);
+  jw_array_end (w);
   /* What the runtime knows (containerd 2.x reads this); the profile drops
    * them all, said in run.moat.capabilities below. */
   jw_key (w, "capabilities");
   jw_array_begin (w);
   for (int c = 0; c <= CAP_LAST_CAP; c++)
     {
-      cleanup_free char *up = NULL;
-      char *name = cap_to_name (c);
-      if (name == NULL)
-        break;
-      up = xasprintf ("%s%s", strncmp (name, "cap_", 4) ? "CAP_" : "", name);
-      cap_free (name);
-      for (char *p = up; *p; p++)
-        *p = (char)toupper ((unsigned char)*p);
-      jw_string (w, up);
+      cleanup_free char *name = spec_cap_name (c);
+      jw_string (w, name);
     }
   jw_array_end (w);
   jw_key (w, "cgroup");

@@ -355,3 +355,22 @@ mountinfo_unescape (char *s)
     }
   *o = '\0';
 }
+
+char *
+strv_join (char *const *v, const char *sep)
+{
+  size_t len = 1, seplen = strlen (sep);
+  char *out, *o;
+
+  for (size_t i = 0; v && v[i]; i++)
+    len += strlen (v[i]) + seplen;
+  out = o = xmalloc (len);
+  *o = '\0';
+  for (size_t i = 0; v && v[i]; i++)
+    {
+      if (i > 0)
+        o = stpcpy (o, sep);
+      o = stpcpy (o, v[i]);
+    }
+  return out;
+}

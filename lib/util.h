@@ -108,4 +108,7 @@ int mkdir_p (const char *path, mode_t mode);
 /* Undo mountinfo's octal escapes (\040 for a space ...) in place. */
 void mountinfo_unescape (char *s);
 
+/* A NULL-terminated vector joined with sep (newly allocated). */
+char *strv_join (char *const *v, const char *sep);
+
 #endif

@@ -450,6 +450,18 @@ spec_parse (const char *text, size_t len, struct spec **ret,
 }
 
 int
+spec_parse_node (const json_node *root, struct spec **ret,
+                 struct moat_error **err)
+{
+  cleanup_spec struct spec *s = xcalloc (1, sizeof (*s));
+
+  if (parse_spec_tree (root, s, err) < 0)
+    return -1;
+  *ret = steal_pointer (&s);
+  return 0;
+}
+
+int
 spec_load (const char *path, struct spec **ret, struct moat_error **err)
 {
   cleanup_free char *text = NULL;

@@ -511,3 +511,24 @@ json_writer_finish (struct json_writer *w)
   json_writer_free (w);
   return out;
 }
+
+const char *
+json_member_string (const json_node *obj, const char *key, bool nullable)
+{
+  const json_node *v = json_get (obj, key);
+  if (v && json_is_string (v))
+    return json_string (v);
+  if (nullable && (v == NULL || json_is_null (v)))
+    return "";
+  return NULL;
+}
+
+void
+jw_strv_member (struct json_writer *w, const char *key, char *const *v)
+{
+  jw_key (w, key);
+  jw_array_begin (w);
+  for (size_t i = 0; v && v[i]; i++)
+    jw_string (w, v[i]);
+  jw_array_end (w);
+}

@@ -37,6 +37,10 @@ size_t json_array_len (const json_node *arr);
 json_node *json_array_get (const json_node *arr, size_t i);
 const char *json_string (const json_node *n);
 bool json_bool (const json_node *n);
+/* A member's string; with nullable, null or absent reads as "" (else
+ * NULL: absent or not a string). */
+const char *json_member_string (const json_node *obj, const char *key,
+                                bool nullable);
 /* Integer value; -ERANGE if it does not fit. */
 int json_int64 (const json_node *n, int64_t *ret);
 int json_uint64 (const json_node *n, uint64_t *ret);
@@ -55,6 +59,8 @@ void jw_int (struct json_writer *w, int64_t v);
 void jw_uint (struct json_writer *w, uint64_t v);
 void jw_bool (struct json_writer *w, bool v);
 void jw_null (struct json_writer *w);
+/* KEY: [STRING, ...] (v NULL-terminated, NULL: []). */
+void jw_strv_member (struct json_writer *w, const char *key, char *const *v);
 /* Insert already-valid JSON text as a value. */
 void jw_raw (struct json_writer *w, const char *json);
 /* Finish: returns the text (malloc'ed, NUL-terminated) and frees w. */

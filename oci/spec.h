@@ -256,6 +256,15 @@ struct moat_error;
  * "process.args: expected array of strings". */
 int spec_parse (const char *text, size_t len, struct spec **ret,
                 struct moat_error **err);
+/* The same from a parsed JSON object (a spec saved inside another file). */
+struct json_node;
+int spec_parse_node (const struct json_node *root, struct spec **ret,
+                     struct moat_error **err);
+/* s as config.json text again, which spec_parse reads back as the same
+ * struct (spec_write.c); spec_write puts it in an open writer. */
+char *spec_to_json (const struct spec *s);
+struct json_writer;
+void spec_write (struct json_writer *w, const struct spec *s);
 /* Read and parse BUNDLE/config.json (or any path). */
 int spec_load (const char *path, struct spec **ret, struct moat_error **err);
 /* Parse an exec process.json (a "process" object alone). */
@@ -284,6 +293,9 @@ const char *ns_type_name (enum ns_type t);     /* "mount", "network", ... */
 int ns_type_from_name (const char *name);      /* -1 if unknown */
 const char *hook_kind_name (enum hook_kind k); /* "prestart", ... */
 int rlimit_from_name (const char *name); /* "RLIMIT_NOFILE" -> number, -1 */
+/* A capability's OCI name ("CAP_CHOWN"; libcap's is "cap_chown"), newly
+ * allocated; one libcap does not know is "CAP_N". */
+char *spec_cap_name (int cap);
 
 const char *spec_annotation (const struct spec *s, const char *key);
 

@@ -11,6 +11,8 @@
 #include "../lib/error.h"
 #include "cidr.h"
 #include "netguard_rules.h"
+#include "../oci/override.h"
+#include "../oci/process_bounds.h"
 #include "../oci/spec.h"
 
 /* The engines whose state dirs moat knows (G5). */
@@ -60,29 +62,6 @@ struct profile
   uint32_t userns_first;  /* default 0x40000000 */
   uint32_t userns_blocks; /* default 16384 (up to 0x7fffffff) */
   char *userns_pool_dir;  /* machine-wide allocation records */
-};
-
-enum override_kind
-{
-  OVERRIDE_CHANGED, /* the profile replaced a value */
-  OVERRIDE_REMOVED, /* the profile dropped something (an env var, a cap set) */
-  OVERRIDE_ADDED,   /* the profile added something (a mount, a masked path) */
-  OVERRIDE_IGNORED, /* a loosening annotation, ignored */
-  OVERRIDE_REFUSED, /* create refused (a dangerous bind) */
-};
-
-struct override
-{
-  enum override_kind kind;
-  char *path;     /* JSON path: "process.capabilities.bounding" */
-  char *asked;    /* what config.json asked (text), may be NULL */
-  char *enforced; /* what holds now, may be NULL */
-};
-
-struct override_list
-{
-  struct override *v;
-  size_t n;
 };
 
 /* Load the operator config (path NULL: /etc/moat/config.json if it exists,
@@ -171,11 +150,23 @@ int profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
                            ino_t ino, dev_t host_dev, ino_t host_ino,
                            const struct profile *p, struct override_list *ov,
                            struct moat_error **err);
-/* What create decided for a container, as saved in ROOT/ID/policy.json:
- * the effective profile and every override and refusal (one line of JSON).
- * Later verbs parse it back (ret_ov may be NULL) and obey it. */
+/* The bounds every process of a container gets under p (its init's at
+ * create, each exec's later: saved in the decision). */
+struct process_bounds profile_process_bounds (const struct profile *p);
+/* A seccomp agent (linux.seccomp.listenerPath) must be one of the operator
+ * config's seccomp_agents; 0, or -1 with err. */
+int profile_check_seccomp_agent (const struct spec_seccomp *s,
+                                 const struct profile *p,
+                                 struct moat_error **err);
+/* What create decided for a container, saved whole in ROOT/ID/policy.json
+ * (oci/decision.h): the effective profile, every override and refusal, the
+ * process bounds, the nameservers the guard lets through and the final
+ * spec (one line of JSON). Later verbs parse it back (ret_ov may be NULL)
+ * and obey it; the profile and overrides here, the rest in oci/. */
 char *profile_policy_to_json (const struct profile *eff,
-                              const struct override_list *ov);
+                              const struct override_list *ov,
+                              const struct spec *final, const struct cidr *dns,
+                              size_t n_dns);
 int profile_policy_parse (const char *text, size_t len, struct profile **ret,
                           struct override_list *ret_ov,
                           struct moat_error **err);
@@ -201,17 +192,9 @@ struct json_writer;
 void profile_network_json (struct json_writer *w, const struct profile *p,
                            const struct cidr *dns, size_t n_dns, bool with_dns);
 
-void override_list_clear (struct override_list *l);
-void override_list_add (struct override_list *l, enum override_kind kind,
-                        const char *path, const char *asked,
-                        const char *enforced);
-const char *override_kind_name (enum override_kind k);
 /* JSON as the audit line, policy.json and the sandbox record write them:
- * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port) and
- * KEY: [{kind, path, asked, enforced}, ...]. */
+ * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port). */
 void jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
                size_t n, uint16_t port);
-void jw_overrides (struct json_writer *w, const char *key,
-                   const struct override_list *ov);
 
 #endif

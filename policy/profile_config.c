@@ -308,20 +308,6 @@ apply_limits (const json_node *obj, const char *prefix, struct profile *p,
 
   if (check_keys (obj, limit_keys, lp, err) < 0)
     return -1;
-  if ((v = json_get (obj, "pids")))
-    {
-      cleanup_free char *path = xasprintf ("%s.pids", lp);
-      if (get_positive (v, path, 4194304, &n, err) < 0)
-        return -1;
-      p->pids_limit = n;
-    }
-  if ((v = json_get (obj, "memory")))
-    {
-      cleanup_free char *path = xasprintf ("%s.memory", lp);
-      if (get_size (v, path, &n, err) < 0)
-        return -1;
-      p->memory_limit = n;
-    }
   if ((v = json_get (obj, "cpu_period")))
     {
       cleanup_free char *path = xasprintf ("%s.cpu_period", lp);
@@ -343,20 +329,6 @@ apply_limits (const json_node *obj, const char *prefix, struct profile *p,
     }
   if (p->cpu_quota < 1000)
     return moat_fail (err, 0, "%s: CPU quota under 1 ms per period", lp);
-  if ((v = json_get (obj, "tmpfs_size")))
-    {
-      cleanup_free char *path = xasprintf ("%s.tmpfs_size", lp);
-      if (get_size (v, path, &n, err) < 0)
-        return -1;
-      p->tmpfs_size = n;
-    }
-  if ((v = json_get (obj, "nofile")))
-    {
-      cleanup_free char *path = xasprintf ("%s.nofile", lp);
-      if (get_positive (v, path, 1 << 30, &n, err) < 0)
-        return -1;
-      p->nofile = n;
-    }
   return 0;
 }
 
@@ -401,6 +373,77 @@ add_trees (const json_node *v, const char *path, char ***trees,
   return 0;
 }
 
+/* One value of the field table (profile_fields.c) from the operator
+ * config, at path. */
+static int
+apply_field (const json_node *v, const struct field *f, const char *path,
+             struct profile *p, struct moat_error **err)
+{
+  uint64_t n = 0;
+
+  switch (f->config)
+    {
+    case C_COUNT:
+    case C_SIZE:
+      if ((f->config == C_COUNT ? get_positive (v, path, f->max, &n, err)
+                                : get_size (v, path, &n, err))
+          < 0)
+        return -1;
+      if (f->type == F_INT)
+        *PROFILE_FIELD (p, f, int64_t) = (int64_t)n;
+      else
+        *PROFILE_FIELD (p, f, uint64_t) = n;
+      return 0;
+    case C_BOOL:
+      if (!json_is_bool (v))
+        return moat_fail (err, 0, "%s: expected true or false", path);
+      *PROFILE_FIELD (p, f, bool) = json_bool (v);
+      return 0;
+    case C_LIST:
+      {
+        char **list;
+        if (get_string_list (v, path, &list, err) < 0)
+          return -1;
+        strv_free (*PROFILE_FIELD (p, f, char **));
+        *PROFILE_FIELD (p, f, char **) = list;
+        return 0;
+      }
+    case C_TREES:
+      return add_trees (v, path, PROFILE_FIELD (p, f, char **), err);
+    case C_PATH:
+      if (!json_is_string (v) || json_string (v)[0] != '/')
+        return moat_fail (err, 0, "%s: expected an absolute path", path);
+      free (*PROFILE_FIELD (p, f, char *));
+      *PROFILE_FIELD (p, f, char *) = xstrdup (json_string (v));
+      return 0;
+    case C_NONE:
+      break;
+    }
+  return 0;
+}
+
+/* The fields the table says the operator config sets: the machine-wide
+ * ones (top level only) or a profile's (top level or profiles.NAME). */
+static int
+apply_fields (const json_node *obj, const char *prefix, bool machine,
+              struct profile *p, struct moat_error **err)
+{
+  for (size_t i = 0; i < profile_n_fields; i++)
+    {
+      const struct field *f = &profile_fields[i];
+      const json_node *v;
+      cleanup_free char *path = NULL;
+
+      if (f->config == C_NONE || f->machine != machine
+          || (v = profile_json_member (obj, f->show)) == NULL)
+        continue;
+      path = xasprintf ("%s%s%s", prefix, *prefix ? "." : "", f->show);
+      if (apply_field (v, f, path, p, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 /* The settings a profile can take, at the top level (for every profile)
  * or under profiles.NAME. */
 static int
@@ -412,15 +455,14 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
 
   if ((v = json_get (obj, "limits")) && apply_limits (v, prefix, p, err) < 0)
     return -1;
-  if ((v = json_get (obj, "credential_env")))
+  if ((v = json_get (obj, "engine_roots")))
     {
-      cleanup_free char *path = xasprintf ("%s%scredential_env", prefix, dot);
-      char **list;
-      if (get_string_list (v, path, &list, err) < 0)
+      cleanup_free char *path = xasprintf ("%s%sengine_roots", prefix, dot);
+      if (check_keys (v, profile_engine_names, path, err) < 0)
         return -1;
-      strv_free (p->credential_env);
-      p->credential_env = list;
     }
+  if (apply_fields (obj, prefix, false, p, err) < 0)
+    return -1;
   if ((v = json_get (obj, "credential_env_extra")))
     {
       cleanup_free char *path
@@ -430,34 +472,6 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
         return -1;
       for (size_t i = 0; list[i]; i++)
         strv_append (&p->credential_env, list[i]);
-    }
-  if ((v = json_get (obj, "writable_bind_trees")))
-    {
-      cleanup_free char *path
-          = xasprintf ("%s%swritable_bind_trees", prefix, dot);
-      if (add_trees (v, path, &p->writable_bind_trees, err) < 0)
-        return -1;
-    }
-  if ((v = json_get (obj, "engine_roots")))
-    {
-      cleanup_free char *path = xasprintf ("%s%sengine_roots", prefix, dot);
-      if (check_keys (v, profile_engine_names, path, err) < 0)
-        return -1;
-      for (int k = 0; k < ENGINE__N; k++)
-        {
-          cleanup_free char *kpath
-              = xasprintf ("%s.%s", path, profile_engine_names[k]);
-          const json_node *list = json_get (v, profile_engine_names[k]);
-          if (list && add_trees (list, kpath, &p->engine_roots[k], err) < 0)
-            return -1;
-        }
-    }
-  if ((v = json_get (obj, "noexec_volumes")))
-    {
-      if (!json_is_bool (v))
-        return moat_fail (err, 0, "%s%snoexec_volumes: expected true or false",
-                          prefix, dot);
-      p->noexec_volumes = json_bool (v);
     }
   return profile_network_settings (obj, prefix, p, err);
 }
@@ -541,31 +555,11 @@ apply_config (const json_node *root, struct profile *const *profiles,
       free (*default_name);
       *default_name = xstrdup (json_string (v));
     }
-  if ((v = json_get (root, "audit_log")))
-    {
-      if (!json_is_string (v) || json_string (v)[0] != '/')
-        return moat_fail (err, 0, "audit_log: expected an absolute path");
-      for (size_t i = 0; profile_names[i]; i++)
-        {
-          free (profiles[i]->audit_log);
-          profiles[i]->audit_log = xstrdup (json_string (v));
-        }
-    }
-  if ((v = json_get (root, "audit_read_verbs")))
-    {
-      if (!json_is_bool (v))
-        return moat_fail (err, 0, "audit_read_verbs: expected true or false");
-      for (size_t i = 0; profile_names[i]; i++)
-        profiles[i]->audit_read_verbs = json_bool (v);
-    }
-  /* Seccomp agents: the host sockets a listenerPath may name. */
-  if ((v = json_get (root, "seccomp_agents")))
-    for (size_t i = 0; profile_names[i]; i++)
-      if (add_trees (v, "seccomp_agents", &profiles[i]->seccomp_agents, err)
-          < 0)
-        return -1;
+  /* The machine-wide keys (the audit log, the seccomp agents' sockets),
+   * then the settings, for every profile. */
   for (size_t i = 0; profile_names[i]; i++)
-    if (apply_settings (root, "", profiles[i], err) < 0)
+    if (apply_fields (root, "", true, profiles[i], err) < 0
+        || apply_settings (root, "", profiles[i], err) < 0)
       return -1;
   if ((v = json_get (root, "userns")))
     for (size_t i = 0; profile_names[i]; i++)
@@ -649,97 +643,4 @@ profile_load_builtin (const char *name, struct profile **ret,
                       struct moat_error **err)
 {
   return load (NULL, false, name, ret, err);
-}
-
-/* ---- moat profile show ---- */
-
-static void
-jw_string_list (struct json_writer *w, const char *key, const char *const *v)
-{
-  jw_key (w, key);
-  jw_array_begin (w);
-  for (size_t i = 0; v && v[i]; i++)
-    jw_string (w, v[i]);
-  jw_array_end (w);
-}
-
-int
-profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
-{
-  struct json_writer *w = json_writer_new (true);
-  cleanup_free char *cpus = xasprintf (
-      "%" PRIu64 ".%03" PRIu64, (uint64_t)p->cpu_quota / p->cpu_period,
-      (uint64_t)p->cpu_quota % p->cpu_period * 1000 / p->cpu_period);
-
-  jw_object_begin (w);
-  jw_key (w, "name");
-  jw_string (w, p->name);
-  jw_key (w, "egress");
-  jw_bool (w, p->egress);
-  jw_key (w, "limits");
-  jw_object_begin (w);
-  jw_key (w, "pids");
-  jw_int (w, p->pids_limit);
-  jw_key (w, "memory");
-  jw_int (w, p->memory_limit);
-  jw_key (w, "swap");
-  jw_int (w, 0);
-  jw_key (w, "cpus");
-  jw_string (w, cpus);
-  jw_key (w, "cpu_quota");
-  jw_int (w, p->cpu_quota);
-  jw_key (w, "cpu_period");
-  jw_uint (w, p->cpu_period);
-  jw_key (w, "tmpfs_size");
-  jw_uint (w, p->tmpfs_size);
-  jw_key (w, "nofile");
-  jw_uint (w, p->nofile);
-  jw_key (w, "core");
-  jw_int (w, 0);
-  jw_object_end (w);
-  jw_key (w, "network");
-  profile_network_json (w, p, NULL, 0, false);
-  /* Also at the top, as before the network object existed. */
-  jw_cidrs (w, "deny", p->deny, p->n_deny, 0);
-  jw_string_list (w, "credential_env", (const char *const *)p->credential_env);
-  jw_string_list (w, "masked_paths", profile_masked_paths);
-  jw_string_list (w, "readonly_paths", profile_readonly_paths);
-  jw_string_list (w, "allowed_sysctls", profile_allowed_sysctls);
-  jw_key (w, "allowed_devices");
-  jw_array_begin (w);
-  for (size_t i = 0; i < profile_n_safe_devices; i++)
-    if (profile_safe_devices[i].node)
-      jw_string (w, profile_safe_devices[i].name);
-  jw_array_end (w);
-  jw_string_list (w, "writable_bind_trees",
-                  (const char *const *)p->writable_bind_trees);
-  jw_key (w, "noexec_volumes");
-  jw_bool (w, p->noexec_volumes);
-  jw_key (w, "engine_roots");
-  jw_object_begin (w);
-  for (int k = 0; k < ENGINE__N; k++)
-    jw_string_list (w, profile_engine_names[k],
-                    (const char *const *)p->engine_roots[k]);
-  jw_object_end (w);
-  jw_key (w, "audit_log");
-  jw_string (w, p->audit_log);
-  jw_key (w, "audit_read_verbs");
-  jw_bool (w, p->audit_read_verbs);
-  jw_string_list (w, "seccomp_agents", (const char *const *)p->seccomp_agents);
-  jw_key (w, "userns");
-  jw_object_begin (w);
-  jw_key (w, "enabled");
-  jw_bool (w, p->userns);
-  jw_key (w, "first_id");
-  jw_uint (w, p->userns_first);
-  jw_key (w, "blocks");
-  jw_uint (w, p->userns_blocks);
-  jw_key (w, "block_size");
-  jw_uint (w, PROFILE_USERNS_BLOCK);
-  jw_key (w, "pool_dir");
-  jw_string (w, p->userns_pool_dir);
-  jw_object_end (w);
-  jw_object_end (w);
-  *ret = json_writer_finish (w);
-  return 0;
 }

@@ -27,3 +27,32 @@ profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
   override_list_add (ov, OVERRIDE_REFUSED, path, asked, "refused");
   return -1;
 }
+
+/* listenerPath comes from config.json, which moat does not trust: moat
+ * writes, as host root, to whatever socket it names, and the listener's
+ * holder answers the container's notified syscalls in the kernel's place
+ * and can put fds of its own into the container. So the path must be one
+ * the operator config lists (seccomp_agents). */
+int
+profile_check_seccomp_agent (const struct spec_seccomp *s,
+                             const struct profile *p, struct moat_error **err)
+{
+  cleanup_free char *norm = NULL;
+
+  if (s->listener_path == NULL)
+    return 0;
+  if (s->listener_path[0] != '/')
+    return moat_fail (err, 0,
+                      "linux.seccomp.listenerPath %s: not an absolute path",
+                      s->listener_path);
+  norm = profile_path_normalize (s->listener_path);
+  for (size_t i = 0; p->seccomp_agents && p->seccomp_agents[i]; i++)
+    if (strcmp (norm, p->seccomp_agents[i]) == 0)
+      return 0;
+  return moat_fail (err, 0,
+                    "linux.seccomp.listenerPath %s: not a seccomp agent the "
+                    "operator config lists (seccomp_agents): moat will not "
+                    "hand a container's seccomp listener to a host socket "
+                    "that config.json names",
+                    s->listener_path);
+}

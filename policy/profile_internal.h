@@ -64,9 +64,6 @@ void profile_filter_kv (struct spec_kv *kv, size_t *n,
 
 /* "10.0.0.0/8" (newly allocated). */
 
-/* Join a NULL-terminated vector with sep (for override text). */
-char *profile_strv_join (char *const *v, const char *sep);
-
 /* The network lists (profile_network.c): built-in defaults, copies, the
  * operator config's egress_* keys, the run.moat.egress-allow annotation. */
 struct json_node;
@@ -81,6 +78,63 @@ int profile_network_annotation (struct profile *e, const char *value,
 /* "10.0.0.0/8,1.2.3.4/32:443": the allowed entries, malloc'ed. */
 char *profile_network_allow_text (const struct profile *p);
 const char *profile_network_mode (const struct profile *p);
+
+/* The fields of struct profile, once: their keys in the saved form, in
+ * profile show and in the operator config, and their types. */
+enum field_type
+{
+  F_BOOL,
+  F_INT,   /* int64_t, at least min */
+  F_UINT,  /* uint64_t, at least min */
+  F_U32,   /* uint32_t */
+  F_STR,   /* char *, required */
+  F_OPT,   /* char *, written only when set (caller_volume) */
+  F_STRV,  /* char ** */
+  F_DENY,  /* struct cidr * + n_deny: read back on top of the built-in */
+  F_ALLOW, /* struct cidr * + n_allow, with ports */
+  F_SHOW,  /* profile show only: show_fn writes the value */
+};
+
+/* How the operator config sets a field, under its show key ("limits.pids"
+ * there too). C_NONE: not set there, or by hand (profile_config.c). */
+enum config_kind
+{
+  C_NONE,
+  C_COUNT, /* an integer from 1 to max */
+  C_SIZE,  /* bytes, or with a unit ("512M") */
+  C_BOOL,
+  C_LIST,  /* non-empty strings, replacing the value */
+  C_TREES, /* absolute host paths other than /, added to the value */
+  C_PATH,  /* one absolute path */
+};
+
+struct field
+{
+  const char *saved; /* key in the saved form; NULL: not saved */
+  const char *show;  /* key in profile show and the operator config */
+  enum field_type type;
+  size_t offset;
+  int64_t min;
+  void (*show_fn) (struct json_writer *w, const struct profile *p);
+  enum config_kind config;
+  uint64_t max; /* C_COUNT */
+  bool machine; /* operator config's top level only, for every profile */
+};
+
+/* The table (profile_fields.c). */
+extern const struct field profile_fields[];
+extern const size_t profile_n_fields;
+#define PROFILE_FIELD(p, f, type) ((type *)((char *)(p) + (f)->offset))
+
+/* The profile's fields in the saved form (policy.json's "profile"), and
+ * read back: one table (profile_fields.c), which `profile show` uses too. */
+struct json_writer;
+void profile_write_saved (struct json_writer *w, const struct profile *p);
+int profile_read_saved (const struct json_node *o, struct profile *p,
+                        struct moat_error **err);
+/* The member at a key with at most one dot ("limits.pids"), or NULL. */
+const struct json_node *profile_json_member (const struct json_node *o,
+                                             const char *key);
 
 #define cleanup_profile __attribute__ ((cleanup (profile_freep)))
 static inline void

@@ -344,7 +344,7 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   /* G13: what a container can write, it cannot run; read-only binds too,
    * as another container (or the host) may write the same tree. */
   noexec = c != BIND_HOST_PROGRAMS && !(c == BIND_VOLUME && !p->noexec_volumes);
-  asked = profile_strv_join (m->options, ",");
+  asked = strv_join (m->options, ",");
   asked_rw = !strv_has ((const char *const *)m->options, "ro");
   asked_exec = strv_has ((const char *const *)m->options, "exec");
   /* Read-only down to every submount: "ro" alone would leave them as
@@ -359,7 +359,7 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   if (changed)
     {
       cleanup_free char *opath = xasprintf ("%s.options", path);
-      cleanup_free char *enforced = profile_strv_join (m->options, ",");
+      cleanup_free char *enforced = strv_join (m->options, ",");
       override_list_add (ov, OVERRIDE_CHANGED, opath, asked, enforced);
     }
   if (c == BIND_OTHER && asked_rw)
@@ -478,8 +478,8 @@ replace_options (struct spec_mount *m, size_t index,
   if (!strv_equal (m->options, hardened))
     {
       cleanup_free char *path = xasprintf ("mounts[%zu].options", index);
-      cleanup_free char *asked = profile_strv_join (m->options, ",");
-      cleanup_free char *enforced = profile_strv_join (hardened, ",");
+      cleanup_free char *asked = strv_join (m->options, ",");
+      cleanup_free char *enforced = strv_join (hardened, ",");
       override_list_add (ov, OVERRIDE_CHANGED, path, asked, enforced);
     }
   strv_free (m->options);
@@ -491,7 +491,7 @@ replace_options (struct spec_mount *m, size_t index,
 static char *
 mount_text (const struct spec_mount *m)
 {
-  cleanup_free char *opts = profile_strv_join (m->options, ",");
+  cleanup_free char *opts = strv_join (m->options, ",");
   return xasprintf ("%s %s %s", m->type ? m->type : "bind",
                     m->source ? m->source : "none", opts);
 }

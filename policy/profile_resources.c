@@ -217,7 +217,7 @@ harden_device_rules (struct spec_resources *r, bool create,
       r->devices[r->n_devices++] = config[i];
   if (loosened)
     {
-      cleanup_free char *asked = profile_strv_join (loosened, ", ");
+      cleanup_free char *asked = strv_join (loosened, ", ");
       override_list_add (ov, OVERRIDE_CHANGED, "linux.resources.devices", asked,
                          "default devices only");
     }

@@ -157,6 +157,26 @@ probe_v1 (const char *root)
     }
 }
 
+/* A hybrid host may bind a controller to its cgroup2 mount rather than to
+ * a v1 hierarchy (a fresh Debian host with systemd's hybrid layout has
+ * hugetlb there): moat uses it from whichever hierarchy holds it. Only
+ * hugetlb is taken from cgroup2 so far; the others are all on v1 in every
+ * hybrid layout seen. */
+static unsigned
+unified_only_ctrls (const char *unified)
+{
+  cleanup_free char *available = NULL;
+  cleanup_close int fd = -1;
+
+  for (size_t i = 0; i < layout.n_hiers; i++)
+    if (layout.hiers[i].ctrls & CG_HUGETLB)
+      return 0;
+  fd = open (unified, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || cg_read (fd, "cgroup.controllers", &available) < 0)
+    return 0;
+  return cg_has_word (available, "hugetlb") ? CG_HUGETLB : 0;
+}
+
 static int
 probe_layout (struct moat_error **err)
 {
@@ -185,7 +205,8 @@ probe_layout (struct moat_error **err)
   layout.mode = CGROUP_MODE_V1;
   if (hierarchy_kind (unified, CGROUP2_SUPER_MAGIC, &st) == 0)
     {
-      layout_add ("unified", unified, CG_UNIFIED);
+      layout_add ("unified", unified,
+                  CG_UNIFIED | unified_only_ctrls (unified));
       layout.mode = CGROUP_MODE_HYBRID;
     }
   layout.probed = true;

@@ -228,6 +228,11 @@ int cg_apply_hugetlb (struct cgroup_hier *h, const struct spec_resources *res,
                       const char *suffix, struct moat_error **err);
 /* Is word one of the space-separated words of list? */
 bool cg_has_word (const char *list, const char *word);
+/* Enable controller name for the children of dir_fd (a cgroup2 directory)
+ * where the directory has it and it is not on yet; a refusal is left to
+ * show as a missing file when the limit is written. */
+void cg_enable_v2_controller (int dir_fd, const struct cgroup_fs *fs,
+                              const char *name);
 /* cpuset lists ("0-3,5") only: no stray characters reach the kernel. */
 int cg_check_cpuset (const char *what, const char *value,
                      struct moat_error **err);

@@ -51,6 +51,10 @@ v1_prepare_dir (struct cgroup_hier *h, int parent_fd, int dir_fd, bool is_leaf,
                 struct moat_error **err)
 {
   int r;
+  /* A controller held by the cgroup2 mount of a hybrid host must be
+   * enabled for the children of every ancestor, as on v2. */
+  if ((h->ctrls & CG_UNIFIED) && (h->ctrls & CG_HUGETLB) && !is_leaf)
+    cg_enable_v2_controller (dir_fd, h->fs, "hugetlb");
   if (!(h->ctrls & CG_CPUSET) || parent_fd < 0)
     return 0;
   r = inherit_cpuset_file (h, parent_fd, dir_fd, "cpuset.cpus", err);
@@ -264,7 +268,8 @@ v1_apply (struct cgroup *cg, const struct spec_resources *res,
                           "linux.resources.hugepageLimits: the hugetlb "
                           "controller is not available");
       if (h)
-        r = cg_apply_hugetlb (h, res, "limit_in_bytes", err);
+        r = cg_apply_hugetlb (
+            h, res, (h->ctrls & CG_UNIFIED) ? "max" : "limit_in_bytes", err);
     }
   return r;
 }

@@ -50,6 +50,23 @@ enable_controllers (int dir_fd, const struct cgroup_fs *fs)
       }
 }
 
+void
+cg_enable_v2_controller (int dir_fd, const struct cgroup_fs *fs,
+                         const char *name)
+{
+  cleanup_free char *available = NULL, *enabled = NULL;
+  char request[32];
+
+  if (cg_read (dir_fd, "cgroup.controllers", &available) < 0
+      || !cg_has_word (available, name))
+    return;
+  if (cg_read (dir_fd, "cgroup.subtree_control", &enabled) == 0
+      && cg_has_word (enabled, name))
+    return;
+  snprintf (request, sizeof (request), "+%s", name);
+  cg_write_fd (dir_fd, fs, "cgroup.subtree_control", request);
+}
+
 /* Every ancestor, not the leaf: a cgroup with controllers enabled for
  * its children may hold no processes itself. */
 static int

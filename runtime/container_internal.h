@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "container.h"
+#include "../oci/decision.h"
 #include "../policy/profile.h"
 #include "../oci/json.h"
 #include "../oci/state.h"
@@ -36,27 +37,40 @@ cleanup_profilep (struct profile **p)
 #define cleanup_profile __attribute__ ((cleanup (cleanup_profilep)))
 
 static inline void
+cleanup_decisionp (struct decision **d)
+{
+  decision_free (*d);
+}
+#define cleanup_decision __attribute__ ((cleanup (cleanup_decisionp)))
+
+static inline void
 cleanup_overridesp (struct override_list *l)
 {
   override_list_clear (l);
 }
 #define cleanup_overrides __attribute__ ((cleanup (cleanup_overridesp)))
 
-/* The container's policy as create decided it (ROOT/ID/policy.json): its
- * effective profile. A state dir from before policy.json: the profile named
- * in state.json (not the verb's --profile), from the operator config,
- * tightened by the saved annotations. container_policy.c. */
+/* The container's effective profile as create decided it (ROOT/ID/
+ * policy.json), for the verbs that still judge new input against it
+ * (update's resources, start's fallback guard). A state dir without
+ * policy.json, or with another version of it, is refused.
+ * container_policy.c. */
 int container_load_policy (const struct moat_globals *g, int dirfd,
                            const struct container_state *st,
                            struct profile **ret, struct moat_error **err);
-/* Write policy.json (once, at create, when the policy is complete). */
+/* The decision as create saved it, read without the policy: the final
+ * spec as applied and the bounds of every process (exec, start, delete). */
+struct decision;
+int container_load_decision (const struct moat_globals *g, int dirfd,
+                             const struct container_state *st,
+                             struct decision **ret, struct moat_error **err);
+/* Write policy.json (once, at create, when every verdict is given): the
+ * decision whole, with the final spec and the nameservers the network
+ * guard lets through. */
 int container_save_policy (int dirfd, const struct profile *eff,
                            const struct override_list *ov,
-                           struct moat_error **err);
-/* The hardened spec of a created container: its saved config.json under
- * its saved effective profile (eff, from container_load_policy). */
-int container_load_spec (int dirfd, const struct profile *eff,
-                         struct spec **ret, struct moat_error **err);
+                           const struct spec *final, const struct cidr *dns,
+                           size_t n_dns, struct moat_error **err);
 
 /* BUNDLE/config.json parsed (and its text); root.path resolved. */
 int read_config (const char *bundle, struct spec **ret, char **ret_text,

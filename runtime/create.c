@@ -1,9 +1,11 @@
 /* moat create on the host side. The data path reads top to bottom: parse
- * config.json, apply the profile, then the phases of create_in_ctx (state
- * dir, namespaces, cgroup and network guard, bind sources, seccomp, clone,
- * the init's maps and limits, mounts and hooks at their sync points, the
+ * config.json, judge it (profile_apply_effective), then the phases
+ * of create_in_ctx (state dir, namespaces, cgroup and network guard, bind
+ * sources, seccomp, clone, the init's maps and idmapped mounts, the
+ * decision saved whole, mounts and hooks at their sync points, the
  * terminal, ready), each filling one struct create_ctx that one undo path
- * takes apart on failure. */
+ * takes apart on failure. Every verdict lands in one list (c->ov) before
+ * the decision is saved; nothing amends it afterwards. */
 #include "container.h"
 
 #include <errno.h>
@@ -55,7 +57,7 @@ struct create_ctx
   const struct moat_globals *g;
   const struct create_opts *o;
   const struct profile *eff;
-  struct override_list *ov;
+  struct override_list *ov; /* every override and refusal, one list */
   struct spec *s;
   const char *config_text;
   size_t config_len;
@@ -79,6 +81,10 @@ struct create_ctx
   int rootfs_tree;
   bool *idmap;
   int *cg_self_fds;
+  /* The nameservers the guard lets through (egress), saved with the
+   * decision: start's fallback guard uses these, not resolv.conf again. */
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns;
 
   /* The state as it grows (its strings borrowed or below). */
   struct container_state st;
@@ -142,7 +148,8 @@ create_ctx_undo (struct create_ctx *c, const char *id)
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
   if (c->userns_first)
-    userns_block_release (c->profile, c->userns_first, c->root_path, id);
+    userns_block_release (c->profile->userns_pool_dir, c->userns_first,
+                          c->root_path, id);
 }
 
 static void
@@ -248,8 +255,7 @@ phase_namespaces (struct create_ctx *c, struct moat_error **err)
   c->st.userns_host_id = c->userns_first;
   if (userns_moat_maps (c->s))
     {
-      r = userns_block_take (g->profile, g->root, c->o->id,
-                             g->audit ? g->audit->overrides : NULL,
+      r = userns_block_take (g->profile, g->root, c->o->id, c->ov,
                              &c->root_path, &c->userns_first, err);
       if (r < 0)
         return r;
@@ -293,8 +299,6 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
   const struct moat_globals *g = c->g;
   struct spec *s = c->s;
   struct netguard_rules rules;
-  struct cidr dns[NETGUARD_MAX_DNS];
-  size_t n_dns = 0;
   int r;
 
   r = cgroup_mode (&c->cgmode, err);
@@ -307,16 +311,17 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
     return moat_error_wrap (err, "cgroup %s", c->cgroup_rel);
   if (c->eff->egress)
     {
-      r = netguard_nameservers (s, c->bundle, c->rootfs, dns, &n_dns, err);
+      r = netguard_nameservers (s, c->bundle, c->rootfs, c->dns, &c->n_dns,
+                                err);
       if (r < 0)
         return r;
-      container_warn_dns (c->eff, dns, n_dns);
+      container_warn_dns (c->eff, c->dns, c->n_dns);
     }
-  profile_netguard_rules (c->eff, dns, n_dns, &rules);
+  profile_netguard_rules (c->eff, c->dns, c->n_dns, &rules);
   if (g->audit)
     {
       struct json_writer *w = json_writer_new (false);
-      profile_network_json (w, c->eff, dns, n_dns, true);
+      profile_network_json (w, c->eff, c->dns, c->n_dns, true);
       free (g->audit->network);
       g->audit->network = json_writer_finish (w);
     }
@@ -335,20 +340,14 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
   return 0;
 }
 
-/* Bind sources opened and judged (G5, G13): the last verdicts. */
+/* Bind sources opened and judged (G5, G13). */
 static int
-phase_bind_sources_and_policy (struct create_ctx *c, struct moat_error **err)
+phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
-  int r;
-
   c->n_src = c->s->n_mounts;
   c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
-  r = container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff, c->ov,
-                                   &c->src_fds, c->idmap, err);
-  if (r < 0)
-    return r;
-  /* The policy is complete: later verbs obey this, not their own flags. */
-  return container_save_policy (c->dirfd, c->eff, c->ov, err);
+  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff, c->ov,
+                                      &c->src_fds, c->idmap, err);
 }
 
 /* config.json's filter (if any) and the built-in one, compiled. */
@@ -361,10 +360,8 @@ phase_seccomp (struct create_ctx *c, struct moat_error **err)
 
   if (s->linux_.seccomp.present)
     {
-      r = seccomp_agent_check (&s->linux_.seccomp, c->eff, err);
-      if (r == 0)
-        r = seccomp_compile_config_cached (&s->linux_.seccomp, cache,
-                                           &c->sc_config, err);
+      r = seccomp_compile_config_cached (&s->linux_.seccomp, cache,
+                                         &c->sc_config, err);
       if (r < 0)
         return r;
     }
@@ -515,8 +512,7 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
   if (r == 0 && c->userns_first)
     r = idmap_container_mounts (c->ia.new_userns ? -1 : c->ns_fds[NS_USER],
                                 c->pid, s, c->rootfs, &c->rootfs_tree,
-                                c->src_fds, c->idmap,
-                                g->audit ? g->audit->overrides : NULL, err);
+                                c->src_fds, c->idmap, c->ov, err);
   if (r < 0)
     return r;
   r = process_raise_rlimits (c->pid, s->process, err);
@@ -534,6 +530,17 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
         return moat_fail (err, -r, "writing oom_score_adj");
     }
   return 0;
+}
+
+/* Every fact is in (the host's, the bind sources', whether the kernel
+ * idmapped the mounts) and every verdict given: the decision, with the
+ * final spec, saved whole before the container's first mount. Later verbs
+ * obey it, not their own flags or today's operator config. */
+static int
+phase_save_decision (struct create_ctx *c, struct moat_error **err)
+{
+  return container_save_policy (c->dirfd, c->eff, c->ov, c->s, c->dns, c->n_dns,
+                                err);
 }
 
 /* The init goes on and mounts; prestart and createRuntime hooks run
@@ -636,7 +643,7 @@ create_in_ctx (struct create_ctx *c, struct moat_error **err)
   if (r == 0)
     r = phase_cgroup_and_netguard (c, err);
   if (r == 0)
-    r = phase_bind_sources_and_policy (c, err);
+    r = phase_bind_sources (c, err);
   if (r == 0)
     r = phase_seccomp (c, err);
   if (r == 0)
@@ -645,6 +652,8 @@ create_in_ctx (struct create_ctx *c, struct moat_error **err)
     r = phase_clone (c, err);
   if (r == 0)
     r = phase_after_clone (c, err);
+  if (r == 0)
+    r = phase_save_decision (c, err);
   if (r == 0)
     r = phase_mounts_and_hooks (c, err);
   if (r == 0)
@@ -690,8 +699,7 @@ container_create_internal (const struct moat_globals *g,
   r = profile_apply_effective (s, g->profile, &eff, ov, err);
   if (r < 0)
     return r;
-  if (ov)
-    container_warn_ignored (ov);
+  container_warn_ignored (ov);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)
@@ -705,7 +713,7 @@ container_create_internal (const struct moat_globals *g,
   if (r < 0)
     return r;
   /* G13's vm.memfd_noexec (Linux 6.3): say so where the kernel lacks it. */
-  if (ov && access ("/proc/sys/vm/memfd_noexec", F_OK) < 0)
+  if (access ("/proc/sys/vm/memfd_noexec", F_OK) < 0)
     override_list_add (ov, OVERRIDE_IGNORED, "sysctl.vm.memfd_noexec", "2",
                        "not in this kernel: executable memfds not refused");
   c.o = o;

@@ -33,21 +33,20 @@ container_debug_report (const struct moat_globals *g, const char *id)
 {
   cleanup_close int dirfd = -1;
   cleanup_state struct container_state *st = NULL;
-  cleanup_spec struct spec *s = NULL;
+  cleanup_decision struct decision *d = NULL;
   struct cgroup *cg = NULL;
-  struct profile *eff = NULL;
 
   if (!log_debug_enabled ()
       || container_load (g, id, false, NULL, &dirfd, &st, NULL) < 0)
     return;
   log_debug ("%s: init pid %d, cgroup %s, network guard %s", id, st->pid,
              st->cgroup ? st->cgroup : "-", st->netguard ? st->netguard : "-");
-  if (container_load_policy (g, dirfd, st, &eff, NULL) == 0
-      && container_load_spec (dirfd, eff, &s, NULL) == 0)
+  if (container_load_decision (g, dirfd, st, &d, NULL) == 0)
     for (int t = 0; t < NS__MAX; t++)
-      if (s->linux_.ns[t].present)
+      if (d->spec->linux_.ns[t].present)
         log_debug ("%s: namespace %s: %s", id, ns_type_name (t),
-                   s->linux_.ns[t].path ? s->linux_.ns[t].path : "new");
+                   d->spec->linux_.ns[t].path ? d->spec->linux_.ns[t].path
+                                              : "new");
   if (st->cgroup && cgroup_open (st->cgroup, &cg, NULL) == 0)
     {
       int fd = cgroup_unified_fd (cg);
@@ -64,5 +63,4 @@ container_debug_report (const struct moat_globals *g, const char *id)
         log_debug ("%s: no cgroup v2 hierarchy: no BPF programs", id);
       cgroup_free (cg);
     }
-  profile_free (eff);
 }

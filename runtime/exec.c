@@ -18,7 +18,6 @@
 #include "container_internal.h"
 #include "linux.h"
 #include "selinux.h"
-#include "../policy/profile.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
@@ -257,8 +256,8 @@ struct exec_ctx
   const struct exec_opts *o;
   int dirfd, pidfd, master;
   struct container_state *st;
-  struct spec *s;
-  struct profile *eff;
+  struct decision *d;   /* what create decided, as saved */
+  const struct spec *s; /* its final spec */
   struct spec_process *proc;
   struct seccomp_prog sc_config, sc_builtin;
   struct cgroup *cg;
@@ -319,14 +318,13 @@ exec_ctx_release (struct exec_ctx *c)
   seccomp_prog_clear (&c->sc_config);
   seccomp_prog_clear (&c->sc_builtin);
   spec_process_free (c->proc);
-  spec_free (c->s);
-  if (c->eff)
-    profile_free (c->eff);
+  decision_free (c->d);
   if (c->st)
     state_free (c->st);
 }
 
-/* The container, running or created, and the policy its create saved. */
+/* The container, running or created, and the decision its create saved:
+ * exec obeys it as it is and never calls the policy. */
 static int
 exec_phase_load (struct exec_ctx *c, struct moat_error **err)
 {
@@ -340,9 +338,9 @@ exec_phase_load (struct exec_ctx *c, struct moat_error **err)
   if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0)
     return moat_fail (err, 0, "cannot exec in a %s container", status);
   /* Bounded by the profile create saved, whatever this command line says. */
-  r = container_load_policy (c->g, c->dirfd, c->st, &c->eff, err);
+  r = container_load_decision (c->g, c->dirfd, c->st, &c->d, err);
   if (r == 0)
-    r = container_load_spec (c->dirfd, c->eff, &c->s, err);
+    c->s = c->d->spec;
   return r;
 }
 
@@ -360,9 +358,9 @@ exec_phase_process (struct exec_ctx *c, struct moat_error **err)
     return r;
   if (c->proc->terminal && o->console_socket == NULL && o->detach)
     return moat_fail (err, 0, "--tty with --detach needs --console-socket");
-  r = profile_apply_process (c->proc, c->eff,
-                             c->g->audit ? c->g->audit->overrides : NULL, err);
-  if (r == 0 && c->s->linux_.seccomp.present)
+  process_bounds_apply (c->proc, &c->d->process,
+                        c->g->audit ? c->g->audit->overrides : NULL);
+  if (c->s->linux_.seccomp.present)
     r = seccomp_compile_config (&c->s->linux_.seccomp, &c->sc_config, err);
   cache = container_seccomp_cache_dir (c->g);
   if (r == 0)

@@ -93,6 +93,33 @@ warn_hook (const char *what, struct moat_error **err)
     }
 }
 
+/* No cgroup v2 hierarchy: the guard is set up in the container's network
+ * namespace before its first instruction, with the nameservers create
+ * read (saved with the decision), not resolv.conf as it is now. */
+static int
+start_fallback_guard (const struct moat_globals *g, int dirfd,
+                      const struct container_state *st,
+                      const struct decision *d, struct moat_error **err)
+{
+  cleanup_profile struct profile *eff = NULL;
+  struct netguard_rules rules;
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns = 0;
+  int r;
+
+  r = container_load_policy (g, dirfd, st, &eff, err);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; d->nameservers[i] && n_dns < NETGUARD_MAX_DNS; i++)
+    if (cidr_parse (d->nameservers[i], &dns[n_dns]) == 0)
+      n_dns++;
+  profile_netguard_rules (eff, dns, n_dns, &rules);
+  r = netguard_fallback (st->pid, &rules, err);
+  if (r < 0)
+    return moat_error_wrap (err, "network guard (fallback)");
+  return 0;
+}
+
 int
 container_start (const struct moat_globals *g, const char *id,
                  struct moat_error **err)
@@ -100,8 +127,8 @@ container_start (const struct moat_globals *g, const char *id,
   cleanup_close int dirfd = -1;
   cleanup_close int fifo = -1;
   cleanup_state struct container_state *st = NULL;
-  cleanup_spec struct spec *s = NULL;
-  cleanup_profile struct profile *eff = NULL;
+  cleanup_decision struct decision *d = NULL;
+  const struct spec *s;
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
   const char *status;
@@ -115,25 +142,15 @@ container_start (const struct moat_globals *g, const char *id,
     return moat_fail (err, 0, "cannot start a container that has stopped");
   if (strcmp (status, "created") != 0)
     return moat_fail (err, 0, "cannot start an already running container");
-  r = container_load_policy (g, dirfd, st, &eff, err);
-  if (r == 0)
-    r = container_load_spec (dirfd, eff, &s, err);
+  r = container_load_decision (g, dirfd, st, &d, err);
   if (r < 0)
     return r;
+  s = d->spec;
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
-      struct netguard_rules rules;
-      struct cidr dns[NETGUARD_MAX_DNS];
-      size_t n_dns = 0;
-      /* Before the container's first instruction: what create read. */
-      if (eff->egress)
-        r = netguard_nameservers (s, st->bundle, st->rootfs, dns, &n_dns, err);
+      r = start_fallback_guard (g, dirfd, st, d, err);
       if (r < 0)
         return r;
-      profile_netguard_rules (eff, dns, n_dns, &rules);
-      r = netguard_fallback (st->pid, &rules, err);
-      if (r < 0)
-        return moat_error_wrap (err, "network guard (fallback)");
     }
   if (g->audit && st->netguard)
     g->audit->mechanism = strcmp (st->netguard, "cgroup-bpf") == 0
@@ -267,13 +284,29 @@ zombie_exit_status (const struct container_state *st)
   return WIFSIGNALED (code) ? 128 + WTERMSIG (code) : -1;
 }
 
+/* Poststop hooks, from the saved decision's spec (d NULL: a corrupt or
+ * old one, which must not keep a delete from cleaning up). */
+static void
+run_poststop_hooks (const struct decision *d, const struct container_state *st)
+{
+  cleanup_free char *json = NULL;
+  cleanup_error struct moat_error *hook_err = NULL;
+  struct container_state copy = *st;
+
+  if (d == NULL || d->spec->hooks[HOOK_POSTSTOP].n == 0)
+    return;
+  copy.pid = 0;
+  if (state_oci_json (&copy, "stopped", false, &json, &hook_err) == 0)
+    hooks_run (&d->spec->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
+  warn_hook ("poststop hook", &hook_err);
+}
+
 static int
 destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
                    const struct container_state *st, struct moat_error **err)
 {
-  cleanup_spec struct spec *s = NULL;
-  cleanup_profile struct profile *eff = NULL;
-  cleanup_error struct moat_error *spec_err = NULL;
+  cleanup_decision struct decision *d = NULL;
+  cleanup_error struct moat_error *load_err = NULL;
   struct cgroup *cg = NULL;
   int r;
 
@@ -298,27 +331,20 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
         return r;
     }
   wait_gone (st);
-  /* Poststop hooks need the spec; a corrupt saved config must not keep a
-   * delete from cleaning up. */
-  if (container_load_policy (g, dirfd, st, &eff, &spec_err) == 0
-      && container_load_spec (dirfd, eff, &s, &spec_err) == 0
-      && s->hooks[HOOK_POSTSTOP].n > 0)
-    {
-      cleanup_free char *json = NULL;
-      cleanup_error struct moat_error *hook_err = NULL;
-      struct container_state copy = *st;
-      copy.pid = 0;
-      if (state_oci_json (&copy, "stopped", false, &json, &hook_err) == 0)
-        hooks_run (&s->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
-      warn_hook ("poststop hook", &hook_err);
-    }
+  if (container_load_decision (g, dirfd, st, &d, &load_err) < 0)
+    d = NULL;
+  run_poststop_hooks (d, st);
   r = statedir_remove (rootfd, st->id, err);
   if (r == 0 && st->userns_host_id)
     {
-      /* G12: the block is free once nothing of the container is left. */
+      /* G12: the block is free once nothing of the container is left,
+       * in the pool create took it from (the operator config may have
+       * moved it since). */
       char real[PATH_MAX];
       if (realpath (g->root, real))
-        userns_block_release (g->profile, st->userns_host_id, real, st->id);
+        userns_block_release (d ? d->userns_pool_dir
+                                : g->profile->userns_pool_dir,
+                              st->userns_host_id, real, st->id);
     }
   return r;
 }

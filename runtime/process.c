@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <linux/close_range.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -263,6 +264,25 @@ give_terminal_to_user (const struct spec_process *p, struct moat_error **err)
   return 0;
 }
 
+/* The payload starts with every signal at its default and none blocked,
+ * whatever moat's caller left behind: nohup ignores SIGHUP, a Python or Go
+ * parent SIGPIPE, a job runner may block signals, and a POSIX shell cannot
+ * trap a signal that was ignored when it started. execve drops handlers
+ * and the alternate signal stack but keeps SIG_IGN and the mask; runc and
+ * crun reset both too. sigaction fails only for SIGKILL, SIGSTOP and
+ * libc's own signals, which no caller can have changed. */
+static void
+reset_signals (void)
+{
+  struct sigaction dfl = { .sa_handler = SIG_DFL };
+  sigset_t none;
+
+  for (int sig = 1; sig < NSIG; sig++)
+    sigaction (sig, &dfl, NULL);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+}
+
 int
 process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
               int preserve_fds, const struct seccomp_prog *seccomp_config,
@@ -301,6 +321,7 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
   r = mark_fds (preserve_fds, err);
   if (r < 0)
     return r;
+  reset_signals ();
   if (seccomp_config && seccomp_config->n_insns > 0)
     {
       r = seccomp_load (seccomp_config, err);

@@ -4,14 +4,11 @@
  * filter with a new listener at the end of create and hands the listener
  * to moat, which sends it to the agent with the container's state, as the
  * runtime spec says: one connection, one message, the fd by SCM_RIGHTS.
- *
- * listenerPath comes from config.json, which moat does not trust: moat
- * writes, as host root, to whatever socket it names, and the listener's
- * holder answers the container's notified syscalls in the kernel's place
- * and can put fds of its own into the container. So the path must be one
- * the operator config lists (seccomp_agents). moat's built-in filter stays
- * stacked above the engine's: the kernel takes the most restrictive answer,
- * so a syscall moat refuses never reaches the agent. */
+ * Which agent may get it is the policy's verdict
+ * (profile_check_seccomp_agent), given before the decision is saved. moat's
+ * built-in filter stays stacked above the engine's: the kernel takes the
+ * most restrictive answer, so a syscall moat refuses never reaches the
+ * agent. */
 #include "seccomp_agent.h"
 
 #include <errno.h>
@@ -21,34 +18,9 @@
 #include <unistd.h>
 
 #include "../oci/json.h"
-#include "../policy/profile_internal.h"
 #include "sync.h"
 #include "terminal.h"
 #include "../lib/util.h"
-
-int
-seccomp_agent_check (const struct spec_seccomp *s, const struct profile *p,
-                     struct moat_error **err)
-{
-  cleanup_free char *norm = NULL;
-
-  if (s->listener_path == NULL)
-    return 0;
-  if (s->listener_path[0] != '/')
-    return moat_fail (err, 0,
-                      "linux.seccomp.listenerPath %s: not an absolute path",
-                      s->listener_path);
-  norm = profile_path_normalize (s->listener_path);
-  for (size_t i = 0; p->seccomp_agents && p->seccomp_agents[i]; i++)
-    if (strcmp (norm, p->seccomp_agents[i]) == 0)
-      return 0;
-  return moat_fail (err, 0,
-                    "linux.seccomp.listenerPath %s: not a seccomp agent the "
-                    "operator config lists (seccomp_agents): moat will not "
-                    "hand a container's seccomp listener to a host socket "
-                    "that config.json names",
-                    s->listener_path);
-}
 
 int
 seccomp_agent_send (const struct spec_seccomp *s, int listener, pid_t pid,

@@ -5,13 +5,9 @@
 #include <sys/types.h>
 
 #include "../lib/error.h"
-#include "../policy/profile.h"
 #include "seccomp.h"
 #include "../oci/spec.h"
 
-/* A listenerPath must be one of the operator config's seccomp_agents. */
-int seccomp_agent_check (const struct spec_seccomp *s, const struct profile *p,
-                         struct moat_error **err);
 /* Send the listener fd and the container process state (state_json: the
  * container's OCI state) to the agent at s->listener_path. */
 int seccomp_agent_send (const struct spec_seccomp *s, int listener, pid_t pid,

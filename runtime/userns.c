@@ -231,7 +231,7 @@ userns_block_take (const struct profile *p, const char *root, const char *id,
 }
 
 void
-userns_block_release (const struct profile *p, uint32_t first,
+userns_block_release (const char *pool_dir, uint32_t first,
                       const char *root_path, const char *id)
 {
   cleanup_close int dfd = -1;
@@ -239,8 +239,7 @@ userns_block_release (const struct profile *p, uint32_t first,
   cleanup_free char *want = xasprintf ("%s/%s", root_path, id);
   char name[16];
 
-  if (first == 0
-      || pool_open_locked (p->userns_pool_dir, &dfd, &lock, NULL) < 0)
+  if (first == 0 || pool_open_locked (pool_dir, &dfd, &lock, NULL) < 0)
     return;
   snprintf (name, sizeof (name), "%" PRIu32, first);
   record_drop (dfd, name, want);

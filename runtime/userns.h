@@ -30,9 +30,10 @@ int userns_block_take (const struct profile *p, const char *root,
                        const char *id, struct override_list *ov,
                        char **ret_root_path, uint32_t *ret_first,
                        struct moat_error **err);
-/* ROOT_PATH/ID no longer holds the block: the block is given back once its
- * record names no other holder. */
-void userns_block_release (const struct profile *p, uint32_t first,
+/* ROOT_PATH/ID no longer holds the block: the block is given back to the
+ * pool at pool_dir (the one create took it from, as its decision saved)
+ * once its record names no other holder. */
+void userns_block_release (const char *pool_dir, uint32_t first,
                            const char *root_path, const char *id);
 
 /* The same, for a state dir whose state.json is unreadable (a crash in

@@ -225,9 +225,19 @@ cgroup_gone() {
 	cgroup_gone "/$CG_TOP/$ID"
 }
 
-# hugetlb.SIZE's limit file of cgroup path $1 (v1: limit_in_bytes, v2: max).
+# hugetlb.SIZE's limit file of cgroup path $1, in whichever hierarchy holds
+# the controller: v2, a v1 hugetlb hierarchy, or a hybrid host's cgroup2
+# mount (a fresh Debian host with systemd's hybrid layout has it there).
+# A plain directory there is not a hierarchy: Podman's cgroupfs manager
+# makes one on /sys/fs/cgroup's tmpfs for every controller it expects.
 hugetlb_limit() {
-	if $CG_V2; then cat "/sys/fs/cgroup$1/hugetlb.$2.max"; else cat "/sys/fs/cgroup/hugetlb$1/hugetlb.$2.limit_in_bytes"; fi
+	if $CG_V2; then
+		cat "/sys/fs/cgroup$1/hugetlb.$2.max"
+	elif [ "$(stat -f -c %T /sys/fs/cgroup/hugetlb 2>/dev/null)" = cgroupfs ]; then
+		cat "/sys/fs/cgroup/hugetlb$1/hugetlb.$2.limit_in_bytes"
+	else
+		cat "/sys/fs/cgroup/unified$1/hugetlb.$2.max"
+	fi
 }
 
 requires_hugetlb_2mb() {

@@ -19,6 +19,55 @@ status_field() {
 	echo "$output" | grep "^$1:" | cut -f 2- | xargs
 }
 
+# moat started by a caller that leaks its process state, as a job runner,
+# an init script under nohup or a Python or Go parent does: SIGHUP, SIGQUIT
+# and SIGPIPE ignored, SIGUSR1 and SIGTERM blocked, umask 0077.
+moat_from_leaky_caller() {
+	local out="$BUNDLE/.moat-out"
+	status=0
+	/usr/bin/python3 -c '
+import os, signal, sys
+for s in (signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
+    signal.signal(s, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM})
+os.umask(0o077)
+os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" "$@" >"$out" 2>&1 </dev/null || status=$?
+	output="$(cat "$out")"
+	echo "moat $* from a leaky caller (status=$status): $output" >&2
+}
+
+@test "signals: the payload starts with no signal ignored or blocked and umask 0022, whatever moat's caller had (run and exec)" {
+	update_config '.process.args = ["cat", "/proc/self/status"]'
+	moat_from_leaky_caller run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(status_field SigIgn)" = 0000000000000000 ]
+	[ "$(status_field SigBlk)" = 0000000000000000 ]
+	update_config '.process.args = ["sh", "-c", "umask"]'
+	moat_from_leaky_caller run -b "$BUNDLE" "$ID"
+	[ "$output" = 0022 ]
+
+	update_config '.process.args = ["sleep", "30"]'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	moat_from_leaky_caller exec "$ID" cat /proc/self/status
+	[ "$status" -eq 0 ]
+	[ "$(status_field SigIgn)" = 0000000000000000 ]
+	[ "$(status_field SigBlk)" = 0000000000000000 ]
+	moat_from_leaky_caller exec "$ID" sh -c umask
+	[ "$output" = 0022 ]
+}
+
+@test "signals: a shell in the container traps HUP though moat was started under nohup" {
+	update_config '.process.args = ["sh", "-c", "trap \"echo trapped\" HUP; kill -HUP $$; echo after"]'
+	moat_from_leaky_caller run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'trapped\nafter')" ]
+	moat delete --force "$ID"
+	out="$BUNDLE/nohup.out"
+	nohup "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" "$ID" >"$out" 2>&1 </dev/null
+	[ "$(cat "$out")" = "$(printf 'trapped\nafter')" ]
+}
+
 @test "user: uid, gid and additionalGids are the process's ids" {
 	update_config '.process.user = {"uid": 1000, "gid": 1001, "additionalGids": [10, 20]}'
 	run_in_container 'cat /proc/self/status'

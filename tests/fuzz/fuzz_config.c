@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../oci/decision.h"
 #include "../../oci/spec.h"
 #include "../../oci/state.h"
 #include "../../lib/error.h"
@@ -98,23 +99,30 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
    * what parses is written back and parsed again to the same text. */
   {
     struct profile *saved = NULL;
-    if (profile_policy_parse (text, size, &saved, &ov, &err) == 0)
+    struct decision *d = NULL;
+    if (profile_policy_parse (text, size, &saved, &ov, &err) == 0
+        && decision_parse (text, size, &d, NULL) == 0)
       {
-        char *a = profile_policy_to_json (saved, &ov), *b;
+        char *a = profile_policy_to_json (saved, &ov, d->spec, NULL, 0), *b;
         struct profile *again = NULL;
+        struct decision *d2 = NULL;
         struct override_list ov2 = { 0 };
-        if (profile_policy_parse (a, strlen (a), &again, &ov2, NULL) < 0)
+        if (profile_policy_parse (a, strlen (a), &again, &ov2, NULL) < 0
+            || decision_parse (a, strlen (a), &d2, NULL) < 0)
           abort ();
-        b = profile_policy_to_json (again, &ov2);
+        b = profile_policy_to_json (again, &ov2, d2->spec, NULL, 0);
         if (strcmp (a, b) != 0)
           abort ();
         free (a);
         free (b);
         profile_free (again);
+        decision_free (d2);
         check_overrides (&ov2);
-        check_overrides (&ov);
-        profile_free (saved);
       }
+    decision_free (d);
+    check_overrides (&ov);
+    if (saved)
+      profile_free (saved);
     moat_error_free (&err);
   }
   return 0;

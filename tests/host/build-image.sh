@@ -56,21 +56,30 @@ if [ -s "$dir/KEY" ]; then
   exit 0
 fi
 
-# The mirror apt uses here (deb822 or one-line sources).
-mirror=${MOAT_HOST_MIRROR:-}
+# The mirror this host's apt takes $suite from, and nothing else: no
+# built-in host name (a machine may reach only its own mirror). deb822
+# stanzas (URIs + Suites) first, then one-line "deb [options] URI SUITE"
+# entries.
+mirror=$(
+  cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+    awk -v suite="$suite" 'BEGIN { deb = 1 }
+      /^[[:space:]]*$/ { if (uri != "" && ok) { print uri; exit } uri = ""; ok = 0; deb = 1; next }
+      /^Types:/ { deb = 0; for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+      /^URIs:/ { if (deb) uri = $2 }
+      /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
+      END { if (uri != "" && ok) print uri }' | head -1
+)
 if [ -z "$mirror" ]; then
   mirror=$(
-    cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-      awk '/^URIs:/ {print $2}' | grep -v security | head -1
+    grep -hE '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+      sed -E 's/\[[^]]*\][[:space:]]*//' |
+      awk -v suite="$suite" '$3 == suite {print $2; exit}'
   )
 fi
 if [ -z "$mirror" ]; then
-  mirror=$(
-    grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-      awk '{print $2}' | grep -v security | head -1
-  )
+  log "no apt source for $suite in /etc/apt/sources.list or /etc/apt/sources.list.d: add this host's Debian mirror there (debootstrap takes it from there)"
+  exit 1
 fi
-mirror=${mirror:-http://deb.debian.org/debian}
 
 mkdir -p "$cache"
 work=$(mktemp -d "$cache/build.XXXXXX")

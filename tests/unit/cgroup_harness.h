@@ -47,6 +47,7 @@ extern const size_t n_v1_tree;
 
 int setup_v2_tree (void **state);
 int setup_hybrid_tree (void **state);
+int setup_hybrid_tree_unified_hugetlb (void **state);
 int teardown_tree (void **state);
 
 #endif

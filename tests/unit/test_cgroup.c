@@ -413,6 +413,16 @@ test_hybrid_hugetlb (void **state)
   check_hugetlb (dir, "limit_in_bytes");
 }
 
+/* No v1 hugetlb hierarchy, hugetlb on the cgroup2 mount: the limits go
+ * there, and every ancestor enables the controller for its children. */
+static void
+test_hybrid_hugetlb_on_unified (void **state)
+{
+  cleanup_free char *dir = xasprintf ("%s/unified", tree);
+  check_hugetlb (dir, "max");
+  assert_file ("+hugetlb", "%s/unified/cgroup.subtree_control", tree);
+}
+
 static void
 test_hybrid_refuses_unified_and_cleans_up (void **state)
 {
@@ -483,6 +493,9 @@ main (void)
     cmocka_unit_test_setup_teardown (test_v2_hugetlb, setup_v2_tree,
                                      teardown_tree),
     cmocka_unit_test_setup_teardown (test_hybrid_hugetlb, setup_hybrid_tree,
+                                     teardown_tree),
+    cmocka_unit_test_setup_teardown (test_hybrid_hugetlb_on_unified,
+                                     setup_hybrid_tree_unified_hugetlb,
                                      teardown_tree),
     cmocka_unit_test_setup_teardown (test_hybrid_create_update_destroy,
                                      setup_hybrid_tree, teardown_tree),

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../oci/decision.h"
 #include "../../policy/profile.h"
 #include "../../lib/util.h"
 
@@ -83,19 +84,48 @@ test_policy_round_trip (void **state)
   struct profile *eff = NULL, *back = NULL;
   struct override_list ov = { 0 }, ov_back = { 0 };
   struct moat_error *err = NULL;
-  char *json;
+  const char *config
+      = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+        "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
+        "\"env\":[\"A=1\"]},\"mounts\":[{\"destination\":\"/mnt\","
+        "\"source\":\"/srv\",\"options\":[\"rbind\",\"ro\"]}]}";
+  struct spec *spec = NULL;
+  struct decision *d = NULL;
+  struct cidr dns[1];
+  char *json, *spec_text, *back_text;
 
   assert_int_equal (profile_effective (base, ann, 2, &eff, NULL, &err), 0);
+  assert_int_equal (spec_parse (config, strlen (config), &spec, &err), 0);
+  assert_int_equal (cidr_parse ("10.96.0.10", &dns[0]), 0);
   assert_int_equal (eff->pids_limit, 10);
   assert_int_equal (eff->cpu_quota, 7777);
   override_list_add (&ov, OVERRIDE_CHANGED, "mounts[/mnt].options", "rbind",
                      "rbind,ro");
   override_list_add (&ov, OVERRIDE_ADDED, "mounts[/tmp]", NULL, "tmpfs");
-  json = profile_policy_to_json (eff, &ov);
+  json = profile_policy_to_json (eff, &ov, spec, dns, 1);
   assert_null (strchr (json, '\n')); /* one line */
   if (profile_policy_parse (json, strlen (json), &back, &ov_back, &err) < 0)
     fail_msg ("parse: %s", err->msg);
   assert_same_profile (eff, back);
+  assert_int_equal (back->userns_first, eff->userns_first);
+  assert_int_equal (back->userns_blocks, eff->userns_blocks);
+  assert_string_equal (back->userns_pool_dir, eff->userns_pool_dir);
+  /* The rest of the decision, read without the policy. */
+  if (decision_parse (json, strlen (json), &d, &err) < 0)
+    fail_msg ("decision: %s", err->msg);
+  assert_string_equal (d->profile_name, "egress");
+  assert_int_equal (d->process.nofile, eff->nofile);
+  assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
+  assert_string_equal (d->nameservers[0], "10.96.0.10/32");
+  assert_null (d->nameservers[1]);
+  assert_string_equal (d->userns_pool_dir, eff->userns_pool_dir);
+  spec_text = spec_to_json (spec);
+  back_text = spec_to_json (d->spec);
+  assert_string_equal (spec_text, back_text);
+  free (spec_text);
+  free (back_text);
+  decision_free (d);
+  spec_free (spec);
   assert_int_equal (ov_back.n, 2);
   assert_int_equal (ov_back.v[0].kind, OVERRIDE_CHANGED);
   assert_string_equal (ov_back.v[0].path, "mounts[/mnt].options");
@@ -111,20 +141,44 @@ test_policy_round_trip (void **state)
   profile_free (base);
 }
 
+/* A policy.json as create writes it, for the built-in profile NAME, with
+ * the first FROM in its text replaced by TO. */
+static char *
+saved_text (const char *name, const char *from, const char *to)
+{
+  struct profile *p = NULL;
+  struct override_list ov = { 0 };
+  struct spec *s = NULL;
+  struct moat_error *err = NULL;
+  const char *config = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"}}";
+  char *text, *at, *out;
+
+  assert_int_equal (profile_load_builtin (name, &p, &err), 0);
+  assert_int_equal (spec_parse (config, strlen (config), &s, &err), 0);
+  text = profile_policy_to_json (p, &ov, s, NULL, 0);
+  at = strstr (text, from);
+  if (at == NULL)
+    fail_msg ("%s not in %s", from, text);
+  out = xasprintf ("%.*s%s%s", (int)(at - text), text, to, at + strlen (from));
+  free (text);
+  spec_free (s);
+  profile_free (p);
+  return out;
+}
+
 /* G2 holds even against a saved file without the metadata ranges. */
 static void
 test_policy_keeps_metadata_ranges (void **state)
 {
-  const char *text
-      = "{\"version\":1,\"profile\":{\"name\":\"egress\",\"egress\":true,"
-        "\"pids_limit\":64,\"memory_limit\":536870912,\"cpu_quota\":100000,"
-        "\"cpu_period\":100000,\"tmpfs_size\":67108864,\"nofile\":1024,"
-        "\"credential_env\":[],\"deny\":[\"10.0.0.0/8\"],"
-        "\"audit_log\":\"/a\"},\"overrides\":[]}";
+  char *text = saved_text ("egress", "\"deny\":[",
+                           "\"deny\":[\"10.0.0.0/8\"],\"x\":[");
   struct profile *p = NULL;
   struct moat_error *err = NULL;
   bool metadata = false, ten = false;
+  char *deny = strstr (text, "\"deny\":[\"10.0.0.0/8\"]");
 
+  /* Only 10/8 left in the saved list: the rest is moved to "x". */
+  assert_non_null (deny);
   if (profile_policy_parse (text, strlen (text), &p, NULL, &err) < 0)
     fail_msg ("parse: %s", err->msg);
   for (size_t i = 0; i < p->n_deny; i++)
@@ -138,6 +192,7 @@ test_policy_keeps_metadata_ranges (void **state)
   assert_true (metadata);
   assert_true (ten);
   profile_free (p);
+  free (text);
 }
 
 static void
@@ -156,29 +211,28 @@ expect_bad (const char *text, const char *msg_part)
 }
 
 static void
+expect_bad_saved (const char *from, const char *to, const char *msg_part)
+{
+  char *text = saved_text ("strict", from, to);
+  expect_bad (text, msg_part);
+  free (text);
+}
+
+static void
 test_policy_malformed (void **state)
 {
   expect_bad ("", "policy.json");
   expect_bad ("[]", "version");
-  expect_bad ("{\"version\": 2}", "version");
-  expect_bad ("{\"version\": 1, \"profile\": {\"name\": \"lax\", \"egress\": "
+  expect_bad ("{\"version\": 1}", "another moat");
+  expect_bad ("{\"version\": 2, \"profile\": {\"name\": \"lax\", \"egress\": "
               "true}}",
               "unknown profile lax");
-  expect_bad ("{\"version\": 1, \"profile\": {\"name\": \"strict\", "
-              "\"egress\": false, \"pids_limit\": -1}}",
-              "limits");
-  expect_bad ("{\"version\":1,\"profile\":{\"name\":\"strict\",\"egress\":"
-              "false,\"pids_limit\":64,\"memory_limit\":1,\"cpu_quota\":"
-              "100000,\"cpu_period\":100000,\"tmpfs_size\":1,\"nofile\":1,"
-              "\"credential_env\":[],\"deny\":[\"nope\"],\"audit_log\":\"/a\"}"
-              ",\"overrides\":[]}",
-              "not a CIDR");
-  expect_bad ("{\"version\":1,\"profile\":{\"name\":\"strict\",\"egress\":"
-              "false,\"pids_limit\":64,\"memory_limit\":1,\"cpu_quota\":"
-              "100000,\"cpu_period\":100000,\"tmpfs_size\":1,\"nofile\":1,"
-              "\"credential_env\":[],\"deny\":[],\"audit_log\":\"/a\"},"
-              "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]}",
-              "overrides[0]");
+  expect_bad_saved ("\"pids_limit\":64", "\"pids_limit\":-1", "pids_limit");
+  expect_bad_saved ("\"deny\":[", "\"deny\":[\"nope\",", "deny");
+  expect_bad_saved ("\"userns_pool_dir\"", "\"pool\"", "userns_pool_dir");
+  expect_bad_saved ("\"overrides\":[]",
+                    "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]",
+                    "overrides[0]");
 }
 
 static char **

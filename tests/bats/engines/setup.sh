@@ -25,7 +25,8 @@ done
 [ -x "$MOAT_BUILT" ] || eng_die "no moat binary at $MOAT_BUILT (run make first)"
 
 PACKAGES="docker.io containerd runc podman conmon containernetworking-plugins
-iptables busybox-static jq bsdutils util-linux procps iproute2 curl bats"
+iptables busybox-static jq bsdutils util-linux procps iproute2 curl bats
+python3-grpcio python3-protobuf protobuf-compiler"
 
 install_packages() {
 	local missing="" p

@@ -205,24 +205,6 @@ check_limits() {
 	[ "${lines[-1]}" -le 1024 ]
 }
 
-@test "G7 a container from before policy.json: update still bounded by its profile and annotations" {
-	prepare_bundle spec
-	update_config '.annotations = {"run.moat.pids-limit": "10"}'
-	start_sleeper
-	[ -f "$ROOT/$CID/policy.json" ]
-	rm "$ROOT/$CID/policy.json"
-	moat state "$CID"
-	pid=$(echo "$output" | jq -r .pid)
-	moat update --pids-limit 60 "$CID"
-	[ "$status" -eq 0 ]
-	read -r pids _ <<<"$(host_limits "$pid")"
-	[ "$pids" = 10 ]
-	moat exec "$CID" true
-	[ "$status" -eq 0 ]
-	moat delete --force "$CID"
-	[ "$status" -eq 0 ]
-}
-
 @test "G7 the same --profile on every verb (an engine's runtimeArgs) is no warning, even when an annotation tightened it" {
 	prepare_bundle spec
 	update_config '.annotations = {"run.moat.profile": "strict"}'
