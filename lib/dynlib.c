@@ -2,6 +2,15 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
+
+static bool sealed;
+
+void
+dynlib_seal (void)
+{
+  sealed = true;
+}
 
 int
 dynlib_load (struct dynlib *lib, const struct dynlib_symbol *syms,
@@ -11,6 +20,11 @@ dynlib_load (struct dynlib *lib, const struct dynlib_symbol *syms,
 
   if (lib->handle)
     return 0;
+  if (sealed)
+    return moat_error_setx (err, EPERM,
+                            "loading %s: refused inside a container's "
+                            "namespaces (its files are not moat's)",
+                            lib->soname);
   handle = dlopen (lib->soname, RTLD_NOW | RTLD_LOCAL);
   if (handle == NULL)
     return moat_error_setx (err, ENOENT, "loading %s: %s", lib->soname,

@@ -35,4 +35,10 @@ struct dynlib_symbol
 int dynlib_load (struct dynlib *lib, const struct dynlib_symbol *syms,
                  size_t n_syms, struct moat_error **err);
 
+/* From here on this process loads nothing more: it is entering a
+ * container's namespaces, where the dynamic loader would read the
+ * container's /etc/ld.so.cache and /lib, files its hostile code may have
+ * written. What it needs is loaded before (libraries loaded stay). */
+void dynlib_seal (void);
+
 #endif

@@ -27,6 +27,8 @@
 #include "sync.h"
 #include "terminal.h"
 #include "mount_ops.h"
+#include "selinux.h"
+#include "../lib/dynlib.h"
 #include "../lib/util.h"
 
 /* A user namespace joined by path: the namespaces made for the init must
@@ -66,6 +68,10 @@ linux_clone_flags (const struct spec *s)
 pid_t
 linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
 {
+  /* What the init loads, loaded here: inside, it loads nothing (dynlib_seal
+   * in linux_undumpable). A failure shows where the init uses it. */
+  (void)mount_ops_load_libraries (NULL);
+  (void)selinux_enabled ();
   *ret_in_cgroup = false;
   if (cgroup_fd >= 0)
     {
@@ -90,6 +96,8 @@ linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
 int
 linux_undumpable (struct moat_error **err)
 {
+  /* Every entry into the container's namespaces passes here first. */
+  dynlib_seal ();
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     return moat_fail (err, errno, "PR_SET_DUMPABLE");
   return 0;

@@ -106,8 +106,8 @@ static const struct dynlib_symbol libmount_symbols[] = {
   DYNLIB_SYMBOL (mnt_split_optstr),
 };
 
-static int
-libmount_load (struct moat_error **err)
+int
+mount_ops_load_libraries (struct moat_error **err)
 {
   return dynlib_load (&libmount_so, libmount_symbols,
                       sizeof (libmount_symbols) / sizeof (*libmount_symbols),
@@ -144,7 +144,7 @@ set_mount_flags (struct mount_op *op, const struct spec_mount *m)
         strcat (optstr, ",");
       strcat (optstr, *o);
     }
-  if (*optstr && libmount_load (&load_err) < 0)
+  if (*optstr && mount_ops_load_libraries (&load_err) < 0)
     {
       op->error = xasprintf ("mount %s: %s", m->destination, load_err->msg);
       return;

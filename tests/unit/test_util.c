@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "../../lib/dynlib.h"
 #include "../../lib/util.h"
 
 static char dir[] = "/tmp/moat-test-util-XXXXXX";
@@ -149,6 +151,42 @@ test_rfc3339_matches_libc (void **state)
     }
 }
 
+/* Once sealed (moat entering a container's namespaces), nothing more is
+ * loaded: the loader would read the container's files. A library loaded
+ * before stays usable. In a child: the seal is for the process's life. */
+static void
+test_dynlib_sealed_loads_nothing (void **state)
+{
+  static struct dynlib before = { .soname = "libz.so.1" };
+  static struct dynlib after = { .soname = "libnettle.so.8" };
+  static void *zlib_version, *sha256_init;
+  const struct dynlib_symbol before_syms[]
+      = { { "zlibVersion", &zlib_version } };
+  const struct dynlib_symbol after_syms[]
+      = { { "nettle_sha256_init", &sha256_init } };
+  pid_t pid;
+  int status;
+  (void)state;
+
+  pid = fork ();
+  if (pid == 0)
+    {
+      struct moat_error *err = NULL;
+      if (dynlib_load (&before, before_syms, 1, &err) < 0)
+        _exit (10);
+      dynlib_seal ();
+      if (dynlib_load (&before, before_syms, 1, &err) < 0)
+        _exit (11);
+      if (dynlib_load (&after, after_syms, 1, &err) == 0 || sha256_init)
+        _exit (12);
+      _exit (err && strstr (err->msg, "refused inside a container") ? 0 : 13);
+    }
+  assert_true (pid > 0);
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  assert_int_equal (WEXITSTATUS (status), 0);
+}
+
 int
 main (void)
 {
@@ -158,6 +196,7 @@ main (void)
     cmocka_unit_test (test_pid_file_relative),
     cmocka_unit_test (test_pid_file_missing_dir),
     cmocka_unit_test (test_rfc3339_matches_libc),
+    cmocka_unit_test (test_dynlib_sealed_loads_nothing),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }
