@@ -384,6 +384,7 @@ main (int argc, char **argv)
         .profile = audit.profile ? audit.profile : profile->name,
         .mechanism = audit.mechanism,
         .network = audit.network,
+        .landlock = audit.landlock,
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
         .error = r < 0 && err ? err->msg : NULL,
@@ -406,6 +407,7 @@ main (int argc, char **argv)
   free (audit.profile);
   free (audit.config_digest);
   free (audit.network);
+  free (audit.landlock);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;

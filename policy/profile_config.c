@@ -46,6 +46,14 @@ const char *const profile_default_credential_env[] = {
 };
 
 static const char *const profile_names[] = { "strict", "egress", NULL };
+/* By enum profile_landlock. */
+static const char *const landlock_modes[] = { "auto", "require", "off", NULL };
+
+const char *
+profile_landlock_name (enum profile_landlock mode)
+{
+  return landlock_modes[mode];
+}
 
 static const char *const top_keys[] = { "profile",
                                         "audit_log",
@@ -62,6 +70,7 @@ static const char *const top_keys[] = { "profile",
                                         "profiles",
                                         "userns",
                                         "seccomp_agents",
+                                        "landlock",
                                         NULL };
 static const char *const per_profile_keys[] = { "limits",
                                                 "credential_env",
@@ -567,6 +576,19 @@ apply_config (const json_node *root, struct profile *const *profiles,
   for (size_t i = 0; profile_names[i]; i++)
     if (apply_settings (root, "", profiles[i], err) < 0)
       return -1;
+  if ((v = json_get (root, "landlock")))
+    {
+      size_t m = 0;
+      while (landlock_modes[m]
+             && !(json_is_string (v)
+                  && strcmp (json_string (v), landlock_modes[m]) == 0))
+        m++;
+      if (landlock_modes[m] == NULL)
+        return moat_fail (
+            err, 0, "landlock: expected \"auto\", \"require\" or \"off\"");
+      for (size_t i = 0; profile_names[i]; i++)
+        profiles[i]->landlock = (enum profile_landlock)m;
+    }
   if ((v = json_get (root, "userns")))
     for (size_t i = 0; profile_names[i]; i++)
       if (apply_userns (v, profiles[i], err) < 0)
@@ -726,6 +748,8 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_key (w, "audit_read_verbs");
   jw_bool (w, p->audit_read_verbs);
   jw_string_list (w, "seccomp_agents", (const char *const *)p->seccomp_agents);
+  jw_key (w, "landlock");
+  jw_string (w, profile_landlock_name (p->landlock));
   jw_key (w, "userns");
   jw_object_begin (w);
   jw_key (w, "enabled");

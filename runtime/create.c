@@ -31,6 +31,7 @@
 #include "seccomp.h"
 #include "seccomp_agent.h"
 #include "selinux.h"
+#include "landlock.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -692,6 +693,9 @@ container_create_internal (const struct moat_globals *g,
     return r;
   if (ov)
     container_warn_ignored (ov);
+  r = landlock_decide (s, eff->landlock, g->audit, err);
+  if (r < 0)
+    return r;
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)

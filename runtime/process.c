@@ -1,7 +1,8 @@
 /* The last steps of a container process before execve, in the order the
  * kernel needs: rlimits and groups while still root, uid, capabilities,
- * no_new_privs, the seccomp filters last (they may forbid what came
- * before), then every fd not meant for the payload is marked close-on-exec. */
+ * no_new_privs, Landlock, the seccomp filters last (they may forbid what
+ * came before), then every fd not meant for the payload is marked
+ * close-on-exec. */
 #include "linux.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "landlock.h"
 #include "selinux.h"
 #include "../lib/util.h"
 
@@ -265,7 +267,8 @@ give_terminal_to_user (const struct spec_process *p, struct moat_error **err)
 
 int
 process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
-              int preserve_fds, const struct seccomp_prog *seccomp_config,
+              int preserve_fds, int landlock_fd,
+              const struct seccomp_prog *seccomp_config,
               const struct seccomp_prog *seccomp_builtin,
               struct moat_error **err)
 {
@@ -299,6 +302,11 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
   if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return moat_fail (err, errno, "setting no_new_privs");
   r = mark_fds (preserve_fds, err);
+  if (r < 0)
+    return r;
+  /* G14: after no_new_privs, which Landlock needs, and before the filters,
+   * which may refuse its syscalls. */
+  r = landlock_enforce (landlock_fd, err);
   if (r < 0)
     return r;
   if (seccomp_config && seccomp_config->n_insns > 0)
