@@ -69,6 +69,9 @@ struct profile
   uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
   char *userns_pool_dir;          /* machine-wide allocation records */
   enum profile_landlock landlock; /* G14 */
+  /* G8: the built-in filter's agent level for every container (operator
+   * config "seccomp": "agent"); else only where an annotation asks. */
+  bool seccomp_agent;
 };
 
 enum override_kind

@@ -71,6 +71,7 @@ static const char *const top_keys[] = { "profile",
                                         "userns",
                                         "seccomp_agents",
                                         "landlock",
+                                        "seccomp",
                                         NULL };
 static const char *const per_profile_keys[] = { "limits",
                                                 "credential_env",
@@ -589,6 +590,15 @@ apply_config (const json_node *root, struct profile *const *profiles,
       for (size_t i = 0; profile_names[i]; i++)
         profiles[i]->landlock = (enum profile_landlock)m;
     }
+  if ((v = json_get (root, "seccomp")))
+    {
+      bool agent = json_is_string (v) && strcmp (json_string (v), "agent") == 0;
+      if (!agent
+          && !(json_is_string (v) && strcmp (json_string (v), "default") == 0))
+        return moat_fail (err, 0, "seccomp: expected \"default\" or \"agent\"");
+      for (size_t i = 0; profile_names[i]; i++)
+        profiles[i]->seccomp_agent = agent;
+    }
   if ((v = json_get (root, "userns")))
     for (size_t i = 0; profile_names[i]; i++)
       if (apply_userns (v, profiles[i], err) < 0)
@@ -750,6 +760,8 @@ profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
   jw_string_list (w, "seccomp_agents", (const char *const *)p->seccomp_agents);
   jw_key (w, "landlock");
   jw_string (w, profile_landlock_name (p->landlock));
+  jw_key (w, "seccomp");
+  jw_string (w, p->seccomp_agent ? "agent" : "default");
   jw_key (w, "userns");
   jw_object_begin (w);
   jw_key (w, "enabled");

@@ -369,7 +369,9 @@ phase_seccomp (struct create_ctx *c, struct moat_error **err)
       if (r < 0)
         return r;
     }
-  r = seccomp_builtin (cache, &c->sc_builtin, err);
+  r = seccomp_builtin_level (
+      seccomp_level_of (s->annotations, s->n_annotations), cache,
+      &c->sc_builtin, err);
   if (r < 0)
     return moat_error_wrap (err, "built-in seccomp filter");
   return 0;
@@ -696,6 +698,7 @@ container_create_internal (const struct moat_globals *g,
   r = landlock_decide (s, eff->landlock, g->audit, err);
   if (r < 0)
     return r;
+  seccomp_level_record (s, eff->seccomp_agent);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)

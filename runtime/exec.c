@@ -376,7 +376,9 @@ exec_phase_process (struct exec_ctx *c, struct moat_error **err)
     r = seccomp_compile_config (&c->s->linux_.seccomp, &c->sc_config, err);
   cache = container_seccomp_cache_dir (c->g);
   if (r == 0)
-    r = seccomp_builtin (cache, &c->sc_builtin, err);
+    r = seccomp_builtin_level (
+        seccomp_level_of (c->st->annotations, c->st->n_annotations), cache,
+        &c->sc_builtin, err);
   if (r == 0)
     r = cgroup_open (c->st->cgroup, &c->cg, err);
   return r;

@@ -127,30 +127,17 @@ landlock_decide (struct spec *s, enum profile_landlock mode,
 {
   int abi = landlock_abi ();
   cleanup_free char *text = landlock_describe (mode, abi);
-  struct spec_kv *kv = NULL;
 
   if (mode == PROFILE_LANDLOCK_REQUIRE && abi < LANDLOCK_MIN_ABI)
     return moat_fail (err, 0,
                       "landlock: required by the operator config: %s "
                       "(needs ABI %d)",
                       text, LANDLOCK_MIN_ABI);
-  for (size_t i = 0; i < s->n_annotations && kv == NULL; i++)
-    if (strcmp (s->annotations[i].key, LANDLOCK_ANNOTATION) == 0)
-      kv = &s->annotations[i];
-  if (kv == NULL)
-    {
-      s->annotations = xrealloc (
-          s->annotations, (s->n_annotations + 1) * sizeof (*s->annotations));
-      kv = &s->annotations[s->n_annotations++];
-      kv->key = xstrdup (LANDLOCK_ANNOTATION);
-      kv->value = NULL;
-    }
-  free (kv->value);
-  kv->value = steal_pointer (&text);
+  spec_set_annotation (s, LANDLOCK_ANNOTATION, text);
   if (audit)
     {
       free (audit->landlock);
-      audit->landlock = xstrdup (kv->value);
+      audit->landlock = steal_pointer (&text);
     }
   return 0;
 }
@@ -158,10 +145,7 @@ landlock_decide (struct spec *s, enum profile_landlock mode,
 const char *
 landlock_decision (const struct spec_kv *annotations, size_t n)
 {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp (annotations[i].key, LANDLOCK_ANNOTATION) == 0)
-      return annotations[i].value;
-  return NULL;
+  return spec_kv_get (annotations, n, LANDLOCK_ANNOTATION);
 }
 
 /* The ABI create chose ("abi N: ..."); 0: none. */
