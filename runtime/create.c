@@ -695,7 +695,7 @@ container_create_internal (const struct moat_globals *g,
     return r;
   if (ov)
     container_warn_ignored (ov);
-  r = landlock_decide (s, eff->landlock, g->audit, err);
+  r = landlock_decide (s, eff->landlock, landlock_abi (), g->audit, err);
   if (r < 0)
     return r;
   seccomp_level_record (s, eff->seccomp_agent);

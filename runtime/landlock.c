@@ -122,10 +122,9 @@ landlock_describe (enum profile_landlock mode, int abi)
 }
 
 int
-landlock_decide (struct spec *s, enum profile_landlock mode,
+landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
                  struct verb_audit *audit, struct moat_error **err)
 {
-  int abi = landlock_abi ();
   cleanup_free char *text = landlock_describe (mode, abi);
 
   if (mode == PROFILE_LANDLOCK_REQUIRE && abi < LANDLOCK_MIN_ABI)

@@ -25,12 +25,13 @@ int landlock_abi (void);
 /* What a container gets on this kernel under mode: one line, for
  * `moat features`, the audit line and the annotation (malloc'ed). */
 char *landlock_describe (enum profile_landlock mode, int abi);
-/* create: record the decision on the hardened spec s (replacing whatever
- * config.json put there: it cannot choose) and in audit (may be NULL); a
- * kernel without Landlock is an error only when the operator requires
+/* create: record the decision for a kernel of Landlock ABI abi
+ * (landlock_abi ()) on the hardened spec s, replacing whatever config.json
+ * put there (it cannot choose), and in audit (may be NULL); a kernel
+ * without Landlock (ABI 2) is an error only when the operator requires
  * it. */
 struct verb_audit;
-int landlock_decide (struct spec *s, enum profile_landlock mode,
+int landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
                      struct verb_audit *audit, struct moat_error **err);
 /* The decision among annotations (the hardened spec's, or the state's
  * for `moat exec`); NULL where create made none. */
