@@ -10,6 +10,7 @@
 #include "../oci/spec.h"
 #include "../runtime/cgroup.h"
 #include "../runtime/idmap.h"
+#include "../runtime/landlock.h"
 #include "../runtime/selinux.h"
 #include "../policy/profile.h"
 #include "../runtime/userns.h"
@@ -183,6 +184,13 @@ VERB (features)
                       ? "rebuilt from idmapped layers"
                       : "not idmapped (kernel before 6.8): host-owned files "
                         "show as nobody");
+    /* G14: what a container gets here ("abi N: ..." or why none). */
+    {
+      cleanup_free char *ll = landlock_describe (
+          p ? p->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
+      jw_key (w, "run.moat.landlock");
+      jw_string (w, ll);
+    }
     profile_free (p);
   }
   jw_object_end (w);

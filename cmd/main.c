@@ -421,6 +421,7 @@ main (int argc, char **argv)
         .mechanism = audit.mechanism,
         .network = audit.network,
         .refused_connects = audit.refused_connects,
+        .landlock = audit.landlock,
         .overrides = &overrides,
         .result = r < 0 ? 1 : 0,
         .error = r < 0 && err ? err->msg : NULL,
@@ -448,6 +449,7 @@ main (int argc, char **argv)
   free (audit.outcome);
   free (audit.network);
   free (audit.refused_connects);
+  free (audit.landlock);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;

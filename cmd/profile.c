@@ -3,6 +3,7 @@
 
 #include "../runtime/container.h"
 #include "../policy/profile.h"
+#include "../runtime/seccomp.h"
 #include "../lib/util.h"
 #include "cmd.h"
 
@@ -14,6 +15,7 @@ VERB (profile)
 {
   static const struct cmd_opt opts[] = { { NULL, 0, false, 0 } };
   cleanup_free char *json = NULL;
+  const char *end;
   const char *bundle = NULL;
   bool explain;
   int idx, r;
@@ -67,7 +69,16 @@ VERB (profile)
       return container_explain (&ctx->g, bundle, stdout, err);
     }
   r = profile_to_json (ctx->g.profile, &json, err);
-  if (r == 0)
-    printf ("%s\n", json);
+  /* How many syscalls each level of the built-in filter lets through: a
+   * key of the runtime's, added to the policy's object. */
+  end = r == 0 ? strrchr (json, '}') : NULL;
+  while (end && end > json && (end[-1] == '\n' || end[-1] == ' '))
+    end--;
+  if (end)
+    printf ("%.*s,\n  \"seccomp_levels\": {\"default\": %zu, \"agent\": "
+            "%zu}\n}\n",
+            (int)(end - json), json,
+            seccomp_level_count (SECCOMP_LEVEL_DEFAULT),
+            seccomp_level_count (SECCOMP_LEVEL_AGENT));
   return r;
 }

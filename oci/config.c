@@ -114,12 +114,38 @@ rlimit_from_name (const char *name)
 }
 
 const char *
+spec_kv_get (const struct spec_kv *kv, size_t n, const char *key)
+{
+  for (size_t i = 0; kv && key && i < n; i++)
+    if (strcmp (kv[i].key, key) == 0)
+      return kv[i].value;
+  return NULL;
+}
+
+const char *
 spec_annotation (const struct spec *s, const char *key)
 {
-  for (size_t i = 0; s && key && i < s->n_annotations; i++)
+  return s ? spec_kv_get (s->annotations, s->n_annotations, key) : NULL;
+}
+
+void
+spec_set_annotation (struct spec *s, const char *key, const char *value)
+{
+  struct spec_kv *kv = NULL;
+
+  for (size_t i = 0; i < s->n_annotations && kv == NULL; i++)
     if (strcmp (s->annotations[i].key, key) == 0)
-      return s->annotations[i].value;
-  return NULL;
+      kv = &s->annotations[i];
+  if (kv == NULL)
+    {
+      s->annotations = xrealloc (
+          s->annotations, (s->n_annotations + 1) * sizeof (*s->annotations));
+      kv = &s->annotations[s->n_annotations++];
+      kv->key = xstrdup (key);
+      kv->value = NULL;
+    }
+  free (kv->value);
+  kv->value = xstrdup (value);
 }
 
 static int

@@ -298,5 +298,9 @@ int rlimit_from_name (const char *name); /* "RLIMIT_NOFILE" -> number, -1 */
 char *spec_cap_name (int cap);
 
 const char *spec_annotation (const struct spec *s, const char *key);
+/* The value of key in kv[0..n) (annotations as a state keeps them). */
+const char *spec_kv_get (const struct spec_kv *kv, size_t n, const char *key);
+/* Set (add or replace) annotation key to a copy of value. */
+void spec_set_annotation (struct spec *s, const char *key, const char *value);
 
 #endif

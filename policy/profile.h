@@ -25,6 +25,14 @@ enum engine_kind
   ENGINE__N,
 };
 
+/* G14: Landlock, machine-wide ("landlock" in the operator config). */
+enum profile_landlock
+{
+  PROFILE_LANDLOCK_AUTO,    /* what the kernel offers, none without it */
+  PROFILE_LANDLOCK_REQUIRE, /* a kernel without it fails create */
+  PROFILE_LANDLOCK_OFF,
+};
+
 struct profile
 {
   char *name;            /* "strict" or "egress" */
@@ -59,9 +67,13 @@ struct profile
   /* G12: a user namespace for every container, its ids 0-65535 on a block
    * of 65536 host ids from the pool [userns_first, + blocks * 65536). */
   bool userns;
-  uint32_t userns_first;  /* default 0x40000000 */
-  uint32_t userns_blocks; /* default 16384 (up to 0x7fffffff) */
-  char *userns_pool_dir;  /* machine-wide allocation records */
+  uint32_t userns_first;          /* default 0x40000000 */
+  uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
+  char *userns_pool_dir;          /* machine-wide allocation records */
+  enum profile_landlock landlock; /* G14 */
+  /* G8: the built-in filter's agent level for every container (operator
+   * config "seccomp": "agent"); else only where an annotation asks. */
+  bool seccomp_agent;
 };
 
 /* Load the operator config (path NULL: /etc/moat/config.json if it exists,
@@ -74,6 +86,8 @@ int profile_load (const char *config_path, const char *name,
 int profile_load_builtin (const char *name, struct profile **ret,
                           struct moat_error **err);
 void profile_free (struct profile *p);
+/* "auto", "require", "off". */
+const char *profile_landlock_name (enum profile_landlock mode);
 /* Deep copy (the effective profile is a tightened copy of the loaded one). */
 struct profile *profile_dup (const struct profile *p);
 

@@ -46,6 +46,14 @@ const char *const profile_default_credential_env[] = {
 };
 
 static const char *const profile_names[] = { "strict", "egress", NULL };
+/* By enum profile_landlock. */
+static const char *const landlock_modes[] = { "auto", "require", "off", NULL };
+
+const char *
+profile_landlock_name (enum profile_landlock mode)
+{
+  return landlock_modes[mode];
+}
 
 static const char *const top_keys[] = { "profile",
                                         "audit_log",
@@ -62,6 +70,8 @@ static const char *const top_keys[] = { "profile",
                                         "profiles",
                                         "userns",
                                         "seccomp_agents",
+                                        "landlock",
+                                        "seccomp",
                                         NULL };
 static const char *const per_profile_keys[] = { "limits",
                                                 "credential_env",
@@ -561,6 +571,28 @@ apply_config (const json_node *root, struct profile *const *profiles,
     if (apply_fields (root, "", true, profiles[i], err) < 0
         || apply_settings (root, "", profiles[i], err) < 0)
       return -1;
+  if ((v = json_get (root, "landlock")))
+    {
+      size_t m = 0;
+      while (landlock_modes[m]
+             && !(json_is_string (v)
+                  && strcmp (json_string (v), landlock_modes[m]) == 0))
+        m++;
+      if (landlock_modes[m] == NULL)
+        return moat_fail (
+            err, 0, "landlock: expected \"auto\", \"require\" or \"off\"");
+      for (size_t i = 0; profile_names[i]; i++)
+        profiles[i]->landlock = (enum profile_landlock)m;
+    }
+  if ((v = json_get (root, "seccomp")))
+    {
+      bool agent = json_is_string (v) && strcmp (json_string (v), "agent") == 0;
+      if (!agent
+          && !(json_is_string (v) && strcmp (json_string (v), "default") == 0))
+        return moat_fail (err, 0, "seccomp: expected \"default\" or \"agent\"");
+      for (size_t i = 0; profile_names[i]; i++)
+        profiles[i]->seccomp_agent = agent;
+    }
   if ((v = json_get (root, "userns")))
     for (size_t i = 0; profile_names[i]; i++)
       if (apply_userns (v, profiles[i], err) < 0)

@@ -81,6 +81,18 @@ show_block_size (struct json_writer *w, const struct profile *p)
   jw_uint (w, PROFILE_USERNS_BLOCK);
 }
 
+static void
+show_landlock (struct json_writer *w, const struct profile *p)
+{
+  jw_string (w, profile_landlock_name (p->landlock));
+}
+
+static void
+show_seccomp (struct json_writer *w, const struct profile *p)
+{
+  jw_string (w, p->seccomp_agent ? "agent" : "default");
+}
+
 #define AT(member) offsetof (struct profile, member)
 #define ENGINE(k, name)                                                        \
   {                                                                            \
@@ -132,6 +144,9 @@ const struct field profile_fields[] = {
     NULL, C_BOOL, 0, true },
   { "seccomp_agents", "seccomp_agents", F_STRV, AT (seccomp_agents), 0, NULL,
     C_TREES, 0, true },
+  /* G14 and G8's level; create records both in the container's state. */
+  { NULL, "landlock", F_SHOW, 0, 0, show_landlock, C_NONE, 0, false },
+  { NULL, "seccomp", F_SHOW, 0, 0, show_seccomp, C_NONE, 0, false },
   /* G12 as create applied it, and the pool its block came from (delete
    * gives it back there). */
   { "userns", "userns.enabled", F_BOOL, AT (userns), 0, NULL, C_NONE, 0,

@@ -475,6 +475,20 @@ profile_effective (const struct profile *p, const struct spec_kv *annotations,
             return -1;
           continue;
         }
+      /* G8's agent level: asked for, never asked away. */
+      if (strcmp (key, "run.moat.seccomp") == 0)
+        {
+          if (strcmp (value, "agent") == 0)
+            e->seccomp_agent = true;
+          else if (strcmp (value, "default") != 0 || e->seccomp_agent)
+            override_list_add (ov, OVERRIDE_IGNORED,
+                               "annotations.run.moat.seccomp", value,
+                               e->seccomp_agent ? "agent" : "default");
+          continue;
+        }
+      /* G14: moat's own record of create's decision, read by exec. */
+      if (strcmp (key, "run.moat.landlock") == 0)
+        continue;
       for (size_t j = 0; j < n_tunables && !known; j++)
         if (strcmp (key, tunables[j].key) == 0)
           {

@@ -103,6 +103,11 @@ audit_line (const struct audit_record *r)
       jw_key (w, "refused_connects");
       jw_raw (w, r->refused_connects);
     }
+  if (r->landlock)
+    {
+      jw_key (w, "landlock");
+      jw_string (w, r->landlock);
+    }
   jw_overrides (w, "overrides", r->overrides);
   jw_object_end (w);
   json = json_writer_finish (w);

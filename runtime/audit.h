@@ -14,6 +14,7 @@ struct audit_record
   const char *mechanism; /* "cgroup-bpf" / "fallback" ..., may be NULL */
   const char *network;   /* create: the network lists (JSON), may be NULL */
   const char *refused_connects; /* delete: the refusals (JSON), may be NULL */
+  const char *landlock;         /* G14, create and exec; may be NULL */
   const struct override_list *overrides; /* may be NULL */
   int result;                            /* 0 ok, else failed */
   const char *error;                     /* message when failed */

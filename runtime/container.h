@@ -22,6 +22,7 @@ struct verb_audit
   const char *mechanism;           /* network guard used */
   char *network;                   /* create: its network lists (JSON) */
   char *refused_connects;          /* delete: what the guard refused (JSON) */
+  char *landlock;                  /* G14: what the container gets */
   struct override_list *overrides; /* owned by the caller */
   size_t told;                     /* overrides already told on stderr */
   int exit_status;     /* the container's, when known (run, delete); -1 */

@@ -33,6 +33,7 @@
 #include "seccomp.h"
 #include "seccomp_agent.h"
 #include "selinux.h"
+#include "landlock.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -370,7 +371,9 @@ phase_seccomp (struct create_ctx *c, struct moat_error **err)
       if (r < 0)
         return r;
     }
-  r = seccomp_builtin (cache, &c->sc_builtin, err);
+  r = seccomp_builtin_level (
+      seccomp_level_of (s->annotations, s->n_annotations), cache,
+      &c->sc_builtin, err);
   if (r < 0)
     return moat_error_wrap (err, "built-in seccomp filter");
   return 0;
@@ -706,6 +709,10 @@ container_create_internal (const struct moat_globals *g,
   if (r < 0)
     return r;
   container_warn_ignored (ov);
+  r = landlock_decide (s, eff->landlock, landlock_abi (), g->audit, err);
+  if (r < 0)
+    return r;
+  seccomp_level_record (s, eff->seccomp_agent);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)

@@ -16,6 +16,7 @@
 
 #include "cgroup.h"
 #include "container_internal.h"
+#include "landlock.h"
 #include "linux.h"
 #include "selinux.h"
 #include "seccomp.h"
@@ -130,6 +131,8 @@ struct exec_child
   int ns_flags;
   int sync_fd;
   const struct spec_process *proc;
+  const struct spec *spec; /* G14: the mount plan's rules */
+  const char *landlock;    /* G14: create's decision, from the state */
   const struct seccomp_prog *sc_config, *sc_builtin;
   int preserve_fds;
 };
@@ -138,7 +141,7 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
 {
   struct moat_error *err = NULL;
   cleanup_free char *exec_path = NULL;
-  int cwd_fd = -1;
+  int cwd_fd = -1, landlock_fd = -1;
 
   /* Until execve this process is a copy of moat inside the container: no
    * container process may read its memory or open its exe. */
@@ -195,11 +198,13 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
         close (root);
     }
   if (err == NULL)
+    landlock_prepare (c->spec, c->landlock, false, &landlock_fd, &err);
+  if (err == NULL)
     {
       prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
       /* On success execve closes sync_fd (CLOEXEC): moat sees EOF. */
-      process_exec (c->proc, exec_path, cwd_fd, c->preserve_fds, c->sc_config,
-                    c->sc_builtin, &err);
+      process_exec (c->proc, exec_path, cwd_fd, c->preserve_fds, landlock_fd,
+                    c->sc_config, c->sc_builtin, &err);
     }
   sync_send_error (c->sync_fd, err);
   _exit (err && err->errnum == ENOENT ? 127 : 126);
@@ -341,6 +346,12 @@ exec_phase_load (struct exec_ctx *c, struct moat_error **err)
   r = container_load_decision (c->g, c->dirfd, c->st, &c->d, err);
   if (r == 0)
     c->s = c->d->spec;
+  if (r == 0 && c->g->audit)
+    {
+      const char *ll
+          = landlock_decision (c->st->annotations, c->st->n_annotations);
+      c->g->audit->landlock = ll ? xstrdup (ll) : NULL;
+    }
   return r;
 }
 
@@ -378,7 +389,9 @@ exec_phase_process (struct exec_ctx *c, struct moat_error **err)
     r = seccomp_compile_config (&c->s->linux_.seccomp, &c->sc_config, err);
   cache = container_seccomp_cache_dir (c->g);
   if (r == 0)
-    r = seccomp_builtin (cache, &c->sc_builtin, err);
+    r = seccomp_builtin_level (
+        seccomp_level_of (c->st->annotations, c->st->n_annotations), cache,
+        &c->sc_builtin, err);
   if (r == 0 && o->sub_cgroup)
     r = exec_sub_cgroup (c, err);
   else if (r == 0)
@@ -405,6 +418,8 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   ch->pidfd = c->pidfd;
   ch->sync_fd = c->child_sync_fd;
   ch->proc = c->proc;
+  ch->spec = s;
+  ch->landlock = landlock_decision (c->st->annotations, c->st->n_annotations);
   ch->sc_config = c->sc_config.n_insns ? &c->sc_config : NULL;
   ch->sc_builtin = &c->sc_builtin;
   ch->preserve_fds = c->o->preserve_fds;

@@ -22,6 +22,7 @@
 
 #include "../hooks/hooks.h"
 #include "debug.h"
+#include "landlock.h"
 #include "netguard.h"
 #include "../policy/profile.h"
 #include "sync.h"
@@ -424,7 +425,7 @@ load_agent_filter (struct init_args *a, struct moat_error **err)
 
 static int
 init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
-            char **ret_state, struct moat_error **err)
+            int *ret_landlock, char **ret_state, struct moat_error **err)
 {
   const struct spec *s = a->spec;
   const struct spec_process *p = s->process;
@@ -559,6 +560,10 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   if (r < 0)
     return r;
   r = rootfs_finish (&run, err);
+  if (r == 0)
+    r = landlock_prepare (s,
+                          landlock_decision (s->annotations, s->n_annotations),
+                          true, ret_landlock, err);
   if (r < 0)
     return r;
   return load_agent_filter (a, err);
@@ -600,7 +605,7 @@ linux_init_main (struct init_args *a)
   struct moat_error *err = NULL;
   cleanup_free char *exec_path = NULL;
   cleanup_free char *state = NULL;
-  int cwd_fd = -1;
+  int cwd_fd = -1, landlock_fd = -1;
   char c;
   ssize_t n;
 
@@ -623,7 +628,7 @@ linux_init_main (struct init_args *a)
   /* Until moat has seen READY, the init must not outlive it. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     _exit (1);
-  if (init_setup (a, &exec_path, &cwd_fd, &state, &err) < 0)
+  if (init_setup (a, &exec_path, &cwd_fd, &landlock_fd, &state, &err) < 0)
     {
       sync_send_error (a->sync_fd, err);
       _exit (1);
@@ -646,7 +651,7 @@ linux_init_main (struct init_args *a)
                  state, &err)
           == 0
       && process_exec (a->spec->process, exec_path, cwd_fd, a->preserve_fds,
-                       a->seccomp_config, a->seccomp_builtin, &err)
+                       landlock_fd, a->seccomp_config, a->seccomp_builtin, &err)
              == 0)
     init_reap_forever ();
   {

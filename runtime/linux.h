@@ -114,11 +114,12 @@ int rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
 /* Process (process.c). */
 int process_resolve_exec (const struct spec_process *p, char **ret_path,
                           struct moat_error **err);
-/* Apply rlimits, user, caps, no_new_privs, seccomp, fds, cwd; then execve.
- * Returns only on failure; with exec_path NULL (a session's reaping init)
- * returns 0 with everything applied but the execve. */
+/* Apply rlimits, user, caps, no_new_privs, Landlock (the ruleset
+ * landlock_fd, or -1), seccomp, fds, cwd; then execve. Returns only on
+ * failure; with exec_path NULL (a session's reaping init) returns 0 with
+ * everything applied but the execve. */
 int process_exec (const struct spec_process *p, const char *exec_path,
-                  int cwd_fd, int preserve_fds,
+                  int cwd_fd, int preserve_fds, int landlock_fd,
                   const struct seccomp_prog *seccomp_config,
                   const struct seccomp_prog *seccomp_builtin,
                   struct moat_error **err);

@@ -1,7 +1,8 @@
 /* The last steps of a container process before execve, in the order the
  * kernel needs: rlimits and groups while still root, uid, capabilities,
- * no_new_privs, the seccomp filters last (they may forbid what came
- * before), then every fd not meant for the payload is marked close-on-exec. */
+ * no_new_privs, Landlock, the seccomp filters last (they may forbid what
+ * came before), then every fd not meant for the payload is marked
+ * close-on-exec. */
 #include "linux.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "landlock.h"
 #include "selinux.h"
 #include "../lib/util.h"
 
@@ -331,7 +333,8 @@ cwd_error (const struct spec_process *p, struct moat_error **err)
 
 int
 process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
-              int preserve_fds, const struct seccomp_prog *seccomp_config,
+              int preserve_fds, int landlock_fd,
+              const struct seccomp_prog *seccomp_config,
               const struct seccomp_prog *seccomp_builtin,
               struct moat_error **err)
 {
@@ -375,6 +378,11 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
   if (r < 0)
     return r;
   reset_signals ();
+  /* G14: after no_new_privs, which Landlock needs, and before the filters,
+   * which may refuse its syscalls. */
+  r = landlock_enforce (landlock_fd, err);
+  if (r < 0)
+    return r;
   if (seccomp_config && seccomp_config->n_insns > 0)
     {
       r = seccomp_load (seccomp_config, err);

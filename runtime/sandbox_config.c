@@ -11,6 +11,7 @@
 
 #include "../oci/json.h"
 #include "sandbox_internal.h"
+#include "seccomp.h"
 #include "../lib/util.h"
 
 static void
@@ -153,7 +154,17 @@ emit_extra (struct json_writer *w, const char *path, const struct emit_ctx *c)
 {
   const struct sandbox_limits *lim = c->lim;
 
-  if (strcmp (path, ".mounts") == 0)
+  /* The agent level of the built-in seccomp filter (an annotation only
+   * tightens: the operator's config cannot make it looser). */
+  if (strcmp (path, "") == 0)
+    {
+      jw_key (w, "annotations");
+      jw_object_begin (w);
+      jw_key (w, SECCOMP_LEVEL_ANNOTATION);
+      jw_string (w, "agent");
+      jw_object_end (w);
+    }
+  else if (strcmp (path, ".mounts") == 0)
     {
       if (c->o->workdir)
         emit_bind (w, c->o->workdir, "/work", false);

@@ -4,6 +4,7 @@
 #ifndef MOAT_SECCOMP_H
 #define MOAT_SECCOMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../lib/error.h"
@@ -38,6 +39,32 @@ int seccomp_compile_config_cached (const struct spec_seccomp *s,
  * recompile; cache_dir NULL disables the cache. */
 int seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
                      struct moat_error **err);
+
+/* Levels of the built-in filter. agent: the syscalls real agent workloads
+ * make (tests/agent/trace.sh), a subset of the default level; everything
+ * else ENOSYS, or EPERM where the default level says EPERM. */
+enum seccomp_level
+{
+  SECCOMP_LEVEL_DEFAULT,
+  SECCOMP_LEVEL_AGENT,
+};
+/* The hardened spec's (and state's) annotation: the level create chose.
+ * In config.json it asks for one (only a tighter one counts). */
+#define SECCOMP_LEVEL_ANNOTATION "run.moat.seccomp"
+int seccomp_builtin_level (enum seccomp_level level, const char *cache_dir,
+                           struct seccomp_prog *ret, struct moat_error **err);
+/* How many native syscalls the level lets through (some of them with
+ * their arguments checked). */
+size_t seccomp_level_count (enum seccomp_level level);
+const char *seccomp_level_name (enum seccomp_level level);
+/* The level among annotations (the state's, for `moat exec`): default
+ * where none or an unknown one. */
+enum seccomp_level seccomp_level_of (const struct spec_kv *annotations,
+                                     size_t n);
+/* create: record the level the effective profile chose (its operator
+ * config and config.json's annotation, policy/) on hardened spec s, for
+ * `moat state` and `moat exec`. */
+void seccomp_level_record (struct spec *s, bool agent);
 /* Load into the calling thread (no_new_privs must already be set). Uses only
  * the seccomp(2) syscall: safe in the container's init after clone.
  * The symbol is seccomp_prog_load: libseccomp exports a seccomp_load of its

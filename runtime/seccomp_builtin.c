@@ -323,8 +323,17 @@ set_attrs (scmp_filter_ctx ctx, struct moat_error **err)
   return 0;
 }
 
+/* Is allowed_syscalls[i]'s name allowed at level? The agent level is a
+ * subset of the default one by construction: it can only tighten. */
+static bool
+level_allows (enum seccomp_level level, const char *name)
+{
+  return level == SECCOMP_LEVEL_DEFAULT || seccomp_agent_allows (name);
+}
+
 static int
-build_filter (struct seccomp_prog *ret, struct moat_error **err)
+build_filter (enum seccomp_level level, struct seccomp_prog *ret,
+              struct moat_error **err)
 {
   cleanup_scmp_ctx scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ERRNO (ENOSYS));
   int r;
@@ -333,7 +342,9 @@ build_filter (struct seccomp_prog *ret, struct moat_error **err)
     return moat_fail (err, ENOMEM, "builtin seccomp filter: seccomp_init");
   r = set_attrs (ctx, err);
   for (size_t i = 0; r == 0 && i < N_ELEMENTS (allowed_syscalls); i++)
-    r = add_named_rule (ctx, allowed_syscalls[i], SCMP_ACT_ALLOW, 0, NULL, err);
+    if (level_allows (level, allowed_syscalls[i]))
+      r = add_named_rule (ctx, allowed_syscalls[i], SCMP_ACT_ALLOW, 0, NULL,
+                          err);
   for (size_t i = 0; r == 0 && i < N_ELEMENTS (denied_syscalls); i++)
     r = add_named_rule (ctx, denied_syscalls[i], SCMP_ACT_ERRNO (EPERM), 0,
                         NULL, err);
@@ -343,6 +354,8 @@ build_filter (struct seccomp_prog *ret, struct moat_error **err)
     {
       const struct conditional_rule *c = &conditional_rules[i];
       struct scmp_arg_cmp cmps[2];
+      if (c->verdict == VERDICT_ALLOW && !level_allows (level, c->syscall))
+        continue;
       for (unsigned int t = 0; t < c->n_tests; t++)
         cmps[t] = (struct scmp_arg_cmp){ .arg = c->tests[t].arg,
                                          .op = c->tests[t].op,
@@ -366,7 +379,7 @@ build_filter (struct seccomp_prog *ret, struct moat_error **err)
  * format, libseccomp's version and the kernel API level it detected (it
  * picks actions by it), and the native architecture. */
 static uint64_t
-builtin_key (void)
+builtin_key (enum seccomp_level level)
 {
   const struct scmp_version *v = seccomp_version ();
   cleanup_free char *text = NULL;
@@ -378,8 +391,10 @@ builtin_key (void)
   fprintf (f, "moat builtin %d libseccomp %u.%u.%u api %u arch %u\n",
            BUILTIN_FORMAT, v->major, v->minor, v->micro, seccomp_api_get (),
            seccomp_arch_native ());
+  fprintf (f, "level %s\n", seccomp_level_name (level));
   for (size_t i = 0; i < N_ELEMENTS (allowed_syscalls); i++)
-    fprintf (f, "allow %s\n", allowed_syscalls[i]);
+    if (level_allows (level, allowed_syscalls[i]))
+      fprintf (f, "allow %s\n", allowed_syscalls[i]);
   for (size_t i = 0; i < N_ELEMENTS (denied_syscalls); i++)
     fprintf (f, "eperm %s\n", denied_syscalls[i]);
   for (size_t i = 0; i < N_ELEMENTS (denied_ioctls); i++)
@@ -462,6 +477,37 @@ int
 seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
                  struct moat_error **err)
 {
+  return seccomp_builtin_level (SECCOMP_LEVEL_DEFAULT, cache_dir, ret, err);
+}
+
+size_t
+seccomp_level_count (enum seccomp_level level)
+{
+  int seen[1024] = { 0 };
+  size_t n = 0;
+
+  for (size_t i = 0; i < N_ELEMENTS (allowed_syscalls); i++)
+    {
+      int nr = seccomp_syscall_resolve_name (allowed_syscalls[i]);
+      if (nr >= 0 && nr < 1024 && !seen[nr]
+          && level_allows (level, allowed_syscalls[i]))
+        seen[nr] = 1, n++;
+    }
+  for (size_t i = 0; i < N_ELEMENTS (conditional_rules); i++)
+    {
+      const struct conditional_rule *c = &conditional_rules[i];
+      int nr = seccomp_syscall_resolve_name (c->syscall);
+      if (c->verdict == VERDICT_ALLOW && nr >= 0 && nr < 1024 && !seen[nr]
+          && level_allows (level, c->syscall))
+        seen[nr] = 1, n++;
+    }
+  return n + 1; /* ioctl, every request but the denied ones */
+}
+
+int
+seccomp_builtin_level (enum seccomp_level level, const char *cache_dir,
+                       struct seccomp_prog *ret, struct moat_error **err)
+{
   struct seccomp_prog prog = { 0 };
   cleanup_free char *path = NULL;
   uint64_t key = 0;
@@ -469,7 +515,7 @@ seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
 
   if (cache_dir != NULL)
     {
-      key = builtin_key ();
+      key = builtin_key (level);
       if (key != 0)
         path = xasprintf ("%s/seccomp-%016" PRIx64 ".bpf", cache_dir, key);
     }
@@ -478,7 +524,7 @@ seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
       *ret = prog;
       return 0;
     }
-  r = build_filter (&prog, err);
+  r = build_filter (level, &prog, err);
   if (r < 0)
     return r;
   if (path != NULL)

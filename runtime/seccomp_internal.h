@@ -5,6 +5,7 @@
 #define MOAT_SECCOMP_INTERNAL_H
 
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,9 @@ cleanup_scmp_ctxp (scmp_filter_ctx *ctx)
  * 2.5 can only export to an fd, so this goes through a memfd. */
 int seccomp_ctx_export (scmp_filter_ctx ctx, struct seccomp_prog *ret,
                         struct moat_error **err);
+
+/* The agent level's table (seccomp_level.c). */
+bool seccomp_agent_allows (const char *name);
 
 /* Read exactly len bytes from offset 0 of fd. */
 int seccomp_read_fd (int fd, void *buf, size_t len, struct moat_error **err);

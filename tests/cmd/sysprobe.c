@@ -27,6 +27,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,7 +64,10 @@ usage (void)
          "  fastopen HOST PORT | fastopen6 HOST PORT (tcp, MSG_FASTOPEN)\n"
          "  tiocsti TTY | tiocsti-high TTY | tioclinux TTY\n"
          "                 (TTY: a path, or - for fd 0; tiocsti types\n"
-         "                 \"echo MOAT-INJECTED\" and a newline into it)\n",
+         "                 \"echo MOAT-INJECTED\" and a newline into it)\n"
+         "  abstract-connect NAME   (unix stream socket @NAME)\n"
+         "  abstract-listen NAME    (listens on @NAME until killed; prints\n"
+         "                          \"listening\" first)\n",
          stderr);
   return 2;
 }
@@ -438,6 +443,31 @@ probe_tty_ioctl (const char *op, const char *tty)
   return report (label, 0);
 }
 
+/* A unix stream socket at the abstract address @name: connect to it, or
+ * listen there until killed (a peer in a network namespace the test made). */
+static int
+probe_abstract (const char *name, bool listen_there)
+{
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+  size_t n = strlen (name);
+  socklen_t len = (socklen_t)(offsetof (struct sockaddr_un, sun_path) + 1 + n);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0)
+    return report ("socket(AF_UNIX)", -1);
+  if (n + 1 > sizeof (sun.sun_path))
+    return usage ();
+  memcpy (sun.sun_path + 1, name, n);
+  if (!listen_there)
+    return report ("connect(@abstract)",
+                   connect (fd, (struct sockaddr *)&sun, len));
+  if (bind (fd, (struct sockaddr *)&sun, len) < 0 || listen (fd, 16) < 0)
+    return report ("listen(@abstract)", -1);
+  puts ("listening");
+  for (;;)
+    pause ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -513,5 +543,9 @@ main (int argc, char **argv)
        || strcmp (op, "tioclinux") == 0)
       && argc == 1)
     return probe_tty_ioctl (op, argv[0]);
+  if ((strcmp (op, "abstract-connect") == 0
+       || strcmp (op, "abstract-listen") == 0)
+      && argc == 1)
+    return probe_abstract (argv[0], op[9] == 'l');
   return usage ();
 }

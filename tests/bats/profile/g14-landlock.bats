@@ -1,0 +1,130 @@
+#!/usr/bin/env bats
+# G14: Landlock behind the mounts. The container's processes may write only
+# beneath the writable mounts of the mount plan and execute only outside its
+# noexec mounts; with ABI 6 they cannot reach an abstract unix socket of a
+# process outside their Landlock domain. To show that Landlock (and not a
+# mount) refuses, a createContainer hook mounts what the plan does not
+# know: a writable tmpfs at /root and an exec tmpfs over /tmp. With the
+# operator's "landlock": "off" the same script writes and runs there.
+# Every test skips on a kernel without Landlock ABI 2 (Debian 12's guest).
+
+load profile_helpers
+load netns_helpers
+
+GUARANTEE=g14
+
+setup() {
+	requires_root
+	LANDLOCK="$("$MOAT" features | jq -r '.annotations["run.moat.landlock"]')"
+	ABI=0
+	[[ "$LANDLOCK" =~ ^abi\ ([0-9]+): ]] && ABI="${BASH_REMATCH[1]}"
+	[ "$ABI" -ge 2 ] || skip "no Landlock here: $LANDLOCK"
+	setup_netns
+	prepare_bundle spec
+	add_testbin sysprobe
+}
+
+teardown() {
+	teardown_netns
+}
+
+landlock_mode() {
+	printf '{"audit_log": "%s", "landlock": "%s"}\n' "$AUDIT_LOG" "$1" >"$MOAT_CONFIG"
+}
+
+# Mounts the plan does not know: /root writable, /tmp executable.
+hook_mounts() {
+	update_config '.hooks.createContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "mount -t tmpfs none /root && mount -t tmpfs none /tmp"]}]'
+}
+
+BYPASS='echo z >/root/f && echo wrote /root; cp /bin/busybox /tmp/echo && /tmp/echo ran /tmp; :'
+
+@test "G14: a write outside the writable mounts and an exec from scratch get EACCES, though a hook made them possible" {
+	hook_mounts
+	in_container "$BYPASS"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "sh: can't create /root/f: Permission denied" ]
+	[ "${lines[1]}" = "sh: /tmp/echo: Permission denied" ]
+	# The mounts allow both: Landlock refused them.
+	landlock_mode off
+	in_container "$BYPASS"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "wrote /root" ]
+	[ "${lines[1]}" = "ran /tmp" ]
+}
+
+@test "G14: moat exec gets the same rules" {
+	hook_mounts
+	start_sleeper
+	moat exec "$CID" sh -c "$BYPASS"
+	[ "${lines[0]}" = "sh: can't create /root/f: Permission denied" ]
+	[ "${lines[1]}" = "sh: /tmp/echo: Permission denied" ]
+	moat kill "$CID" KILL
+	wait_status "$CID" stopped
+	moat delete "$CID"
+	landlock_mode off
+	start_sleeper
+	moat exec "$CID" sh -c "$BYPASS"
+	[ "${lines[0]}" = "wrote /root" ]
+	[ "${lines[1]}" = "ran /tmp" ]
+	moat delete --force "$CID"
+}
+
+@test "G14: what a container legitimately writes still works" {
+	WTREE="$(mktemp -d /tmp/moat-g14.XXXXXX)"
+	chmod 1777 "$WTREE"
+	printf '{"audit_log": "%s", "writable_bind_trees": ["%s"]}\n' "$AUDIT_LOG" "$WTREE" >"$MOAT_CONFIG"
+	update_config --arg s "$WTREE" '.mounts += [{"destination": "/w", "type": "bind", "source": $s, "options": ["rbind", "rw"]}]'
+	in_container 'set -e
+		for d in /tmp /var/tmp /dev/shm /w; do
+			mkdir $d/a $d/b; echo x >$d/a/f; mv $d/a/f $d/b/g; ln -s g $d/b/l
+			: >$d/b/g; rm -r $d/a $d/b
+		done
+		echo x >/dev/null; head -c 4 /dev/zero >/dev/full 2>&1 || true
+		echo 500 >/proc/self/oom_score_adj; echo ok'
+	rm -rf "$WTREE"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = ok ]
+}
+
+@test "G14: under ABI 6 an abstract unix socket of a joined network namespace is refused" {
+	[ "$ABI" -ge 6 ] || skip "Landlock ABI $ABI: no scopes"
+	make_netns abs
+	ip netns exec "$NS" "$TESTBIN/sysprobe" abstract-listen "moat-$NS" >"$BATS_TEST_TMPDIR/listen.out" &
+	echo $! >>"$LISTENERS"
+	for _ in $(seq 1 100); do
+		[ -s "$BATS_TEST_TMPDIR/listen.out" ] && break
+		sleep 0.05
+	done
+	update_config --arg p "/var/run/netns/$NS" '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)'
+	in_container "sysprobe abstract-connect moat-$NS"
+	[ "$output" = "connect(@abstract): Operation not permitted (errno 1)" ]
+	# Pods share their network namespace by design: without Landlock the
+	# container reaches the host's listener.
+	landlock_mode off
+	in_container "sysprobe abstract-connect moat-$NS"
+	[ "$output" = ok ]
+}
+
+@test "G14: features, state and the audit line say what the container got; config.json cannot choose" {
+	update_config '.annotations["run.moat.landlock"] = "off" | .process.args = ["sleep", "1000"]'
+	next_id
+	moat run -d -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	moat state "$CID"
+	[ "$(jq -r '.annotations["run.moat.landlock"]' <<<"$output")" = "$LANDLOCK" ]
+	[ "$(grep '"verb":"run"' "$AUDIT_LOG" | tail -1 | jq -r .landlock)" = "$LANDLOCK" ]
+	moat delete --force "$CID"
+	landlock_mode off
+	[ "$("$MOAT" --config "$MOAT_CONFIG" features | jq -r '.annotations["run.moat.landlock"]')" = "off (operator config)" ]
+}
+
+@test "G14: the operator may require it; a bad value is a one-line error" {
+	landlock_mode require
+	in_container true
+	[ "$status" -eq 0 ]
+	landlock_mode maybe
+	in_container true
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run: $MOAT_CONFIG: landlock: expected \"auto\", \"require\" or \"off\"" ]
+}
