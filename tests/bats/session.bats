@@ -327,6 +327,29 @@ readme_setup() {
 	nothing_left
 }
 
+@test "sandbox: the README's --host-usr example runs the host's python3 as written" {
+	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+	readme_setup
+	readme_block host-usr-example >"$WORK/example.sh"
+	grep -q -- '--host-usr' "$WORK/example.sh"
+	run env -C "$WORK" PATH="$WORK/bin:$PATH" sh -e "$WORK/example.sh" </dev/null
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from /work" ]
+}
+
+@test "sandbox --host-usr: /usr is the host's, read-only; the root is empty but for mount points and links" {
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --host-usr -- /bin/sh -c \
+		'ls /; touch /usr/x 2>&1; readlink /bin' >"$BUNDLE/out" 2>&1 </dev/null || status=$?
+	cat "$BUNDLE/out" >&2
+	[ "$status" -eq 0 ]
+	grep -q "Read-only file system" "$BUNDLE/out"
+	[ "$(tail -n 1 "$BUNDLE/out")" = usr/bin ]
+	! grep -qE '^(home|boot|opt|srv)$' "$BUNDLE/out" || false
+	[ -z "$(ls "$ROOT")" ]
+}
+
 @test "session: the README's Python example runs as written and prints what it says" {
 	readme_setup
 	mkdir -p "$WORK/job"
