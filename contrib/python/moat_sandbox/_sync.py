@@ -97,7 +97,8 @@ def run(cmd: Command, *, moat: Optional[str] = None, root: Optional[str] = None,
         **options: object) -> Record:
     """Run cmd (a list, or a string for /bin/sh -c) in a throw-away sandbox.
 
-    Options mirror `moat sandbox`'s flags: rootfs, image, workdir, ro_bind
+    Options mirror `moat sandbox`'s flags: rootfs, image, host_usr (True:
+    the host's /usr, no image), workdir, ro_bind
     ({src: dst} or ["SRC:DST"]), env ({k: v} or ["K=V"]), stdin (a file),
     timeout ("10s"), output_limit ("1m"), memory ("256m"), pids, cpus, user.
     input: bytes for stdin. on_stdout/on_stderr: called with each chunk of
