@@ -101,10 +101,12 @@ check-bats: deps $(BUILD)/moat test-bins
 # (Debian's python3-pytest); a pyenv python3 first in PATH may lack pytest.
 PYTHON ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
 # The package installs offline (pip, setuptools from Debian) into a
-# throw-away venv, and its tests run against this build.
+# throw-away venv, its types hold (mypy --strict), and its tests run
+# against this build.
 check-python: deps $(BUILD)/moat
 	cd contrib/python && PYTHONDONTWRITEBYTECODE=1 MOAT=$(CURDIR)/$(BUILD)/moat $(PYTHON) -m pytest -q -p no:cacheprovider \
 	  test_moat_sandbox.py test_session.py test_async.py
+	$(PYTHON) -m mypy --strict --cache-dir=/dev/null contrib/python/moat_sandbox
 	venv="$$(mktemp -d /tmp/moat-pyvenv.XXXXXX)" && trap 'rm -rf "$$venv" $(CURDIR)/contrib/python/build $(CURDIR)/contrib/python/*.egg-info' EXIT && \
 	  $(PYTHON) -m venv --system-site-packages "$$venv" && \
 	  "$$venv/bin/pip" install -q --no-index --no-build-isolation ./contrib/python && \

@@ -91,7 +91,8 @@ static const struct verb verbs[] = {
     "print the runtime features JSON (runtime-spec features.md)", false, false,
     false, true },
   { "sandbox", cmd_sandbox,
-    "sandbox (--rootfs DIR | --image OCI_DIR) [--workdir DIR] [--ro-bind S:D]\n"
+    "sandbox (--rootfs DIR | --image OCI_DIR | --host-usr) [--workdir DIR]\n"
+    "        [--ro-bind S:D]\n"
     "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
     "        [--memory SIZE] [--pids N] [--cpus N] [--user UID[:GID]]\n"
     "        [--stderr-fd N] [--result F] [--json] -- CMD [ARG...]\n"
@@ -100,7 +101,9 @@ static const struct verb verbs[] = {
     "ended (default --timeout 10m, --output-limit 16m a stream)",
     true, true, true, false },
   { "session", cmd_session,
-    "session create (--rootfs DIR | --image OCI_DIR) [sandbox flags]\n"
+    "session create (--rootfs DIR | --image OCI_DIR | --host-usr)\n"
+    "                [sandbox flags]"
+    "\n"
     "                [--idle-timeout DUR] [--max-lifetime DUR] [--json]\n"
     "       session exec [--timeout DUR] [--output-limit SIZE] [--env K=V]\n"
     "                [--cwd DIR] [--user UID[:GID]] [--stdin F] [--stderr-fd "

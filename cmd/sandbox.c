@@ -28,6 +28,7 @@ enum
   S_RESULT,
   S_JSON,
   S_USER,
+  S_HOST_USR,
   S_STDERR_FD,
   S_LIST_CACHE,
   S_PRUNE_CACHE,
@@ -36,6 +37,7 @@ enum
 const struct cmd_opt sandbox_opts_table[]
     = { { "rootfs", 0, true, S_ROOTFS },
         { "image", 0, true, S_IMAGE },
+        { "host-usr", 0, false, S_HOST_USR },
         { "workdir", 'w', true, S_WORKDIR },
         { "ro-bind", 0, true, S_RO_BIND },
         { "env", 'e', true, S_ENV },
@@ -81,6 +83,9 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
       break;
     case S_IMAGE:
       o->image = val;
+      break;
+    case S_HOST_USR:
+      o->host_usr = true;
       break;
     case S_WORKDIR:
       o->workdir = val;

@@ -220,16 +220,17 @@ VERB (session)
     .c = { .idle_timeout_ms = -1, .max_lifetime_ms = -1 },
     .x = { .timeout_ms = -1, .output_limit = -1 },
   };
-  static const char *const subs[]
-      = { "create", "exec", "put", "get", "list", "rm", NULL };
+  /* "session exec" in errors and in the audit line. */
+  static const char *const verbs[]
+      = { "session create", "session exec", "session put", "session get",
+          "session list",   "session rm",   NULL };
   const char *sub = argc > 1 ? argv[1] : "";
   static char id[32];
   int idx = 0, r;
 
-  /* "session exec" in errors and in the audit line. */
-  for (size_t i = 0; subs[i]; i++)
-    if (strcmp (sub, subs[i]) == 0)
-      ctx->verb = xasprintf ("session %s", sub);
+  for (size_t i = 0; verbs[i]; i++)
+    if (strcmp (sub, verbs[i] + strlen ("session ")) == 0)
+      ctx->verb = verbs[i];
   sp.c.id_buf = id;
 
   if (strcmp (sub, "create") == 0)

@@ -161,6 +161,22 @@ sandbox_reap_stale (const struct moat_globals *g)
   closedir (d);
 }
 
+int
+lock_file_make (int dirfd, const char *name, int *ret, struct moat_error **err)
+{
+  cleanup_close int fd
+      = openat (dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  char proc[64];
+
+  if (fd < 0 || flock (fd, LOCK_EX) < 0)
+    return moat_fail (err, errno, "%s", name);
+  snprintf (proc, sizeof (proc), "/proc/self/fd/%d", fd);
+  if (linkat (AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0)
+    return moat_fail (err, errno, "%s", name);
+  *ret = steal_fd (&fd);
+  return 0;
+}
+
 /* ROOT/.sandbox/ID with its lock held: the lock file is made unnamed,
  * locked, then linked in, so a reap never sees it unlocked. */
 int
@@ -170,7 +186,6 @@ sandbox_bundle_make (int sbfd, const char *prefix, char *ret_id,
   unsigned char rnd[8];
   cleanup_close int bfd = -1;
   cleanup_close int lockfd = -1;
-  char proc[64];
 
   if (getrandom (rnd, sizeof (rnd), 0) != sizeof (rnd))
     return moat_fail (err, errno, "getrandom");
@@ -181,12 +196,8 @@ sandbox_bundle_make (int sbfd, const char *prefix, char *ret_id,
   bfd = openat (sbfd, ret_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (bfd < 0)
     return moat_fail (err, errno, "opening the bundle");
-  lockfd = openat (bfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (lockfd < 0 || flock (lockfd, LOCK_EX) < 0)
-    return moat_fail (err, errno, "locking the bundle");
-  snprintf (proc, sizeof (proc), "/proc/self/fd/%d", lockfd);
-  if (linkat (AT_FDCWD, proc, bfd, "lock", AT_SYMLINK_FOLLOW) < 0)
-    return moat_fail (err, errno, "locking the bundle");
+  if (lock_file_make (bfd, "lock", &lockfd, err) < 0)
+    return moat_error_wrap (err, "locking the bundle");
   *ret_lockfd = steal_fd (&lockfd);
   *ret_bfd = steal_fd (&bfd);
   return 0;

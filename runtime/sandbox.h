@@ -19,11 +19,12 @@
 
 struct sandbox_opts
 {
-  const char *rootfs;     /* --rootfs DIR */
-  const char *image;      /* --image DIR (OCI image layout) */
-  const char *workdir;    /* --workdir HOST_DIR -> /work, rw, exec */
-  char **ro_binds;        /* --ro-bind SRC:DST */
-  char **env;             /* --env K=V */
+  const char *rootfs;  /* --rootfs DIR */
+  const char *image;   /* --image DIR (OCI image layout) */
+  bool host_usr;       /* --host-usr: an empty root with the host's /usr, ro */
+  const char *workdir; /* --workdir HOST_DIR -> /work, rw, exec */
+  char **ro_binds;     /* --ro-bind SRC:DST */
+  char **env;          /* --env K=V */
   const char *stdin_file; /* --stdin FILE (default /dev/null) */
   int64_t memory;         /* --memory bytes, -1 unset */
   int64_t pids;           /* --pids, -1 unset */

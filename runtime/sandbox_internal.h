@@ -123,6 +123,10 @@ int sandbox_dir_open (const struct moat_globals *g, const char *name, int *ret,
                       struct moat_error **err);
 /* Delete the container and the bundle of sandbox id. */
 void sandbox_remove (const struct moat_globals *g, int sbfd, const char *id);
+/* dirfd/name, made unnamed, flock()ed, then linked in: nobody ever sees
+ * it unlocked. */
+int lock_file_make (int dirfd, const char *name, int *ret,
+                    struct moat_error **err);
 /* A new PREFIX-<random> bundle dir in sbfd, its lock file held. */
 int sandbox_bundle_make (int sbfd, const char *prefix, char *ret_id,
                          int *ret_lockfd, int *ret_bfd,

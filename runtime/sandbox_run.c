@@ -169,6 +169,43 @@ resolve_binds (const struct sandbox_opts *o, char **ret_workdir,
   return 0;
 }
 
+/* --host-usr: ROOT/.host-usr, an empty root (the mount points, and /bin,
+ * /lib ... as links into /usr where the host has them there), to which the
+ * host's /usr is bound read-only, as bwrap --ro-bind /usr /usr does. Made
+ * once; concurrent makers agree. */
+static int
+host_usr_root (const struct moat_globals *g, char **ret,
+               struct moat_error **err)
+{
+  static const char *const dirs[] = { "proc", "dev", "sys",     "tmp",  "work",
+                                      "etc",  "var", "var/tmp", "root", "usr" };
+  static const char *const links[]
+      = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+  cleanup_free char *root = xasprintf ("%s/.host-usr", g->root);
+  cleanup_close int fd = -1;
+  int r = mkdir_p (root, 0755);
+
+  if (r < 0)
+    return moat_fail (err, -r, "--host-usr: %s", root);
+  fd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return moat_fail (err, errno, "--host-usr: %s", root);
+  for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++)
+    if (mkdirat (fd, dirs[i], strcmp (dirs[i], "tmp") == 0 ? 01777 : 0755) < 0
+        && errno != EEXIST)
+      return moat_fail (err, errno, "--host-usr: %s/%s", root, dirs[i]);
+  for (size_t i = 0; i < sizeof (links) / sizeof (links[0]); i++)
+    {
+      cleanup_free char *in_usr = xasprintf ("/usr/%s", links[i]);
+      cleanup_free char *target = xasprintf ("usr/%s", links[i]);
+      if (access (in_usr, F_OK) == 0 && symlinkat (target, fd, links[i]) < 0
+          && errno != EEXIST)
+        return moat_fail (err, errno, "--host-usr: %s/%s", root, links[i]);
+    }
+  *ret = steal_pointer (&root);
+  return 0;
+}
+
 static int
 find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
              char **ret_rootfs, char **ret_digest, int *ret_imglock,
@@ -177,6 +214,8 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
   struct image_unpack_notes notes = { 0 };
   struct stat st;
 
+  if (o->host_usr)
+    return host_usr_root (g, ret_rootfs, err);
   if (o->rootfs)
     {
       *ret_rootfs = realpath (o->rootfs, NULL);
@@ -325,14 +364,21 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
 
   memset (ret, 0, sizeof (*ret));
   ret->imglock = -1;
-  if (!o->rootfs == !o->image)
-    return moat_fail (err, 0, "give one of --rootfs DIR and --image DIR");
+  if ((o->rootfs != NULL) + (o->image != NULL) + o->host_usr != 1)
+    return moat_fail (err, 0,
+                      "give one of --rootfs DIR and --image DIR (or "
+                      "--host-usr)");
   if (o->argv == NULL || o->argv[0] == NULL)
     return moat_fail (
         err, 0, "missing command (moat %s [OPTIONS] -- CMD [ARG...])", verb);
   if (resolve_binds (o, &ret->workdir, &ret->pairs, err) < 0
       || find_rootfs (g, o, &ret->rootfs, &ret->digest, &ret->imglock, err) < 0)
     return -1;
+  if (o->host_usr)
+    {
+      strv_append (&ret->pairs, "/usr");
+      strv_append (&ret->pairs, "/usr");
+    }
   eff.workdir = ret->workdir;
   eff.ro_binds = ret->pairs;
   sandbox_limits (g->profile, o, &ret->lim, ov);

@@ -5,6 +5,7 @@
  * to moat, or the end of the command kills that tree and nothing else. A
  * watchdog (sandbox.c) destroys that cgroup if moat dies, even by SIGKILL;
  * the session lives on. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,10 +34,10 @@ watchdog_destroy_cgroup (const void *arg)
     }
 }
 
-/* The session's container cgroup plus /exec-RANDOM. */
+/* The session's container cgroup (*ret_base) plus /exec-RANDOM (*ret). */
 static int
-exec_cgroup_path (const struct moat_globals *g, const char *id, char **ret,
-                  struct moat_error **err)
+exec_cgroup_path (const struct moat_globals *g, const char *id, char **ret_base,
+                  char **ret, struct moat_error **err)
 {
   cleanup_state struct container_state *st = NULL;
   cleanup_close int dirfd = -1;
@@ -50,7 +51,44 @@ exec_cgroup_path (const struct moat_globals *g, const char *id, char **ret,
     return moat_fail (err, errno, "getrandom");
   *ret = xasprintf ("%s/exec-%02x%02x%02x%02x%02x%02x", st->cgroup, rnd[0],
                     rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+  *ret_base = xstrdup (st->cgroup);
   return 0;
+}
+
+/* Each exec holds ROOT/.session/ID/exec-RANDOM.lock (its watchdog shares
+ * the lock) for as long as its processes may live. A lock that is free
+ * belongs to an exec whose moat and watchdog were both killed: its cgroup,
+ * and whatever still runs in it, goes now. */
+static void
+reap_dead_execs (int sdfd, const char *base)
+{
+  DIR *d;
+  struct dirent *de;
+  int fd = dup (sdfd);
+
+  d = fd >= 0 ? fdopendir (fd) : NULL;
+  while (d && (de = readdir (d)))
+    {
+      size_t len = strlen (de->d_name);
+      cleanup_close int lockfd = -1;
+      cleanup_free char *path = NULL;
+      struct cgroup *cg = NULL;
+      if (strncmp (de->d_name, "exec-", 5) != 0 || len < 10
+          || strcmp (de->d_name + len - 5, ".lock") != 0)
+        continue;
+      lockfd = openat (sdfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (lockfd < 0 || flock (lockfd, LOCK_EX | LOCK_NB) < 0)
+        continue;
+      path = xasprintf ("%s/%.*s", base, (int)(len - 5), de->d_name);
+      if (cgroup_open (path, &cg, NULL) == 0)
+        {
+          cgroup_destroy (cg, NULL);
+          cgroup_free (cg);
+        }
+      unlinkat (sdfd, de->d_name, 0);
+    }
+  if (d)
+    closedir (d);
 }
 
 /* Start the command with the pipes as its stdio; run it to the end. */
@@ -106,6 +144,9 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   cleanup_close int infd = -1;
   cleanup_close int wd = -1;
   cleanup_free char *cgpath = NULL;
+  cleanup_free char *cgbase = NULL;
+  cleanup_free char *lockname = NULL;
+  cleanup_close int execlock = -1;
   cleanup_free char *record = NULL;
   struct override_list local_ov = { 0 };
   struct override_list *ov = g->audit ? g->audit->overrides : &local_ov;
@@ -142,7 +183,13 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   if (infd < 0)
     r = moat_fail (err, errno, "--stdin %s", o->stdin_file);
   if (r == 0)
-    r = exec_cgroup_path (g, o->id, &cgpath, err);
+    r = exec_cgroup_path (g, o->id, &cgbase, &cgpath, err);
+  if (r == 0)
+    {
+      reap_dead_execs (sdfd, cgbase);
+      lockname = xasprintf ("%s.lock", strrchr (cgpath, '/') + 1);
+      r = lock_file_make (sdfd, lockname, &execlock, err);
+    }
   if (r == 0)
     r = wd = watchdog_start (watchdog_destroy_cgroup, cgpath, err);
   session_touch_used (sdfd);
@@ -150,6 +197,8 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
     r = exec_and_wait (g, o, cgpath, infd, &so, &rs, err);
   if (wd >= 0 && write (wd, "d", 1) != 1 && r >= 0)
     r = moat_fail (err, errno, "stopping the watchdog");
+  if (execlock >= 0)
+    unlinkat (sdfd, lockname, 0);
   session_touch_used (sdfd);
   if (r >= 0)
     {

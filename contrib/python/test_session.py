@@ -103,6 +103,14 @@ def test_deadline_on_moat_itself(env):
         time.sleep(0.05)
 
 
+def test_host_usr(env):
+    if not os.path.exists("/usr/bin/python3"):
+        pytest.skip("no /usr/bin/python3")
+    rec = run(["python3", "-c", "print(6 * 7)"], host_usr=True, moat=env["moat"],
+              root=env["root"], config=env["config"])
+    assert rec["stdout_text"] == "42\n", rec
+
+
 def test_unknown_option_and_moat_error(env):
     with pytest.raises(TypeError):
         session(env, bogus=1)

@@ -150,6 +150,28 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: when moat and its watchdog both die, the next exec kills the orphaned tree" {
+	new_session
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$SID" -- \
+		sh -c "sleep $MARK & sleep $MARK" >/dev/null 2>&1 </dev/null &
+	local pid=$! wd
+	for _ in $(seq 100); do [ "$(pgrep -fc "^sleep $MARK")" -eq 2 ] && break; sleep 0.05; done
+	[ "$(pgrep -fc "^sleep $MARK")" -eq 2 ]
+	# The watchdog: moat's child that leads its own session and is moat.
+	wd="$(ps -o pid=,sid=,comm= --ppid "$pid" | awk '$1 == $2 && $3 == "moat" { print $1 }')"
+	[ -n "$wd" ]
+	kill -9 "$wd" "$pid"
+	sleep 0.3
+	[ "$(pgrep -fc "^sleep $MARK")" -eq 2 ] # left behind
+	ms exec "$SID" -- true
+	[ "$status" -eq 0 ]
+	[ -z "$(pgrep -f "^sleep $MARK")" ]
+	[ -z "$(ls -d /sys/fs/cgroup/pids/moat/"$SID"/exec-* 2>/dev/null)" ]
+	[ -z "$(ls "$ROOT/.session/$SID" | grep '^exec-')" ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: the record says when the pids limit refused a fork" {
 	new_session --pids 10
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done 2>/dev/null; wait'
@@ -325,6 +347,29 @@ readme_setup() {
 	[ "$(cat "$WORK/n.txt")" = 41 ]
 	[ "$(stat -c %u "$WORK/n.txt")" = "$(id -u)" ]
 	nothing_left
+}
+
+@test "sandbox: the README's --host-usr example runs the host's python3 as written" {
+	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+	readme_setup
+	readme_block host-usr-example >"$WORK/example.sh"
+	grep -q -- '--host-usr' "$WORK/example.sh"
+	run env -C "$WORK" PATH="$WORK/bin:$PATH" sh -e "$WORK/example.sh" </dev/null
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from /work" ]
+}
+
+@test "sandbox --host-usr: /usr is the host's, read-only; the root is empty but for mount points and links" {
+	status=0
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" sandbox --host-usr -- /bin/sh -c \
+		'ls /; touch /usr/x 2>&1; readlink /bin' >"$BUNDLE/out" 2>&1 </dev/null || status=$?
+	cat "$BUNDLE/out" >&2
+	[ "$status" -eq 0 ]
+	grep -q "Read-only file system" "$BUNDLE/out"
+	[ "$(tail -n 1 "$BUNDLE/out")" = usr/bin ]
+	! grep -qE '^(home|boot|opt|srv)$' "$BUNDLE/out" || false
+	[ -z "$(ls "$ROOT")" ]
 }
 
 @test "session: the README's Python example runs as written and prints what it says" {

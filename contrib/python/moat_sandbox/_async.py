@@ -100,8 +100,9 @@ class AsyncSession(SessionBase):
 
     async def create(self) -> str:
         out = await _simple(self._create_argv(), self._moat_timeout)
-        self.id = json.loads(out)["id"]
-        return self.id
+        sid: str = json.loads(out)["id"]
+        self.id = sid
+        return sid
 
     async def exec(self, cmd: Command, *, input: Union[None, str, bytes] = None,
                    on_stdout: Optional[Callback] = None, on_stderr: Optional[Callback] = None,

@@ -116,14 +116,16 @@ def option_flags(options: Mapping[str, Any], allowed: Iterable[str], what: str) 
         elif key == "ro_bind":
             for item in _pairs(value, ":"):
                 argv += ["--ro-bind", item]
+        elif key == "host_usr":
+            argv += ["--host-usr"] if value else []
         else:
             argv += [_VALUE_FLAGS[key], str(value)]
     return argv
 
 
-SANDBOX_OPTIONS = ("rootfs", "image", "workdir", "ro_bind", "env", "stdin", "timeout",
+SANDBOX_OPTIONS = ("rootfs", "image", "host_usr", "workdir", "ro_bind", "env", "stdin", "timeout",
                    "output_limit", "memory", "pids", "cpus", "user")
-CREATE_OPTIONS = ("rootfs", "image", "workdir", "ro_bind", "env", "memory", "pids", "cpus",
+CREATE_OPTIONS = ("rootfs", "image", "host_usr", "workdir", "ro_bind", "env", "memory", "pids", "cpus",
                   "user", "idle_timeout", "max_lifetime")
 EXEC_OPTIONS = ("env", "stdin", "timeout", "output_limit", "cwd", "user")
 

@@ -97,7 +97,8 @@ def run(cmd: Command, *, moat: Optional[str] = None, root: Optional[str] = None,
         **options: object) -> Record:
     """Run cmd (a list, or a string for /bin/sh -c) in a throw-away sandbox.
 
-    Options mirror `moat sandbox`'s flags: rootfs, image, workdir, ro_bind
+    Options mirror `moat sandbox`'s flags: rootfs, image, host_usr (True:
+    the host's /usr, no image), workdir, ro_bind
     ({src: dst} or ["SRC:DST"]), env ({k: v} or ["K=V"]), stdin (a file),
     timeout ("10s"), output_limit ("1m"), memory ("256m"), pids, cpus, user.
     input: bytes for stdin. on_stdout/on_stderr: called with each chunk of
@@ -127,8 +128,9 @@ class Session(SessionBase):
 
     def create(self) -> str:
         out = _simple(self._create_argv(), self._moat_timeout)
-        self.id = json.loads(out)["id"]
-        return self.id
+        sid: str = json.loads(out)["id"]
+        self.id = sid
+        return sid
 
     def exec(self, cmd: Command, *, input: Union[None, str, bytes] = None,
              on_stdout: Optional[Callback] = None, on_stderr: Optional[Callback] = None,
@@ -168,4 +170,5 @@ def list_sessions(*, moat: Optional[str] = None, root: Optional[str] = None,
                   config: Optional[str] = None, moat_timeout: float = 60.0) -> List[Record]:
     """`moat session list --json`."""
     argv = [moat_binary(moat)] + global_flags(root, None, config) + ["session", "list", "--json"]
-    return json.loads(_simple(argv, moat_timeout))
+    sessions: List[Record] = json.loads(_simple(argv, moat_timeout))
+    return sessions
