@@ -356,6 +356,14 @@ landlock_prepare (const struct spec *s, const char *decision, bool for_init,
   /* Only the destinations and flags count: the rootfs path and the cgroup
    * mode change neither. */
   mount_plan_build (s, "/", CGROUP_MODE_V2, false, &plan);
+  /* An op whose options could not be read has lost its flags (noexec,
+   * ro): rules built from it would let through what the mounts refuse. */
+  for (size_t i = 0; i < plan.n; i++)
+    if (plan.v[i].error)
+      {
+        close (rs.fd);
+        return moat_fail (err, 0, "landlock: %s", plan.v[i].error);
+      }
   noexec = xmalloc ((plan.n + 1) * sizeof (*noexec));
   rs.noexec = noexec;
   r = allow_writes (&rs, &plan, err);
