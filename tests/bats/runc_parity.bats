@@ -281,3 +281,23 @@ fresh_procfs_in() {
 		mkdir "$BUNDLE/rootfs/$d"
 	done
 }
+
+@test "seccomp: an ENOSYS-by-default allowlist without seccomp(2) runs with the built-in filter above it; a startContainer hook runs" {
+	[ "$(uname -m)" = x86_64 ] || skip "syscall numbers of x86_64"
+	add_testbin sysprobe
+	# Podman's profile (SCMP_ACT_ERRNO, defaultErrnoRet ENOSYS) without
+	# seccomp(2) itself, nor getppid (110), nor unshare.
+	profile=$(jq '.linux.seccomp' "$FIXTURES/podman.01.podman-run-rm-network-none.config.json")
+	update_config --argjson p "$profile" '.linux.seccomp = ($p
+		| .syscalls |= map(.names -= ["seccomp", "getppid", "unshare"]))
+		| .hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "echo hook-ran >/tmp/hook"]}]
+		| .process.args = ["sh", "-c", "cat /tmp/hook; sysprobe syscall 110; sysprobe unshare uts"]'
+	moat run -b "$BUNDLE" "$ID"
+	[ "${lines[0]}" = hook-ran ]
+	# Off the config's list and allowed by the built-in filter: the
+	# config's errno.
+	[[ "${lines[1]}" == *"Function not implemented (errno 38)" ]]
+	# Denied by both: G8's answer (EPERM for what it denies on purpose)
+	# is the one that holds, a difference the profile makes.
+	[[ "${lines[2]}" == *"Operation not permitted (errno 1)" ]]
+}
