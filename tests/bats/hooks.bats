@@ -249,7 +249,7 @@ wait_hooks() {
 	[ "$(order)" = "first second third" ]
 }
 
-@test "each kind reads runc's state (its keys only) and gets its own env; a hook acts in the container by pid" {
+@test "each kind reads runc's state (its keys only), its own env, host ones in the bundle; a hook acts in the container by pid" {
 	command -v nsenter >/dev/null || skip "no nsenter"
 	# A hook library's way: the pid from the state, then nsenter.
 	cat >"$LOGDIR/enter" <<-'EOF'
@@ -278,4 +278,8 @@ wait_hooks() {
 	done
 	[ "$(jq 'has("pid")' "$LOGDIR/poststop.json")" = false ]
 	[ "$(cat "$LOGDIR/entered")" = hooked ]
+	# Those on the host start in the bundle, as runc's.
+	for k in prestart createRuntime poststart poststop; do
+		grep -qx "PWD=$BUNDLE" "$LOGDIR/$k.environ"
+	done
 }
