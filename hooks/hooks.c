@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../lib/util.h"
+#include "../oci/json.h"
 
 /* Without pidfds (Linux < 5.3) the wait polls waitpid at this interval.
  * The fallback can go when the baseline kernel has pidfd_open. */
@@ -94,7 +95,8 @@ hook_child_stdio (int stdin_fd)
 }
 
 static void __attribute__ ((noreturn))
-hook_child (const struct spec_hook *hook, int stdin_fd, int exec_errno_fd)
+hook_child (const struct spec_hook *hook, const char *cwd, int stdin_fd,
+            int exec_errno_fd)
 {
   static char *const empty_env[] = { NULL };
   char *default_argv[] = { hook->path, NULL };
@@ -113,6 +115,9 @@ hook_child (const struct spec_hook *hook, int stdin_fd, int exec_errno_fd)
   /* Its own process group, so that a timeout kills what the hook started
    * too (a shell script's `sleep`). */
   setpgid (0, 0);
+  /* Best effort, as the cwd runc's hooks inherit from runc. */
+  if (cwd && chdir (cwd) < 0)
+    (void)0;
 
   if (hook_child_stdio (stdin_fd) == 0)
     {
@@ -309,7 +314,7 @@ sigpipe_restore (const sigset_t *old, bool was_pending)
 
 static int
 hook_run_one (const struct spec_hook *hook, const char *what,
-              const char *state_json, struct moat_error **err)
+              const char *state_json, const char *cwd, struct moat_error **err)
 {
   cleanup_close int pidfd = -1;
   cleanup_close int exec_errno_r = -1;
@@ -346,7 +351,7 @@ hook_run_one (const struct spec_hook *hook, const char *what,
     {
       close (stdin_pipe[1]);
       close (errno_pipe[0]);
-      hook_child (hook, stdin_pipe[0], errno_pipe[1]);
+      hook_child (hook, cwd, stdin_pipe[0], errno_pipe[1]);
     }
 
   close (stdin_pipe[0]);
@@ -395,6 +400,29 @@ hook_run_one (const struct spec_hook *hook, const char *what,
   return 0;
 }
 
+/* The hooks that run on the host start in the bundle, as runc's do (runc
+ * works from there); createContainer and startContainer run in the
+ * container, where moat chose their directory. NULL: moat's own. */
+static char *
+host_hook_cwd (enum hook_kind kind, const char *state_json)
+{
+  json_node *root = NULL;
+  const char *bundle;
+  char *cwd = NULL;
+
+  if (kind == HOOK_CREATE_CONTAINER || kind == HOOK_START_CONTAINER
+      || state_json == NULL
+      || json_parse (state_json, strlen (state_json), JSON_MAX_SIZE, &root,
+                     NULL)
+             < 0)
+    return NULL;
+  bundle = json_string (json_get (root, "bundle"));
+  if (bundle && bundle[0] == '/')
+    cwd = xstrdup (bundle);
+  json_free (root);
+  return cwd;
+}
+
 /* runtime-spec: a failing poststart or poststop hook is a warning, and
  * the remaining hooks still run. */
 static bool
@@ -419,6 +447,7 @@ hooks_run (const struct spec_hook_list *hooks, enum hook_kind kind,
            const char *state_json, struct moat_error **err)
 {
   cleanup_free char *what = NULL;
+  cleanup_free char *cwd = NULL;
   struct moat_error *first = NULL;
   int first_r = 0;
 
@@ -426,10 +455,11 @@ hooks_run (const struct spec_hook_list *hooks, enum hook_kind kind,
     return 0;
 
   what = xasprintf ("%s hook", hook_kind_name (kind));
+  cwd = host_hook_cwd (kind, state_json);
   for (size_t i = 0; i < hooks->n; i++)
     {
       struct moat_error *hook_err = NULL;
-      int r = hook_run_one (&hooks->v[i], what, state_json, &hook_err);
+      int r = hook_run_one (&hooks->v[i], what, state_json, cwd, &hook_err);
 
       if (r >= 0)
         continue;

@@ -172,6 +172,31 @@ state_free (struct container_state *st)
   free (st);
 }
 
+int
+state_hook_json (const struct container_state *st, const char *status,
+                 char **ret, struct moat_error **err)
+{
+  struct json_writer *w = json_writer_new (false);
+
+  jw_object_begin (w);
+  put_string (w, "ociVersion", "1.0.2");
+  put_string (w, "id", st->id);
+  put_string (w, "status", status);
+  if (st->pid > 0 && strcmp (status, "stopped") != 0)
+    {
+      jw_key (w, "pid");
+      jw_int (w, st->pid);
+    }
+  put_string (w, "bundle", st->bundle);
+  if (st->n_annotations > 0)
+    {
+      jw_key (w, "annotations");
+      write_annotations (w, st->annotations, st->n_annotations);
+    }
+  jw_object_end (w);
+  return writer_result (w, ret, err);
+}
+
 /* The fields and their order are runc's, which engines and tools parse. */
 int
 state_oci_json (const struct container_state *st, const char *status,

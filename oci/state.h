@@ -41,5 +41,10 @@ void state_free (struct container_state *st);
  * for `moat state`. pid 0 is written as 0 (stopped). */
 int state_oci_json (const struct container_state *st, const char *status,
                     bool pretty, char **ret, struct moat_error **err);
+/* What a hook (and a seccomp agent) reads on stdin: the runtime-spec's
+ * state and nothing else, as runc writes it: "pid" left out when 0,
+ * "annotations" when there are none. */
+int state_hook_json (const struct container_state *st, const char *status,
+                     char **ret, struct moat_error **err);
 
 #endif

@@ -323,21 +323,22 @@ static const char *
 frozen_by (const struct cgroup_hier *h)
 {
   cleanup_free char *state = NULL;
-  uint64_t frozen = 0;
-  /* FROZEN or FREEZING */
+  uint64_t freeze = 0, frozen = 0;
+
   if (h->ctrls & CG_FREEZER)
-    return cg_read (h->fd, "freezer.state", &state) == 0
-                   && strncmp (state, "FR", strlen ("FR")) == 0
-               ? "freezer.state"
-               : NULL;
-  if (h->ctrls & CG_UNIFIED)
-    return (cg_read_u64 (h->fd, "cgroup.freeze", &frozen) == 0 && frozen)
-                   || (cg_read_keyed (h->fd, "cgroup.events", "frozen", &frozen)
-                           == 0
-                       && frozen)
-               ? "cgroup.freeze"
-               : NULL;
-  return NULL;
+    {
+      /* FROZEN, or FREEZING on its way there. */
+      if (cg_read (h->fd, "freezer.state", &state) == 0
+          && strncmp (state, "FR", strlen ("FR")) == 0)
+        return "freezer.state";
+      return NULL;
+    }
+  if (!(h->ctrls & CG_UNIFIED))
+    return NULL;
+  /* Its own cgroup.freeze, or a frozen parent's (cgroup.events). */
+  cg_read_u64 (h->fd, "cgroup.freeze", &freeze);
+  cg_read_keyed (h->fd, "cgroup.events", "frozen", &frozen);
+  return freeze || frozen ? "cgroup.freeze" : NULL;
 }
 
 int

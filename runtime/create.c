@@ -572,7 +572,7 @@ phase_mounts_and_hooks (struct create_ctx *c, struct moat_error **err)
     return r;
   debug_pause ("after-mounts");
 
-  r = state_oci_json (&c->st, "creating", false, &c->state_json, err);
+  r = state_hook_json (&c->st, "creating", &c->state_json, err);
   if (r < 0)
     return r;
   r = hooks_run (&s->hooks[HOOK_PRESTART], HOOK_PRESTART, c->state_json, err);
@@ -587,7 +587,7 @@ phase_mounts_and_hooks (struct create_ctx *c, struct moat_error **err)
     return r;
   /* startContainer hooks run once start is under way: they see
    * "created", as runc's do. */
-  r = state_oci_json (&c->st, "created", false, &start_json, err);
+  r = state_hook_json (&c->st, "created", &start_json, err);
   if (r == 0)
     r = sync_send_data (sync, SYNC_START_STATE, start_json, strlen (start_json),
                         err);

@@ -176,7 +176,7 @@ container_start (const struct moat_globals *g, const char *id,
       struct pollfd pfd = { .fd = fifo, .events = 0 };
       if (TEMP_FAILURE_RETRY (poll (&pfd, 1, -1)) < 0)
         return moat_fail (err, errno, "waiting for the container's exec");
-      if (state_oci_json (st, "running", false, &json, err) < 0)
+      if (state_hook_json (st, "running", &json, err) < 0)
         return -1;
       hooks_run (&s->hooks[HOOK_POSTSTART], HOOK_POSTSTART, json, &hook_err);
       warn_hook ("poststart hook", &hook_err);
@@ -296,7 +296,7 @@ run_poststop_hooks (const struct decision *d, const struct container_state *st)
   if (d == NULL || d->spec->hooks[HOOK_POSTSTOP].n == 0)
     return;
   copy.pid = 0;
-  if (state_oci_json (&copy, "stopped", false, &json, &hook_err) == 0)
+  if (state_hook_json (&copy, "stopped", &json, &hook_err) == 0)
     hooks_run (&d->spec->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
   warn_hook ("poststop hook", &hook_err);
 }

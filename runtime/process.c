@@ -383,9 +383,15 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
   r = landlock_enforce (landlock_fd, err);
   if (r < 0)
     return r;
+  /* The config's filter, then the built-in one: where both deny, the
+   * kernel answers with the last loaded (G8's EPERM and ENOSYS). */
   if (seccomp_config && seccomp_config->n_insns > 0)
     {
-      r = seccomp_load (seccomp_config, err);
+      struct seccomp_prog stacked = { 0 };
+      if (seccomp_builtin && seccomp_builtin->n_insns > 0)
+        seccomp_prog_let_filter_stack (seccomp_config, &stacked);
+      r = seccomp_load (stacked.n_insns ? &stacked : seccomp_config, err);
+      seccomp_prog_clear (&stacked);
       if (r < 0)
         return r;
     }

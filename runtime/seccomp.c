@@ -9,9 +9,11 @@
 #include "../lib/util.h"
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -451,6 +453,42 @@ seccomp_prog_load_listener (const struct seccomp_prog *p, int *ret_listener,
                       "synchronized",
                       r);
   return 0;
+}
+
+#if defined(__x86_64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+void
+seccomp_prog_let_filter_stack (const struct seccomp_prog *p,
+                               struct seccomp_prog *ret)
+{
+#ifdef NATIVE_AUDIT_ARCH
+  /* Each failed test jumps past the rest of the prologue, to p's first
+   * instruction; p's own jumps are relative and still land right. */
+  const struct sock_filter prologue[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 0, 5),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_seccomp, 0, 3),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, args)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_SET_MODE_FILTER, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  const size_t n = sizeof (prologue) / sizeof (prologue[0]);
+#else
+  const struct sock_filter *prologue = NULL;
+  const size_t n = 0;
+#endif
+  struct sock_filter *v = xcalloc (n + p->n_insns, sizeof (*v));
+  if (n)
+    memcpy (v, prologue, n * sizeof (*v));
+  memcpy (v + n, p->insns, p->n_insns * sizeof (*v));
+  *ret = (struct seccomp_prog){ .insns = v,
+                                .n_insns = n + p->n_insns,
+                                .flags = p->flags };
 }
 
 void

@@ -77,6 +77,14 @@ int seccomp_prog_load (const struct seccomp_prog *p, struct moat_error **err);
 int seccomp_prog_load_listener (const struct seccomp_prog *p, int *ret_listener,
                                 struct moat_error **err);
 #define seccomp_load(p, err) seccomp_prog_load ((p), (err))
+/* p, with a first rule that lets seccomp(SECCOMP_SET_MODE_FILTER) of the
+ * native architecture through: the config's filter is loaded first and
+ * the built-in one after it (whose answers win where both deny, G8), so
+ * an allowlist without seccomp(2), which runc loads alone, must not stop
+ * the second load. Adding a filter only ever restricts; the built-in
+ * filter then decides seccomp(2) for the payload. */
+void seccomp_prog_let_filter_stack (const struct seccomp_prog *p,
+                                    struct seccomp_prog *ret);
 void seccomp_prog_clear (struct seccomp_prog *p);
 
 #endif

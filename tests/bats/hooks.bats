@@ -29,6 +29,7 @@ setup() {
 			echo "hostname $(hostname)"
 			echo "root $(stat -c %i /)"
 		} >"$d/$1.env"
+		env >"$d/$1.environ"
 		echo "$1" >>"$d/order"
 		# G12: container root is no host root: the order file a host hook
 		# starts stays writable for the hooks inside.
@@ -246,4 +247,39 @@ wait_hooks() {
 	moat create -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(order)" = "first second third" ]
+}
+
+@test "each kind reads runc's state (its keys only), its own env, host ones in the bundle; a hook acts in the container by pid" {
+	command -v nsenter >/dev/null || skip "no nsenter"
+	# A hook library's way: the pid from the state, then nsenter.
+	cat >"$LOGDIR/enter" <<-'EOF'
+		#!/bin/sh
+		pid=$(jq -r .pid)
+		nsenter -t "$pid" -m -u -- /bin/hostname >"$(dirname "$0")/entered"
+	EOF
+	chmod 755 "$LOGDIR/enter"
+	update_config '.hostname = "hooked" | .annotations = {"x.y": "z"}'
+	for k in prestart createRuntime createContainer startContainer poststart poststop; do
+		update_config --arg k "$k" --arg r "$LOGDIR/record" \
+			'.hooks[$k] += [{"path": "/bin/sh", "args": ["sh", $r, $k], "env": ["HOOK_KIND=\($k)"]}]'
+	done
+	update_config --arg e "$LOGDIR/enter" '.hooks.createRuntime += [{"path": $e}]'
+	MOAT_CALLER_ENV=leak moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	moat delete --force "$ID"
+	[ "$status" -eq 0 ]
+	for k in prestart createRuntime createContainer startContainer poststart poststop; do
+		f="$LOGDIR/$k.json"
+		jq -e --arg id "$ID" --arg b "$BUNDLE" '.id == $id and .bundle == $b and .annotations == {"x.y": "z"}' "$f"
+		keys="$(jq -c 'keys_unsorted - ["ociVersion", "id", "status", "pid", "bundle", "annotations"]' "$f")"
+		[ "$keys" = "[]" ] || { echo "$k: keys runc does not send: $keys" >&2; return 1; }
+		grep -qx "HOOK_KIND=$k" "$LOGDIR/$k.environ"
+		[ -z "$(grep MOAT_CALLER_ENV "$LOGDIR/$k.environ" || true)" ]
+	done
+	[ "$(jq 'has("pid")' "$LOGDIR/poststop.json")" = false ]
+	[ "$(cat "$LOGDIR/entered")" = hooked ]
+	# Those on the host start in the bundle, as runc's.
+	for k in prestart createRuntime poststart poststop; do
+		grep -qx "PWD=$BUNDLE" "$LOGDIR/$k.environ"
+	done
 }

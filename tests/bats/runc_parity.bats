@@ -16,6 +16,7 @@ setup() {
 
 teardown() {
 	teardown_bundle
+	[ -z "${DATADIR:-}" ] || rm -rf "$DATADIR"
 	local d
 	for d in /sys/fs/cgroup/*/"$CG_TOP" /sys/fs/cgroup/"$CG_TOP"; do
 		[ -d "$d" ] || continue
@@ -280,4 +281,45 @@ fresh_procfs_in() {
 		rm "$BUNDLE/rootfs/$d"
 		mkdir "$BUNDLE/rootfs/$d"
 	done
+}
+
+@test "seccomp: an ENOSYS-by-default allowlist without seccomp(2) runs with the built-in filter above it; a startContainer hook runs" {
+	[ "$(uname -m)" = x86_64 ] || skip "syscall numbers of x86_64"
+	add_testbin sysprobe
+	# Podman's profile (SCMP_ACT_ERRNO, defaultErrnoRet ENOSYS) without
+	# seccomp(2) itself, nor getppid (110), nor unshare.
+	profile=$(jq '.linux.seccomp' "$FIXTURES/podman.01.podman-run-rm-network-none.config.json")
+	update_config --argjson p "$profile" '.linux.seccomp = ($p
+		| .syscalls |= map(.names -= ["seccomp", "getppid", "unshare"]))
+		| .hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "echo hook-ran >/tmp/hook"]}]
+		| .process.args = ["sh", "-c", "cat /tmp/hook; sysprobe syscall 110; sysprobe unshare uts"]'
+	moat run -b "$BUNDLE" "$ID"
+	[ "${lines[0]}" = hook-ran ]
+	# Off the config's list and allowed by the built-in filter: the
+	# config's errno.
+	[[ "${lines[1]}" == *"Function not implemented (errno 38)" ]]
+	# Denied by both: G8's answer (EPERM for what it denies on purpose)
+	# is the one that holds, a difference the profile makes.
+	[[ "${lines[2]}" == *"Operation not permitted (errno 1)" ]]
+}
+
+@test "userns: a bind mount listed before the cgroup mount works in a user namespace" {
+	# Outside the bundle, whose dir holds the audit log (never bound).
+	DATADIR="$(mktemp -d /tmp/parity-data.XXXXXX)"
+	chmod 755 "$DATADIR"
+	echo bound >"$DATADIR/f"
+	mkdir "$BUNDLE/rootfs/mnt"
+	update_config --arg s "$DATADIR" '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .mounts |= (map(select(.type != "cgroup"))
+			+ [{"destination": "/mnt", "type": "bind", "source": $s, "options": ["rbind", "ro"]},
+			   {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+			    "options": ["nosuid", "noexec", "nodev", "relatime", "ro"]}])
+		| .process.args = ["sh", "-c", "cat /mnt/f; grep -c \" /sys/fs/cgroup \" /proc/self/mountinfo; grep -c \" /mnt \" /proc/self/mountinfo"]'
+	moat run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = bound ]
+	[ "${lines[1]}" -ge 1 ]
+	[ "${lines[2]}" -ge 1 ]
 }
