@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -306,15 +307,22 @@ ignored_signals (void)
 static void
 reset_signals (void)
 {
-  struct sigaction dfl = { .sa_handler = SIG_DFL };
+  /* The kernel's own struct: glibc's sigaction refuses the two signals it
+   * keeps for itself (32, 33), which a caller can still leave ignored. */
+  struct
+  {
+    void (*handler) (int);
+    unsigned long flags;
+    void (*restorer) (void);
+    uint64_t mask;
+  } dfl = { .handler = SIG_DFL };
   uint64_t ignored = ignored_signals ();
-  sigset_t none;
+  uint64_t none = 0;
 
-  for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+  for (int sig = 1; sig <= 64; sig++)
     if (ignored & (UINT64_C (1) << (sig - 1)))
-      sigaction (sig, &dfl, NULL);
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
+      syscall (SYS_rt_sigaction, sig, &dfl, NULL, sizeof (dfl.mask));
+  syscall (SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof (none));
 }
 
 static int
