@@ -270,7 +270,10 @@ wait_hooks() {
 	[ "$status" -eq 0 ]
 	for k in prestart createRuntime createContainer startContainer poststart poststop; do
 		f="$LOGDIR/$k.json"
-		jq -e --arg id "$ID" --arg b "$BUNDLE" '.id == $id and .bundle == $b and .annotations == {"x.y": "z"}' "$f"
+		# config.json's annotations, and the decisions create recorded
+		# beside them (run.moat.landlock, run.moat.seccomp), as `moat state`.
+		jq -e --arg id "$ID" --arg b "$BUNDLE" '.id == $id and .bundle == $b and .annotations["x.y"] == "z"
+			and ([.annotations | keys[] | select(. != "x.y" and (startswith("run.moat.") | not))] == [])' "$f"
 		keys="$(jq -c 'keys_unsorted - ["ociVersion", "id", "status", "pid", "bundle", "annotations"]' "$f")"
 		[ "$keys" = "[]" ] || { echo "$k: keys runc does not send: $keys" >&2; return 1; }
 		grep -qx "HOOK_KIND=$k" "$LOGDIR/$k.environ"
