@@ -39,7 +39,7 @@ endif
 # tests/layers.sh follows calls function by function.
 override LDFLAGS += -pie -Wl,-z,relro,-z,now -Wl,--gc-sections
 
-LIB_SRCS := $(sort $(wildcard lib/*.c oci/*.c policy/*.c runtime/*.c hooks/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*.c oci/*.c policy/*.c runtime/*.c runtime/*/*.c hooks/*.c app/*.c))
 CMD_SRCS := $(sort $(wildcard cmd/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
@@ -218,7 +218,7 @@ uninstall:
 
 # Every C source and header of moat and its tests, in the style of the
 # root's .clang-format.
-FORMAT_SRCS := $(sort $(wildcard */*.c */*.h tests/*/*.c tests/*/*.h))
+FORMAT_SRCS := $(sort $(wildcard */*.c */*.h runtime/*/*.c runtime/*/*.h tests/*/*.c tests/*/*.h))
 format:
 	clang-format -i $(FORMAT_SRCS)
 
@@ -228,4 +228,4 @@ format-check: deps
 clean:
 	rm -rf build build-asan build-fuzz build-debug
 
--include $(wildcard $(BUILD)/*/*.d $(BUILD)/tests/unit/*.d build-fuzz/*/*.d build-fuzz/*.d)
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/runtime/*/*.d build-fuzz/runtime/*/*.d $(BUILD)/tests/unit/*.d build-fuzz/*/*.d build-fuzz/*.d)

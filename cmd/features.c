@@ -8,12 +8,12 @@
 
 #include "../oci/json.h"
 #include "../oci/spec.h"
-#include "../runtime/cgroup.h"
-#include "../runtime/idmap.h"
-#include "../runtime/landlock.h"
-#include "../runtime/selinux.h"
+#include "../runtime/cgroup/cgroup.h"
+#include "../runtime/userns/idmap.h"
+#include "../runtime/init/landlock.h"
+#include "../runtime/init/selinux.h"
 #include "../policy/profile.h"
-#include "../runtime/userns.h"
+#include "../runtime/userns/userns.h"
 #include "../lib/util.h"
 #include "cmd.h"
 

@@ -11,7 +11,7 @@
 #include "../runtime/audit.h"
 #include "../runtime/log.h"
 #include "../policy/profile.h"
-#include "../runtime/selinux.h"
+#include "../runtime/init/selinux.h"
 #include "../lib/util.h"
 #include "cmd.h"
 

@@ -3,7 +3,7 @@
 
 #include "../runtime/container.h"
 #include "../policy/profile.h"
-#include "../runtime/seccomp.h"
+#include "../runtime/seccomp/seccomp.h"
 #include "../lib/util.h"
 #include "cmd.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../policy/profile.h"
-#include "../runtime/sandbox.h"
+#include "../app/sandbox.h"
 #include "../lib/util.h"
 #include "cmd.h"
 #include "sandbox_flags.h"

@@ -2,7 +2,7 @@
 #ifndef MOAT_SANDBOX_FLAGS_H
 #define MOAT_SANDBOX_FLAGS_H
 
-#include "../runtime/sandbox.h"
+#include "../app/sandbox.h"
 #include "cmd.h"
 
 struct sandbox_parse

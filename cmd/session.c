@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../policy/profile.h"
-#include "../runtime/session.h"
+#include "../app/session.h"
 #include "../lib/util.h"
 #include "cmd.h"
 #include "sandbox_flags.h"

@@ -17,7 +17,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "linux.h"
+#include "init/linux.h"
 #include "../lib/util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC

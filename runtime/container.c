@@ -14,7 +14,7 @@
 
 #include "../oci/state.h"
 #include "audit.h"
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 #include "container_internal.h"
 #include "statedir.h"
 #include "../lib/util.h"

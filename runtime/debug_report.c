@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpf.h"
-#include "cgroup.h"
+#include "bpf/bpf.h"
+#include "cgroup/cgroup.h"
 #include "container_internal.h"
 #include "log.h"
 #include "../lib/util.h"

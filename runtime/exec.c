@@ -14,15 +14,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 #include "container_internal.h"
-#include "landlock.h"
-#include "mount_ops.h"
-#include "linux.h"
-#include "selinux.h"
-#include "seccomp.h"
-#include "sync.h"
-#include "terminal.h"
+#include "init/landlock.h"
+#include "init/mount_ops.h"
+#include "init/linux.h"
+#include "init/selinux.h"
+#include "seccomp/seccomp.h"
+#include "init/sync.h"
+#include "init/terminal.h"
 #include "../lib/util.h"
 
 static int

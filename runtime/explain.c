@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "container_internal.h"
-#include "mount_ops.h"
+#include "init/mount_ops.h"
 #include "../policy/profile.h"
-#include "selinux.h"
+#include "init/selinux.h"
 #include "../lib/util.h"
 
 static void

@@ -18,13 +18,13 @@
 
 #include "../hooks/hooks.h"
 #include "audit.h"
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 #include "container_internal.h"
-#include "netguard.h"
+#include "netguard/netguard.h"
 #include "../policy/profile.h"
 #include "statedir.h"
-#include "terminal.h"
-#include "userns.h"
+#include "init/terminal.h"
+#include "userns/userns.h"
 #include "../lib/util.h"
 
 int

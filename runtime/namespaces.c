@@ -17,7 +17,7 @@
 
 #include "container_internal.h"
 #include "statedir.h"
-#include "userns.h"
+#include "userns/userns.h"
 #include "../lib/util.h"
 
 int

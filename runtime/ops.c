@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "netguard.h"
+#include "cgroup/cgroup.h"
+#include "netguard/netguard.h"
 #include "container_internal.h"
 #include "../policy/profile.h"
 #include "../lib/util.h"

@@ -19,12 +19,19 @@ from collections import deque
 # belongs to the longest folder listed that holds it, so a sub-folder
 # (runtime/cgroup: lib oci runtime/cgroup) is one more line.
 LAYERS = """
-lib:     lib
-oci:     lib oci
-policy:  lib oci policy
-hooks:   lib oci hooks
-runtime: lib oci policy hooks runtime
-cmd:     lib oci policy hooks runtime cmd
+lib:              lib
+oci:              lib oci
+policy:           lib oci policy
+hooks:            lib oci hooks
+runtime/bpf:      lib runtime/bpf
+runtime/cgroup:   lib oci runtime/cgroup runtime/bpf
+runtime/seccomp:  lib oci policy runtime/seccomp runtime/init
+runtime/netguard: lib oci policy runtime/netguard runtime/bpf runtime/init
+runtime/userns:   lib oci policy runtime/userns runtime/cgroup runtime/init
+runtime/init:     lib oci policy hooks runtime runtime/init runtime/cgroup runtime/netguard runtime/seccomp
+runtime:          lib oci policy hooks runtime runtime/bpf runtime/cgroup runtime/init runtime/netguard runtime/seccomp runtime/userns
+app:              lib oci policy runtime runtime/cgroup runtime/init runtime/seccomp app
+cmd:              lib oci policy hooks runtime runtime/cgroup runtime/init runtime/seccomp runtime/userns app cmd
 """
 
 # Functions whose every callee (for exec: down to the process's execve)

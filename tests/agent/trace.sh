@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trace the syscalls real agent workloads make inside a moat container, to
-# (re)make the agent seccomp level's allow-list (runtime/seccomp_level.c).
+# (re)make the agent seccomp level's allow-list (runtime/seccomp/seccomp_level.c).
 #
 #   tests/agent/trace.sh [WORKLOAD ...]     (default: all of workloads/)
 #

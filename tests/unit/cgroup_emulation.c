@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../runtime/cgroup_internal.h"
+#include "../../runtime/cgroup/cgroup_internal.h"
 #include "../../lib/util.h"
 
 static bool

@@ -32,9 +32,9 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/bpf.h"
-#include "../../runtime/netguard.h"
-#include "../../runtime/netguard_bpf.h"
+#include "../../runtime/bpf/bpf.h"
+#include "../../runtime/netguard/netguard.h"
+#include "../../runtime/netguard/netguard_bpf.h"
 #include "../../lib/util.h"
 
 /* For assembling a program without loading it: map fds are only

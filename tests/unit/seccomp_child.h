@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "../../oci/spec.h"
-#include "../../runtime/seccomp.h"
+#include "../../runtime/seccomp/seccomp.h"
 #include "../../lib/util.h"
 
 /* The child's verdicts travel as text through a pipe; only write(2) and

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/bpf.h"
+#include "../../runtime/bpf/bpf.h"
 #include "../../lib/util.h"
 
 #define INSN(c, d, s, o, i)                                                    \

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/cgroup.h"
+#include "../../runtime/cgroup/cgroup.h"
 #include "../../lib/util.h"
 #include "cgroup_harness.h"
 

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/cgroup.h"
+#include "../../runtime/cgroup/cgroup.h"
 #include "../../lib/util.h"
 
 /* ---- cgroupsPath mapping ---- */

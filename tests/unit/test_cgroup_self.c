@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/cgroup.h"
-#include "../../runtime/linux.h"
+#include "../../runtime/cgroup/cgroup.h"
+#include "../../runtime/init/linux.h"
 #include "../../lib/util.h"
 #include "cgroup_harness.h"
 

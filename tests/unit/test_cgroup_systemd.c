@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/cgroup.h"
-#include "../../runtime/cgroup_internal.h"
+#include "../../runtime/cgroup/cgroup.h"
+#include "../../runtime/cgroup/cgroup_internal.h"
 #include "../../lib/util.h"
 #include "cgroup_emulation.h"
 

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/container.h"
-#include "../../runtime/landlock.h"
+#include "../../runtime/init/landlock.h"
 #include "../../lib/util.h"
 
 /* A spec whose config.json asked for Landlock off itself. */

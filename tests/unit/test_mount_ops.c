@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/mount.h>
 
-#include "../../runtime/mount_ops.h"
+#include "../../runtime/init/mount_ops.h"
 #include "../../policy/profile.h"
 #include "../../lib/util.h"
 

@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/bpf.h"
-#include "../../runtime/netguard_bpf.h"
+#include "../../runtime/bpf/bpf.h"
+#include "../../runtime/netguard/netguard_bpf.h"
 #include "../../lib/util.h"
 
 #include "netguard_skb.h"

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/sandbox.h"
+#include "../../app/sandbox.h"
 #include "../../runtime/sha256.h"
 
 static void

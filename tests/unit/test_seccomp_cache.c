@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/seccomp.h"
+#include "../../runtime/seccomp/seccomp.h"
 #include "../../lib/util.h"
 
 static char dir[64];

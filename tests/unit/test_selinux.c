@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runtime/selinux.h"
+#include "../../runtime/init/selinux.h"
 #include "../../lib/util.h"
 
 static int fake_enabled;

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/sync.h"
+#include "../../runtime/init/sync.h"
 #include "../../lib/util.h"
 
 static void

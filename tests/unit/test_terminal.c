@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/terminal.h"
+#include "../../runtime/init/terminal.h"
 #include "../../lib/util.h"
 
 static char tmpdir[PATH_MAX];

@@ -1,0 +1,435 @@
+/* OCI image layouts into the content-addressed cache (see image.h).
+ * An entry is unpacked in ROOT/.images/.tmp-XXXXXX, whose lock its
+ * unpacker holds, and appears by rename(2) under the manifest's digest:
+ * two sandboxes unpacking the same image at once both succeed and one copy
+ * stays. Every blob's sha256 is checked against its digest, so the key
+ * names the content. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <linux/openat2.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../oci/json.h"
+#include "image.h"
+#include "../runtime/sha256.h"
+#include "../lib/util.h"
+
+#define IMAGE_JSON_MAX (4u * 1024 * 1024)
+
+static const char *const layer_types[] = {
+  "application/vnd.oci.image.layer.v1.tar",
+  "application/vnd.oci.image.layer.v1.tar+gzip",
+  "application/vnd.oci.image.layer.v1.tar+zstd",
+  "application/vnd.oci.image.layer.nondistributable.v1.tar",
+  "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
+  "application/vnd.docker.image.rootfs.diff.tar.gzip",
+  NULL,
+};
+
+/* "sha256:<64 hex>" -> the hex part, or NULL. */
+static const char *
+digest_hex (const char *d)
+{
+  if (d == NULL || strncmp (d, "sha256:", 7) != 0 || strlen (d + 7) != 64)
+    return NULL;
+  for (const char *p = d + 7; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+      return NULL;
+  return d + 7;
+}
+
+/* path beneath the layout (no symlink, no "..", no magic link), a regular
+ * file only, opened without blocking: a FIFO or a link to /dev/zero must
+ * not hang moat, nor a link take it out of the layout. */
+static int
+open_beneath (int layoutfd, const char *path, int *ret, struct stat *ret_st,
+              struct moat_error **err)
+{
+  struct open_how how
+      = { .flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+          .resolve
+          = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd
+      = (int)syscall (SYS_openat2, layoutfd, path, &how, sizeof (how));
+
+  if (fd < 0)
+    return moat_fail (err, errno == ELOOP ? ELOOP : errno, "image: %s", path);
+  if (fstat (fd, ret_st) < 0)
+    return moat_fail (err, errno, "image: %s", path);
+  if (!S_ISREG (ret_st->st_mode))
+    return moat_fail (err, 0, "image: %s: not a regular file", path);
+  *ret = steal_fd (&fd);
+  return 0;
+}
+
+/* The blob a descriptor names, of exactly the size it gives (the image
+ * spec requires it; moat reads no further). */
+static int
+open_blob (int layoutfd, const json_node *desc, const char **ret_hex,
+           int *ret_fd, uint64_t *ret_size, struct moat_error **err)
+{
+  const char *digest = json_string (json_get (desc, "digest"));
+  const char *hex = digest_hex (digest);
+  cleanup_free char *path = NULL;
+  struct stat st;
+  int64_t size;
+
+  if (hex == NULL)
+    return moat_fail (err, 0, "image: unsupported digest %s",
+                      digest ? digest : "(none)");
+  if (json_int64 (json_get (desc, "size"), &size) < 0 || size < 0)
+    return moat_fail (err, 0, "image: blob %.19s: no size", digest);
+  path = xasprintf ("blobs/sha256/%s", hex);
+  if (open_beneath (layoutfd, path, ret_fd, &st, err) < 0)
+    return -1;
+  if (st.st_size != size)
+    {
+      close (*ret_fd);
+      return moat_fail (err, 0,
+                        "image: blob %.19s: %lld bytes, its descriptor says "
+                        "%lld",
+                        digest, (long long)st.st_size, (long long)size);
+    }
+  *ret_hex = hex;
+  *ret_size = (uint64_t)size;
+  return 0;
+}
+
+/* Read a whole regular file of known size (at most max). */
+static int
+read_sized (int fd, uint64_t size, size_t max, char **ret,
+            struct moat_error **err)
+{
+  cleanup_free char *text = NULL;
+  size_t got = 0;
+
+  if (size > max)
+    return moat_fail (err, EFBIG, "image: a JSON blob of %llu bytes",
+                      (unsigned long long)size);
+  text = xmalloc (size + 1);
+  while (got < size)
+    {
+      ssize_t n = TEMP_FAILURE_RETRY (read (fd, text + got, size - got));
+      if (n <= 0)
+        return moat_fail (err, n < 0 ? errno : EIO, "image: reading a blob");
+      got += (size_t)n;
+    }
+  text[size] = '\0';
+  *ret = steal_pointer (&text);
+  return 0;
+}
+
+/* A JSON blob of the layout, its size and digest checked. */
+static int
+read_blob_json (int layoutfd, const json_node *desc, json_node **ret,
+                struct moat_error **err)
+{
+  const char *digest = json_string (json_get (desc, "digest"));
+  const char *hex = NULL;
+  cleanup_free char *text = NULL;
+  cleanup_close int fd = -1;
+  uint64_t size = 0;
+  char got[65];
+  size_t len;
+
+  if (open_blob (layoutfd, desc, &hex, &fd, &size, err) < 0
+      || read_sized (fd, size, IMAGE_JSON_MAX, &text, err) < 0)
+    return -1;
+  len = (size_t)size;
+  if (sha256_hex_of (text, len, got, err) < 0)
+    return moat_error_wrap (err, "image: blob %.19s", digest);
+  if (strcmp (got, hex) != 0)
+    return moat_fail (err, 0, "image: blob %.19s: digest mismatch", digest);
+  return json_parse (text, len, IMAGE_JSON_MAX, ret, err);
+}
+
+/* index.json -> the manifest's digest (the first image manifest; a
+ * nested index is followed once). */
+static int
+find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
+               struct moat_error **err)
+{
+  cleanup_free char *text = NULL;
+  cleanup_close int fd = -1;
+  json_node *idx = NULL;
+  struct stat st;
+  int r;
+
+  if (open_beneath (layoutfd, "index.json", &fd, &st, err) < 0
+      || read_sized (fd, (uint64_t)st.st_size, IMAGE_JSON_MAX, &text, err) < 0)
+    return -1;
+  if (json_parse (text, (size_t)st.st_size, IMAGE_JSON_MAX, &idx, err) < 0)
+    return moat_error_wrap (err, "image: index.json");
+  for (int depth = 0; depth < 2; depth++)
+    {
+      json_node *m = json_get (idx, "manifests");
+      json_node *pick = NULL;
+      const char *mt;
+      for (size_t i = 0; m && i < json_array_len (m) && !pick; i++)
+        {
+          json_node *one = json_array_get (m, i);
+          mt = json_string (json_get (one, "mediaType"));
+          if (mt == NULL || strstr (mt, "manifest"))
+            pick = one;
+          else if (strstr (mt, "index") && depth == 0)
+            pick = one;
+        }
+      if (pick == NULL)
+        {
+          json_free (idx);
+          return moat_fail (err, 0, "image: index.json lists no manifest");
+        }
+      mt = json_string (json_get (pick, "mediaType"));
+      bool nested = mt && strstr (mt, "index");
+      cleanup_free char *digest
+          = xstrdup (json_string (json_get (pick, "digest"))
+                         ? json_string (json_get (pick, "digest"))
+                         : "");
+      json_node *next = NULL;
+      r = read_blob_json (layoutfd, pick, &next, err);
+      json_free (idx);
+      idx = NULL;
+      if (r < 0)
+        return -1;
+      if (nested)
+        {
+          idx = next;
+          continue;
+        }
+      *ret_digest = steal_pointer (&digest);
+      *ret_manifest = next;
+      return 0;
+    }
+  json_free (idx);
+  return moat_fail (err, 0, "image: index.json nests indexes too deeply");
+}
+
+static bool
+layer_type_ok (const char *mt)
+{
+  for (size_t i = 0; layer_types[i]; i++)
+    if (mt && strcmp (mt, layer_types[i]) == 0)
+      return true;
+  return false;
+}
+
+/* Mount points moat needs in a read-only root, made once at unpack. */
+static void
+make_mountpoints (int rootfd)
+{
+  static const char *const dirs[] = { "proc", "dev", "sys",     "tmp", "work",
+                                      "etc",  "var", "var/tmp", "root" };
+  for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++)
+    mkdirat (rootfd, dirs[i], i == 3 || i == 7 ? 01777 : 0755);
+}
+
+static int
+unpack_into (int layoutfd, int tmpfd, json_node *manifest,
+             struct image_unpack_notes *notes, struct moat_error **err)
+{
+  json_node *layers = json_get (manifest, "layers");
+  cleanup_close int rootfd = -1;
+
+  if (layers == NULL || !json_is_array (layers))
+    return moat_fail (err, 0, "image: manifest has no layers");
+  if (mkdirat (tmpfd, "rootfs", 0755) < 0
+      || (rootfd = openat (tmpfd, "rootfs", O_DIRECTORY | O_CLOEXEC)) < 0)
+    return moat_fail (err, errno, "image: making the rootfs");
+  for (size_t i = 0; i < json_array_len (layers); i++)
+    {
+      json_node *l = json_array_get (layers, i);
+      const char *mt = json_string (json_get (l, "mediaType"));
+      const char *hex = NULL;
+      cleanup_close int blobfd = -1;
+      uint64_t size;
+      if (!layer_type_ok (mt))
+        return moat_fail (err, 0, "image: layer %zu: unsupported type %s", i,
+                          mt ? mt : "(none)");
+      if (open_blob (layoutfd, l, &hex, &blobfd, &size, err) < 0)
+        return moat_error_wrap (err, "image: layer %zu", i);
+      if (image_unpack_layer (rootfd, blobfd, hex, notes, err) < 0)
+        return moat_error_wrap (err, "image: layer %zu", i);
+    }
+  make_mountpoints (rootfd);
+  return 0;
+}
+
+static int
+images_dir_open (const char *state_root, int *ret, struct moat_error **err)
+{
+  cleanup_free char *dir = xasprintf ("%s/.images", state_root);
+  int r = mkdir_p (dir, 0700);
+  int fd;
+
+  if (r < 0)
+    return moat_fail (err, -r, "image cache %s", dir);
+  fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return moat_fail (err, errno, "image cache %s", dir);
+  *ret = fd;
+  return 0;
+}
+
+/* The entry, share-locked and checked to be still in place (prune renames
+ * an entry away under its exclusive lock before removing it). */
+static int
+entry_lock_shared (int imagesfd, const char *hex)
+{
+  cleanup_close int entryfd
+      = openat (imagesfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int lockfd = -1;
+  struct stat a, b;
+
+  if (entryfd < 0)
+    return -errno;
+  lockfd = openat (entryfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (lockfd < 0 || TEMP_FAILURE_RETRY (flock (lockfd, LOCK_SH)) < 0)
+    return -ENOENT;
+  if (fstat (entryfd, &a) < 0
+      || fstatat (imagesfd, hex, &b, AT_SYMLINK_NOFOLLOW) < 0
+      || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+    return -ENOENT;
+  return steal_fd (&lockfd);
+}
+
+int
+image_prepare (const char *state_root, const char *layout, char **ret_rootfs,
+               char **ret_digest, int *ret_lockfd,
+               struct image_unpack_notes *notes, struct moat_error **err)
+{
+  cleanup_close int layoutfd
+      = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int imagesfd = -1;
+  cleanup_free char *digest = NULL;
+  json_node *manifest = NULL;
+  const char *hex;
+  int r;
+
+  if (layoutfd < 0)
+    return moat_fail (err, errno, "image %s", layout);
+  if (find_manifest (layoutfd, &digest, &manifest, err) < 0)
+    return -1;
+  hex = digest + 7;
+  r = images_dir_open (state_root, &imagesfd, err);
+  for (int tries = 0; r == 0 && tries < 5; tries++)
+    {
+      char tmpname[] = ".tmp-XXXXXX";
+      cleanup_free char *tmppath = NULL;
+      cleanup_close int tmpfd = -1;
+      cleanup_close int tmplock = -1;
+      int lockfd = entry_lock_shared (imagesfd, hex);
+
+      if (lockfd >= 0)
+        {
+          json_free (manifest);
+          *ret_rootfs = xasprintf ("%s/.images/%s/rootfs", state_root, hex);
+          *ret_digest = steal_pointer (&digest);
+          *ret_lockfd = lockfd;
+          return 0;
+        }
+      tmppath = xasprintf ("%s/.images/%s", state_root, tmpname);
+      if (mkdtemp (tmppath) == NULL)
+        {
+          r = moat_fail (err, errno, "image cache: mkdtemp");
+          break;
+        }
+      memcpy (tmpname, strrchr (tmppath, '/') + 1, sizeof (tmpname));
+      tmpfd = open (tmppath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      tmplock = tmpfd < 0
+                    ? -1
+                    : openat (tmpfd, "lock",
+                              O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (tmplock < 0 || flock (tmplock, LOCK_EX) < 0)
+        r = moat_fail (err, errno, "image cache: %s", tmppath);
+      else
+        {
+          cleanup_free char *src = xasprintf ("%s\n", layout);
+          write_file_atomic (tmpfd, "source", src, strlen (src), 0600);
+          r = unpack_into (layoutfd, tmpfd, manifest, notes, err);
+        }
+      if (r == 0 && renameat (imagesfd, tmpname, imagesfd, hex) == 0)
+        continue;
+      /* Lost a race with another unpacker (EEXIST, ENOTEMPTY), or failed. */
+      remove_tree_at (imagesfd, tmpname);
+    }
+  json_free (manifest);
+  if (r == 0)
+    r = moat_fail (err, 0, "image cache: entry %.12s keeps vanishing", hex);
+  return r;
+}
+
+/* Each cache entry with whether a sandbox holds it. */
+static int
+cache_walk (const char *state_root, FILE *out, bool prune,
+            struct moat_error **err)
+{
+  cleanup_close int imagesfd = -1;
+  DIR *d;
+  struct dirent *de;
+  int fd;
+
+  if (images_dir_open (state_root, &imagesfd, err) < 0)
+    return -1;
+  fd = dup (imagesfd);
+  d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL)
+    return moat_fail (err, errno, "image cache");
+  while ((de = readdir (d)))
+    {
+      cleanup_close int entryfd = -1;
+      cleanup_close int lockfd = -1;
+      cleanup_free char *src = NULL;
+      size_t len;
+      bool busy, leftover = strncmp (de->d_name, ".tmp-", 5) == 0
+                            || strncmp (de->d_name, ".trash-", 7) == 0;
+      if (de->d_name[0] == '.' && !leftover)
+        continue;
+      entryfd = openat (imagesfd, de->d_name,
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (entryfd < 0)
+        continue;
+      lockfd = openat (entryfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      busy = lockfd >= 0 && flock (lockfd, LOCK_EX | LOCK_NB) < 0;
+      if (!leftover && !prune)
+        {
+          if (read_file_at (entryfd, "source", 4096, &src, &len) == 0 && len)
+            src[len - 1] = '\0';
+          fprintf (out, "sha256:%s\t%s\t%s\n", de->d_name,
+                   busy ? "in-use" : "unused", src ? src : "");
+          continue;
+        }
+      if (!prune || busy)
+        continue;
+      if (!leftover)
+        {
+          /* Out of sight first: a sandbox that opened it before checks
+           * that its entry is still in place once it has its lock. */
+          cleanup_free char *trash = xasprintf (".trash-%s", de->d_name);
+          if (renameat (imagesfd, de->d_name, imagesfd, trash) < 0)
+            continue;
+          remove_tree_at (imagesfd, trash);
+          fprintf (out, "removed sha256:%s\n", de->d_name);
+        }
+      else
+        remove_tree_at (imagesfd, de->d_name);
+    }
+  closedir (d);
+  return 0;
+}
+
+int
+image_cache_list (const char *state_root, FILE *out, struct moat_error **err)
+{
+  return cache_walk (state_root, out, false, err);
+}
+
+int
+image_cache_prune (const char *state_root, FILE *out, struct moat_error **err)
+{
+  return cache_walk (state_root, out, true, err);
+}

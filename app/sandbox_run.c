@@ -1,0 +1,485 @@
+/* sandbox_run: the steps of one sandbox (see sandbox.c for the run loop,
+ * the watchdog and the reap) and its result record. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../oci/json.h"
+#include "../runtime/cgroup/cgroup.h"
+#include "../runtime/container_internal.h"
+#include "image.h"
+#include "sandbox_internal.h"
+#include "session.h"
+#include "../lib/util.h"
+
+static void
+jw_seconds (struct json_writer *w, const char *key, uint64_t ns)
+{
+  char buf[64];
+  snprintf (buf, sizeof (buf), "%" PRIu64 ".%06" PRIu64, ns / 1000000000,
+            ns % 1000000000 / 1000);
+  if (key)
+    jw_key (w, key);
+  jw_raw (w, buf);
+}
+
+/* exit_code, signal, timed_out, oom_killed: the record's and the audit
+ * line's outcome. */
+static void
+jw_outcome (struct json_writer *w, const struct sandbox_run_state *rs)
+{
+  jw_key (w, "exit_code");
+  if (WIFEXITED (rs->status))
+    jw_int (w, WEXITSTATUS (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "signal");
+  if (WIFSIGNALED (rs->status))
+    jw_int (w, WTERMSIG (rs->status));
+  else
+    jw_null (w);
+  jw_key (w, "timed_out");
+  jw_bool (w, rs->timed_out);
+  jw_key (w, "oom_killed");
+  jw_bool (w, rs->use.oom_kills > 0);
+  jw_key (w, "pids_limit_hit");
+  jw_bool (w, rs->use.pids_limit_hits > 0);
+}
+
+static void
+jw_stream (struct json_writer *w, const char *key,
+           const struct sandbox_stream *s)
+{
+  jw_key (w, key);
+  jw_object_begin (w);
+  jw_key (w, "bytes");
+  jw_uint (w, s->bytes);
+  jw_key (w, "dropped");
+  jw_uint (w, s->dropped);
+  jw_object_end (w);
+}
+
+char *
+sandbox_record_json (const struct moat_globals *g, const char *id,
+                     const struct sandbox_opts *o,
+                     const struct sandbox_run_state *rs,
+                     const struct sandbox_limits *lim, const char *digest,
+                     const struct override_list *ov)
+{
+  struct json_writer *w = json_writer_new (false);
+
+  jw_object_begin (w);
+  jw_key (w, "id");
+  jw_string (w, id);
+  jw_key (w, "profile");
+  jw_string (w, g->profile->name);
+  jw_outcome (w, rs);
+  jw_key (w, "interrupted");
+  if (rs->interrupted)
+    jw_int (w, rs->interrupted);
+  else
+    jw_null (w);
+  jw_seconds (w, "wall_time_s",
+              rs->ended_ns > rs->started_ns
+                  ? (uint64_t)(rs->ended_ns - rs->started_ns)
+                  : 0);
+  jw_seconds (w, "cpu_time_s", rs->use.cpu_ns);
+  jw_seconds (w, "cpu_user_s", rs->use.cpu_user_ns);
+  jw_seconds (w, "cpu_system_s", rs->use.cpu_system_ns);
+  jw_key (w, "peak_memory_bytes");
+  jw_uint (w, rs->use.peak_memory);
+  jw_stream (w, "stdout", &rs->out);
+  jw_stream (w, "stderr", &rs->err);
+  jw_key (w, "limits");
+  jw_object_begin (w);
+  jw_key (w, "memory_bytes");
+  jw_int (w, lim->memory);
+  jw_key (w, "pids");
+  jw_int (w, lim->pids);
+  jw_key (w, "cpus");
+  if (lim->cpu_quota > 0)
+    {
+      char buf[32];
+      snprintf (buf, sizeof (buf), "%.3f",
+                (double)lim->cpu_quota / (double)lim->cpu_period);
+      jw_raw (w, buf);
+    }
+  else
+    jw_null (w);
+  jw_key (w, "timeout_s");
+  if (o->timeout_ms > 0)
+    jw_seconds (w, NULL, (uint64_t)o->timeout_ms * 1000000);
+  else
+    jw_null (w);
+  jw_key (w, "output_limit_bytes");
+  jw_int (w, o->output_limit);
+  jw_object_end (w);
+  jw_key (w, "image");
+  jw_string (w, digest);
+  jw_overrides (w, "overrides", ov);
+  jw_object_end (w);
+  return json_writer_finish (w);
+}
+
+/* --workdir and --ro-bind sources by realpath (what the profile's bind
+ * check judges), destinations checked; pairs: src, dst, src, dst ... */
+static int
+resolve_binds (const struct sandbox_opts *o, char **ret_workdir,
+               char ***ret_pairs, struct moat_error **err)
+{
+  cleanup_strv char **pairs = NULL;
+  struct stat st;
+
+  if (o->workdir)
+    {
+      *ret_workdir = realpath (o->workdir, NULL);
+      if (*ret_workdir == NULL || stat (*ret_workdir, &st) < 0
+          || !S_ISDIR (st.st_mode))
+        return moat_fail (err, *ret_workdir ? ENOTDIR : errno, "--workdir %s",
+                          o->workdir);
+    }
+  for (size_t i = 0; o->ro_binds && o->ro_binds[i]; i++)
+    {
+      const char *spec = o->ro_binds[i];
+      const char *colon = strchr (spec, ':');
+      cleanup_free char *src
+          = colon ? strndup (spec, (size_t)(colon - spec)) : NULL;
+      cleanup_free char *real = NULL;
+      const char *dst = colon ? colon + 1 : NULL;
+      if (src == NULL || *src == '\0' || dst == NULL || dst[0] != '/'
+          || strstr (dst, "/../") || strcmp (dst, "/") == 0
+          || (strlen (dst) >= 3 && strcmp (dst + strlen (dst) - 3, "/..") == 0))
+        return moat_fail (
+            err, 0, "--ro-bind %s: expected SRC:DST with DST absolute", spec);
+      real = realpath (src, NULL);
+      if (real == NULL)
+        return moat_fail (err, errno, "--ro-bind %s", src);
+      strv_append (&pairs, real);
+      strv_append (&pairs, dst);
+    }
+  *ret_pairs = steal_pointer (&pairs);
+  return 0;
+}
+
+/* --host-usr: ROOT/.host-usr, an empty root (the mount points, and /bin,
+ * /lib ... as links into /usr where the host has them there), to which the
+ * host's /usr is bound read-only, as bwrap --ro-bind /usr /usr does. Made
+ * once; concurrent makers agree. */
+static int
+host_usr_root (const struct moat_globals *g, char **ret,
+               struct moat_error **err)
+{
+  static const char *const dirs[] = { "proc", "dev", "sys",     "tmp",  "work",
+                                      "etc",  "var", "var/tmp", "root", "usr" };
+  static const char *const links[]
+      = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+  cleanup_free char *root = xasprintf ("%s/.host-usr", g->root);
+  cleanup_close int fd = -1;
+  int r = mkdir_p (root, 0755);
+
+  if (r < 0)
+    return moat_fail (err, -r, "--host-usr: %s", root);
+  fd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return moat_fail (err, errno, "--host-usr: %s", root);
+  for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++)
+    if (mkdirat (fd, dirs[i], strcmp (dirs[i], "tmp") == 0 ? 01777 : 0755) < 0
+        && errno != EEXIST)
+      return moat_fail (err, errno, "--host-usr: %s/%s", root, dirs[i]);
+  for (size_t i = 0; i < sizeof (links) / sizeof (links[0]); i++)
+    {
+      cleanup_free char *in_usr = xasprintf ("/usr/%s", links[i]);
+      cleanup_free char *target = xasprintf ("usr/%s", links[i]);
+      if (access (in_usr, F_OK) == 0 && symlinkat (target, fd, links[i]) < 0
+          && errno != EEXIST)
+        return moat_fail (err, errno, "--host-usr: %s/%s", root, links[i]);
+    }
+  *ret = steal_pointer (&root);
+  return 0;
+}
+
+static int
+find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
+             char **ret_rootfs, char **ret_digest, int *ret_imglock,
+             struct moat_error **err)
+{
+  struct image_unpack_notes notes = { 0 };
+  struct stat st;
+
+  if (o->host_usr)
+    return host_usr_root (g, ret_rootfs, err);
+  if (o->rootfs)
+    {
+      *ret_rootfs = realpath (o->rootfs, NULL);
+      if (*ret_rootfs == NULL || stat (*ret_rootfs, &st) < 0
+          || !S_ISDIR (st.st_mode))
+        return moat_fail (err, *ret_rootfs ? ENOTDIR : errno, "--rootfs %s",
+                          o->rootfs);
+      return 0;
+    }
+  if (image_prepare (g->root, o->image, ret_rootfs, ret_digest, ret_imglock,
+                     &notes, err)
+      < 0)
+    return -1;
+  if (notes.devices_skipped || notes.setid_stripped)
+    fprintf (stderr,
+             "moat: sandbox: image %s: left out %lu device nodes and "
+             "sockets, stripped setuid/setgid from %lu files\n",
+             o->image, notes.devices_skipped, notes.setid_stripped);
+  return 0;
+}
+
+int
+sandbox_write_record (const struct sandbox_opts *o,
+                      const struct sandbox_run_state *rs, const char *what,
+                      const char *json, struct moat_error **err)
+{
+  if (rs->timed_out)
+    fprintf (stderr, "moat: %s: timed out after %.3gs: killed\n", what,
+             (double)o->timeout_ms / 1000);
+  if (rs->use.oom_kills > 0)
+    fprintf (stderr, "moat: %s: out of memory: %" PRIu64 " killed\n", what,
+             rs->use.oom_kills);
+  if (o->result_file)
+    {
+      cleanup_close int fd
+          = open (o->result_file,
+                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+      cleanup_free char *line = xasprintf ("%s\n", json);
+      if (fd < 0 || write_all (fd, line, strlen (line)) < 0)
+        return moat_fail (err, errno, "--result %s", o->result_file);
+    }
+  if (o->json)
+    {
+      fflush (stdout);
+      if (rs->out.bytes > 0 && rs->out.last_byte != '\n')
+        putchar ('\n');
+      printf ("%s\n", json);
+      fflush (stdout);
+    }
+  return 0;
+}
+
+/* Create with the pipes as the init's stdio; start; run to the end. */
+static int
+sandbox_execute (const struct moat_globals *g, const char *id,
+                 const char *bundle, const struct sandbox_opts *o, int infd,
+                 struct sandbox_run_state *rs, struct moat_error **err)
+{
+  struct create_opts co = { .id = id, .bundle = bundle };
+  cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  struct cgroup *cg = NULL;
+  struct sandbox_pipes pipes;
+  int master = -1;
+  int r;
+
+  if (sandbox_pipes_in (&pipes, infd, err) < 0)
+    return -1;
+  r = container_create_internal (g, &co, true, &rs->pid, &master, err);
+  sandbox_pipes_out (&pipes, rs, devnull, o->output_limit, o->stderr_fd);
+  if (r == 0)
+    r = container_load (g, id, false, NULL, &dirfd, &st, err);
+  if (r == 0 && st->cgroup)
+    cgroup_open (st->cgroup, &cg, NULL);
+  /* The payload's SIGPIPE was set at clone; moat's own writes to a closed
+   * stdout must not kill it before the cleanup. */
+  signal (SIGPIPE, SIG_IGN);
+  rs->started_ms = sandbox_now_ms ();
+  rs->started_ns = sandbox_now_ns ();
+  if (r == 0)
+    r = container_start (g, id, err);
+  if (r == 0)
+    {
+      sandbox_run_loop (rs, cg, o->timeout_ms);
+      if (cg)
+        cgroup_usage (cg, &rs->use);
+    }
+  if (cg)
+    cgroup_free (cg);
+  sandbox_streams_close (rs);
+  return r;
+}
+
+int
+sandbox_exit_status (const struct sandbox_run_state *rs)
+{
+  if (rs->timed_out)
+    return 124;
+  if (WIFSIGNALED (rs->status))
+    return 128 + WTERMSIG (rs->status);
+  return WEXITSTATUS (rs->status);
+}
+
+void
+sandbox_audit_outcome (const struct moat_globals *g, const char *arg0,
+                       const struct sandbox_run_state *rs, int status)
+{
+  struct json_writer *w;
+
+  if (g->audit == NULL)
+    return;
+  w = json_writer_new (false);
+  jw_object_begin (w);
+  jw_outcome (w, rs);
+  jw_object_end (w);
+  free (g->audit->outcome);
+  free (g->audit->command);
+  g->audit->outcome = json_writer_finish (w);
+  g->audit->command = xstrdup (arg0);
+  g->audit->exit_status = status;
+}
+
+void
+sandbox_prep_clear (struct sandbox_prep *p)
+{
+  free (p->workdir);
+  strv_free (p->pairs);
+  free (p->rootfs);
+  free (p->digest);
+  free (p->config);
+  if (p->imglock >= 0)
+    close (p->imglock);
+  if (p->profile)
+    profile_free (p->profile);
+  memset (p, 0, sizeof (*p));
+  p->imglock = -1;
+}
+
+int
+sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
+                 const char *verb, struct override_list *ov,
+                 struct sandbox_prep *ret, struct moat_error **err)
+{
+  struct sandbox_opts eff = *o;
+
+  memset (ret, 0, sizeof (*ret));
+  ret->imglock = -1;
+  if ((o->rootfs != NULL) + (o->image != NULL) + o->host_usr != 1)
+    return moat_fail (err, 0,
+                      "give one of --rootfs DIR and --image DIR (or "
+                      "--host-usr)");
+  if (o->argv == NULL || o->argv[0] == NULL)
+    return moat_fail (
+        err, 0, "missing command (moat %s [OPTIONS] -- CMD [ARG...])", verb);
+  if (resolve_binds (o, &ret->workdir, &ret->pairs, err) < 0
+      || find_rootfs (g, o, &ret->rootfs, &ret->digest, &ret->imglock, err) < 0)
+    return -1;
+  if (o->host_usr)
+    {
+      strv_append (&ret->pairs, "/usr");
+      strv_append (&ret->pairs, "/usr");
+    }
+  eff.workdir = ret->workdir;
+  eff.ro_binds = ret->pairs;
+  sandbox_limits (g->profile, o, &ret->lim, ov);
+  if (sandbox_config (&eff, ret->rootfs, &ret->lim, &ret->config, err) < 0)
+    return -1;
+  /* The caller's --workdir is a volume (writable, executable) for this
+   * sandbox's profile only. */
+  ret->profile = profile_dup (g->profile);
+  ret->profile->caller_volume = ret->workdir ? xstrdup (ret->workdir) : NULL;
+  return 0;
+}
+
+int
+sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
+             int *ret_status, struct moat_error **err)
+{
+  cleanup_free char *bundle = NULL;
+  cleanup_free char *record = NULL;
+  cleanup_free char *what = NULL;
+  cleanup_close int infd = -1;
+  cleanup_close int sbfd = -1;
+  cleanup_close int lockfd = -1;
+  cleanup_close int bfd = -1;
+  cleanup_close int wd = -1;
+  struct override_list local_ov = { 0 };
+  struct override_list *ov = g->audit ? g->audit->overrides : &local_ov;
+  struct sandbox_run_state rs;
+  struct sandbox_prep prep;
+  struct sandbox_opts eff = *o;
+  struct moat_globals sg = *g;
+  char id[32];
+  int r;
+
+  memset (&rs, 0, sizeof (rs));
+  if (eff.timeout_ms < 0)
+    eff.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
+  if (eff.output_limit < 0)
+    eff.output_limit = SANDBOX_DEFAULT_OUTPUT_LIMIT;
+  sandbox_reap_stale (g);
+  session_reap_expired (g);
+  r = sandbox_prepare (g, o, "sandbox", ov, &prep, err);
+  if (r == 0)
+    {
+      infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
+                   O_RDONLY | O_CLOEXEC);
+      if (infd < 0)
+        r = moat_fail (err, errno, "--stdin %s", o->stdin_file);
+    }
+  if (r == 0
+      && (sandbox_dir_open (g, ".sandbox", &sbfd, err) < 0
+          || sandbox_bundle_make (sbfd, "sandbox", id, &lockfd, &bfd, err) < 0))
+    r = -1;
+  if (r < 0)
+    {
+      sandbox_prep_clear (&prep);
+      override_list_clear (&local_ov);
+      return r;
+    }
+  eff.workdir = prep.workdir;
+  eff.ro_binds = prep.pairs;
+  sg.profile = prep.profile;
+  if (o->id_buf)
+    snprintf (o->id_buf, 32, "%s", id);
+  bundle = xasprintf ("%s/.sandbox/%s", g->root, id);
+  r = write_file_atomic (bfd, "config.json", prep.config, strlen (prep.config),
+                         0600);
+  if (r < 0)
+    r = moat_fail (err, -r, "writing config.json");
+  if (r == 0)
+    r = wd = sandbox_watchdog_start (g, sbfd, id, err);
+  if (r >= 0)
+    r = sandbox_execute (&sg, id, bundle, &eff, infd, &rs, err);
+  sandbox_remove (g, sbfd, id);
+  if (wd >= 0 && write (wd, "d", 1) != 1)
+    r = r < 0 ? r : moat_fail (err, errno, "stopping the watchdog");
+  override_list_clear (&local_ov);
+  if (r < 0)
+    {
+      sandbox_prep_clear (&prep);
+      return r;
+    }
+  record = sandbox_record_json (g, id, &eff, &rs, &prep.lim, prep.digest, ov);
+  sandbox_prep_clear (&prep);
+  what = xasprintf ("sandbox %s", id);
+  *ret_status = sandbox_exit_status (&rs);
+  sandbox_audit_outcome (g, o->argv[0], &rs, *ret_status);
+  return sandbox_write_record (&eff, &rs, what, record, err);
+}
+
+int
+sandbox_cache_list (const struct moat_globals *g, FILE *out,
+                    struct moat_error **err)
+{
+  sandbox_reap_stale (g);
+  return image_cache_list (g->root, out, err);
+}
+
+int
+sandbox_cache_prune (const struct moat_globals *g, FILE *out,
+                     struct moat_error **err)
+{
+  sandbox_reap_stale (g);
+  return image_cache_prune (g->root, out, err);
+}

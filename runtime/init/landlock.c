@@ -1,0 +1,395 @@
+/* G14: a Landlock ruleset made from the mount plan (mount_ops.h), so that
+ * the same rules hold twice: once in the mounts, once in the process.
+ *
+ * Writes: every right that changes the filesystem (write, truncate,
+ * create, remove, link and rename) is allowed beneath each mount the plan
+ * leaves writable (scratch tmpfs, /dev/shm, /dev/mqueue, /dev/pts, /proc,
+ * writable binds: volumes, the engines' per-container files) and on the
+ * device nodes it binds, nowhere else. Reads are not handled: the container
+ * reads what its mounts show it.
+ *
+ * Execution: Landlock rules hold for a whole tree and cannot carve a tree
+ * out of a larger one, so "everything but the noexec mounts" is written as
+ * one rule per entry of each directory on the way to a noexec mount: "/"
+ * holds /usr, /bin ... (a rule each) and /tmp (none); /var is walked for
+ * /var/tmp. The entries are read when the rules are made, after the last
+ * mount: the rootfs is read-only by then, so no entry comes later.
+ *
+ * Scopes (ABI 6): the init's payload and its children get a domain of
+ * their own with abstract unix sockets and signals scoped to it. A
+ * `moat exec` process cannot join that domain (a Landlock domain belongs to
+ * the processes that inherit it), so it gets one of its own with abstract
+ * unix sockets scoped but not signals: a scoped exec could not `kill 1`.
+ * Either way a container that joins a network namespace by path (a pod's)
+ * no longer reaches the abstract sockets of the other processes there.
+ *
+ * ABI 1 is not used: it refuses every rename and link across directories
+ * once any filesystem right is handled, which breaks `mv` and package
+ * managers. The kernel headers of the build host may be older than the
+ * running kernel, so the ABI's numbers are spelled here. */
+#include "landlock.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../container.h"
+#include "mount_ops.h"
+#include "../../lib/util.h"
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)                  /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)               /* ABI 3 */
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
+
+/* What may be granted on a file rather than a directory. */
+#define LL_FS_FILE_RIGHTS                                                      \
+  (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE)
+#define LL_FS_WRITE_RIGHTS                                                     \
+  (LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR   \
+   | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO       \
+   | LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM | LL_FS_REFER | LL_FS_TRUNCATE)
+
+#define LANDLOCK_MIN_ABI 2
+
+struct ll_ruleset_attr
+{
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net; /* ABI 4 */
+  uint64_t scoped;             /* ABI 6 */
+};
+
+struct ll_path_beneath_attr
+{
+  uint64_t allowed_access;
+  int32_t parent_fd;
+} __attribute__ ((packed));
+
+int
+landlock_abi (void)
+{
+  long v = syscall (SYS_landlock_create_ruleset, NULL, 0,
+                    LL_CREATE_RULESET_VERSION);
+  return v < 0 ? 0 : (int)v;
+}
+
+char *
+landlock_describe (enum profile_landlock mode, int abi)
+{
+  if (mode == PROFILE_LANDLOCK_OFF)
+    return xstrdup ("off (operator config)");
+  if (abi == 0)
+    return xstrdup ("unavailable (kernel)");
+  if (abi < LANDLOCK_MIN_ABI)
+    return xasprintf ("unused: abi %d refuses renames across directories", abi);
+  return xasprintf (
+      "abi %d: writes beneath the writable mounts, exec outside the noexec "
+      "ones%s",
+      abi,
+      abi >= 6   ? "; abstract unix sockets and signals scoped"
+      : abi >= 3 ? ""
+                 : "; truncate not covered");
+}
+
+int
+landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
+                 struct verb_audit *audit, struct moat_error **err)
+{
+  cleanup_free char *text = landlock_describe (mode, abi);
+
+  if (mode == PROFILE_LANDLOCK_REQUIRE && abi < LANDLOCK_MIN_ABI)
+    return moat_fail (err, 0,
+                      "landlock: required by the operator config: %s "
+                      "(needs ABI %d)",
+                      text, LANDLOCK_MIN_ABI);
+  spec_set_annotation (s, LANDLOCK_ANNOTATION, text);
+  if (audit)
+    {
+      free (audit->landlock);
+      audit->landlock = steal_pointer (&text);
+    }
+  return 0;
+}
+
+const char *
+landlock_decision (const struct spec_kv *annotations, size_t n)
+{
+  return spec_kv_get (annotations, n, LANDLOCK_ANNOTATION);
+}
+
+/* The ABI create chose ("abi N: ..."); 0: none. */
+static int
+decided_abi (const char *v)
+{
+  char *end = NULL;
+  long abi;
+
+  if (v == NULL || strncmp (v, "abi ", 4) != 0)
+    return 0;
+  errno = 0;
+  abi = strtol (v + 4, &end, 10);
+  if (errno || end == v + 4 || *end != ':' || abi < LANDLOCK_MIN_ABI
+      || abi > 1000)
+    return 0;
+  return (int)abi;
+}
+
+struct ruleset
+{
+  int fd;
+  uint64_t handled;
+  /* Destinations of the noexec mounts: no execute right beneath them. */
+  const char **noexec;
+  size_t n_noexec;
+};
+
+/* Allow access beneath fd (only the file rights where fd is not a
+ * directory). */
+static int
+allow_fd (const struct ruleset *rs, int fd, uint64_t access, const char *path,
+          struct moat_error **err)
+{
+  struct stat st;
+  struct ll_path_beneath_attr attr = { .parent_fd = fd };
+
+  if (fstat (fd, &st) < 0)
+    return moat_fail (err, errno, "landlock: %s", path);
+  if (!S_ISDIR (st.st_mode))
+    access &= LL_FS_FILE_RIGHTS;
+  attr.allowed_access = access & rs->handled;
+  if (attr.allowed_access == 0)
+    return 0;
+  if (syscall (SYS_landlock_add_rule, rs->fd, LL_RULE_PATH_BENEATH, &attr, 0)
+      < 0)
+    return moat_fail (err, errno, "landlock: a rule for %s", path);
+  return 0;
+}
+
+/* Where path is missing (a mount the plan skipped) there is nothing to
+ * allow. */
+static int
+allow_path (const struct ruleset *rs, const char *path, uint64_t access,
+            struct moat_error **err)
+{
+  cleanup_close int fd = open (path, O_PATH | O_CLOEXEC);
+
+  if (fd < 0)
+    return errno == ENOENT ? 0 : moat_fail (err, errno, "landlock: %s", path);
+  return allow_fd (rs, fd, access, path, err);
+}
+
+/* Is a later op of the plan making mount i's destination read-only (the
+ * /dev tmpfs, once its nodes are in)? */
+static bool
+made_readonly_later (const struct mount_plan *plan, size_t i)
+{
+  for (size_t j = i + 1; j < plan->n; j++)
+    if (plan->v[j].kind == MOUNT_OP_ATTRS
+        && (plan->v[j].attrs & MOUNT_ATTR_RDONLY)
+        && strcmp (plan->v[j].dest, plan->v[i].dest) == 0)
+      return true;
+  return false;
+}
+
+static int
+allow_writes (struct ruleset *rs, const struct mount_plan *plan,
+              struct moat_error **err)
+{
+  int r = 0;
+
+  for (size_t i = 0; i < plan->n && r == 0; i++)
+    {
+      const struct mount_op *op = &plan->v[i];
+      switch (op->kind)
+        {
+        case MOUNT_OP_BIND:
+        case MOUNT_OP_MOUNT:
+          if (op->flags & MS_NOEXEC)
+            rs->noexec[rs->n_noexec++] = op->dest;
+          if (!(op->flags & MS_RDONLY) && !made_readonly_later (plan, i))
+            r = allow_path (rs, op->dest, LL_FS_WRITE_RIGHTS, err);
+          break;
+        case MOUNT_OP_DEV_NODE:
+          r = allow_path (rs, op->dest, LL_FS_WRITE_FILE | LL_FS_TRUNCATE, err);
+          break;
+        case MOUNT_OP_ATTRS:
+          if (op->attrs & MOUNT_ATTR_NOEXEC)
+            rs->noexec[rs->n_noexec++] = op->dest;
+          break;
+        case MOUNT_OP_ROOT_ATTRS:
+          if (!(op->attrs & MOUNT_ATTR_RDONLY))
+            r = allow_path (rs, "/", LL_FS_WRITE_RIGHTS, err);
+          break;
+        default:
+          break;
+        }
+    }
+  /* The console a terminal gets is bound outside the plan
+   * (terminal_setup_child). */
+  if (r == 0)
+    r = allow_path (rs, "/dev/console", LL_FS_WRITE_FILE | LL_FS_TRUNCATE, err);
+  return r;
+}
+
+/* 1: path is a noexec destination; 2: one lies beneath path; 0: neither. */
+static int
+noexec_relation (const struct ruleset *rs, const char *path)
+{
+  size_t n = strlen (path);
+  int rel = 0;
+
+  for (size_t i = 0; i < rs->n_noexec; i++)
+    {
+      const char *d = rs->noexec[i];
+      if (strcmp (d, path) == 0)
+        return 1;
+      if (strncmp (d, path, n) == 0 && d[n] == '/')
+        rel = 2;
+    }
+  return rel;
+}
+
+/* Execute beneath every entry of directory dir_fd (at path) except the
+ * noexec destinations, walking down to those below an entry. */
+static int
+allow_exec_in (const struct ruleset *rs, int dir_fd, const char *path,
+               int depth, struct moat_error **err)
+{
+  cleanup_close int fd
+      = openat (dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d;
+  struct dirent *e;
+  int r = 0;
+
+  if (fd < 0 || depth > 32)
+    return 0; /* unreadable: nothing beneath it may run */
+  d = fdopendir (fd);
+  if (d == NULL)
+    return moat_fail (err, errno, "landlock: reading %s", path);
+  fd = -1; /* the DIR owns it */
+  while (r == 0 && (e = readdir (d)) != NULL)
+    {
+      cleanup_free char *child = NULL;
+      cleanup_close int cfd = -1;
+      struct stat st;
+      int rel;
+
+      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+        continue;
+      child
+          = xasprintf ("%s/%s", strcmp (path, "/") == 0 ? "" : path, e->d_name);
+      rel = noexec_relation (rs, child);
+      if (rel == 1)
+        continue;
+      cfd = openat (dirfd (d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (cfd < 0 || fstat (cfd, &st) < 0 || S_ISLNK (st.st_mode))
+        continue; /* a link runs what it points to, judged there */
+      if (rel == 2 && S_ISDIR (st.st_mode))
+        r = allow_exec_in (rs, cfd, child, depth + 1, err);
+      else
+        r = allow_fd (rs, cfd, LL_FS_EXECUTE, child, err);
+    }
+  closedir (d);
+  return r;
+}
+
+int
+landlock_prepare (const struct spec *s, const char *decision, bool for_init,
+                  int *ret_fd, struct moat_error **err)
+{
+  int abi = decided_abi (decision);
+  cleanup_mount_plan struct mount_plan plan = { 0 };
+  cleanup_free const char **noexec = NULL;
+  cleanup_close int root = -1;
+  struct ll_ruleset_attr attr = { 0 };
+  size_t attr_size = sizeof (attr.handled_access_fs);
+  struct ruleset rs = { .fd = -1 };
+  int r;
+
+  *ret_fd = -1;
+  if (abi == 0)
+    return 0;
+  rs.handled = LL_FS_WRITE_RIGHTS | LL_FS_EXECUTE;
+  if (abi < 3)
+    rs.handled &= ~LL_FS_TRUNCATE;
+  attr.handled_access_fs = rs.handled;
+  if (abi >= 6)
+    {
+      attr.scoped
+          = LL_SCOPE_ABSTRACT_UNIX_SOCKET | (for_init ? LL_SCOPE_SIGNAL : 0);
+      attr_size = sizeof (attr);
+    }
+  rs.fd = (int)syscall (SYS_landlock_create_ruleset, &attr, attr_size, 0);
+  if (rs.fd < 0)
+    return moat_fail (err, errno, "landlock: creating the ruleset (abi %d)",
+                      abi);
+  /* Only the destinations and flags count: the rootfs path and the cgroup
+   * mode change neither. */
+  mount_plan_build (s, "/", CGROUP_MODE_V2, false, &plan);
+  /* An op whose options could not be read has lost its flags (noexec,
+   * ro): rules built from it would let through what the mounts refuse. */
+  for (size_t i = 0; i < plan.n; i++)
+    if (plan.v[i].error)
+      {
+        close (rs.fd);
+        return moat_fail (err, 0, "landlock: %s", plan.v[i].error);
+      }
+  noexec = xmalloc ((plan.n + 1) * sizeof (*noexec));
+  rs.noexec = noexec;
+  r = allow_writes (&rs, &plan, err);
+  root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (r == 0 && root < 0)
+    r = moat_fail (err, errno, "landlock: opening /");
+  if (r == 0)
+    r = allow_exec_in (&rs, root, "/", 0, err);
+  if (r < 0)
+    {
+      close (rs.fd);
+      return r;
+    }
+  *ret_fd = rs.fd;
+  return 0;
+}
+
+int
+landlock_enforce (int fd, struct moat_error **err)
+{
+  int r = 0;
+
+  if (fd < 0)
+    return 0;
+  if (syscall (SYS_landlock_restrict_self, fd, 0) < 0)
+    r = moat_fail (err, errno, "landlock: restricting the process");
+  close (fd);
+  return r;
+}
