@@ -236,7 +236,12 @@ allow_writes (struct ruleset *rs, const struct mount_plan *plan,
         case MOUNT_OP_MOUNT:
           if (op->flags & MS_NOEXEC)
             rs->noexec[rs->n_noexec++] = op->dest;
-          if (!(op->flags & MS_RDONLY) && !made_readonly_later (plan, i))
+          /* An rbind read-only at its top alone keeps its submounts as
+           * they are (runc's "ro"): beneath it, the mounts decide. */
+          if ((!(op->flags & MS_RDONLY)
+               || (op->kind == MOUNT_OP_BIND && (op->flags & MS_REC)
+                   && !op->recursive_ro))
+              && !made_readonly_later (plan, i))
             r = allow_path (rs, op->dest, LL_FS_WRITE_RIGHTS, err);
           break;
         case MOUNT_OP_DEV_NODE:
