@@ -323,6 +323,56 @@ debug_profile (const struct profile *p, const struct cmd_ctx *ctx)
              p->audit_read_verbs ? " (read-only verbs too)" : "");
 }
 
+/* The verb's one audit line (G11), to the log create opened first or
+ * appended now. */
+static void
+write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
+                  const struct verb_audit *audit, int r,
+                  const struct moat_error *err, int audit_fd)
+{
+  struct audit_record rec = {
+    .verb = ctx->verb,
+    .id = ctx->id,
+    .bundle = audit->bundle,
+    .profile = audit->profile ? audit->profile : profile->name,
+    .mechanism = audit->mechanism,
+    .network = audit->network,
+    .refused_connects = audit->refused_connects,
+    .landlock = audit->landlock,
+    .overrides = audit->overrides,
+    .result = r < 0 ? 1 : 0,
+    .error = r < 0 && err ? err->msg : NULL,
+    .exit_status = audit->exit_status,
+    .config_digest = audit->config_digest,
+    .command = audit->command,
+    .outcome = audit->outcome,
+  };
+  struct moat_error *aerr = NULL;
+
+  if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
+                     : audit_write (profile->audit_log, &rec, &aerr))
+      < 0)
+    {
+      fprintf (stderr, "moat: warning: audit log: %s\n", aerr->msg);
+      moat_error_free (&aerr);
+    }
+  if (audit_fd >= 0)
+    close (audit_fd);
+}
+
+static void
+verb_audit_release (struct verb_audit *audit)
+{
+  free (audit->bundle);
+  free (audit->profile);
+  free (audit->config_digest);
+  free (audit->command);
+  free (audit->outcome);
+  free (audit->network);
+  free (audit->refused_connects);
+  free (audit->landlock);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -415,44 +465,11 @@ main (int argc, char **argv)
   audit_debug_overrides (&overrides, ctx.verb);
   log_phase (r < 0 ? "failed" : "done");
   if (profile && (!v->read_only || profile->audit_read_verbs))
-    {
-      struct audit_record rec = {
-        .verb = ctx.verb,
-        .id = ctx.id,
-        .bundle = audit.bundle,
-        .profile = audit.profile ? audit.profile : profile->name,
-        .mechanism = audit.mechanism,
-        .network = audit.network,
-        .refused_connects = audit.refused_connects,
-        .landlock = audit.landlock,
-        .overrides = &overrides,
-        .result = r < 0 ? 1 : 0,
-        .error = r < 0 && err ? err->msg : NULL,
-        .exit_status = audit.exit_status,
-        .config_digest = audit.config_digest,
-        .command = audit.command,
-        .outcome = audit.outcome,
-      };
-      struct moat_error *aerr = NULL;
-      if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
-                         : audit_write (profile->audit_log, &rec, &aerr))
-          < 0)
-        {
-          fprintf (stderr, "moat: warning: audit log: %s\n", aerr->msg);
-          moat_error_free (&aerr);
-        }
-      if (audit_fd >= 0)
-        close (audit_fd);
-    }
+    write_verb_audit (&ctx, profile, &audit, r, err, audit_fd);
+  else if (audit_fd >= 0)
+    close (audit_fd);
   override_list_clear (&overrides);
-  free (audit.bundle);
-  free (audit.profile);
-  free (audit.config_digest);
-  free (audit.command);
-  free (audit.outcome);
-  free (audit.network);
-  free (audit.refused_connects);
-  free (audit.landlock);
+  verb_audit_release (&audit);
   profile_free (profile);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;

@@ -424,6 +424,34 @@ load_agent_filter (struct init_args *a, struct moat_error **err)
 }
 
 static int
+set_uts_names (const struct spec *s, struct moat_error **err)
+{
+  if (!s->linux_.ns[NS_UTS].present)
+    return 0;
+  if (s->hostname && sethostname (s->hostname, strlen (s->hostname)) < 0)
+    return moat_fail (err, errno, "sethostname");
+  if (s->domainname
+      && setdomainname (s->domainname, strlen (s->domainname)) < 0)
+    return moat_fail (err, errno, "setdomainname");
+  return 0;
+}
+
+/* The console: a pty made in the container, its master handed to moat. */
+static int
+send_console (int sync_fd, const struct spec_process *p,
+              struct moat_error **err)
+{
+  cleanup_close int master = -1;
+  int r = terminal_setup_child (p->has_console_size, p->console_height,
+                                p->console_width, &master, err);
+  if (r == 0)
+    r = sync_send (sync_fd, SYNC_PTY, err);
+  if (r == 0)
+    r = fd_send (sync_fd, master, err);
+  return r;
+}
+
+static int
 init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
             int *ret_landlock, char **ret_state, struct moat_error **err)
 {
@@ -506,14 +534,9 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
       if (r < 0)
         return r;
     }
-  if (s->linux_.ns[NS_UTS].present)
-    {
-      if (s->hostname && sethostname (s->hostname, strlen (s->hostname)) < 0)
-        return moat_fail (err, errno, "sethostname");
-      if (s->domainname
-          && setdomainname (s->domainname, strlen (s->domainname)) < 0)
-        return moat_fail (err, errno, "setdomainname");
-    }
+  r = set_uts_names (s, err);
+  if (r < 0)
+    return r;
 
   mount_plan_build (s, rootfs, a->cgroup_mode, a->no_pivot, &plan);
   r = rootfs_prepare (&run, err);
@@ -535,20 +558,9 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   r = apply_sysctl (s, err);
   if (r < 0)
     return r;
-  if (p->terminal)
-    {
-      cleanup_close int master = -1;
-      r = terminal_setup_child (p->has_console_size, p->console_height,
-                                p->console_width, &master, err);
-      if (r < 0)
-        return r;
-      r = sync_send (a->sync_fd, SYNC_PTY, err);
-      if (r < 0)
-        return r;
-      r = fd_send (a->sync_fd, master, err);
-      if (r < 0)
-        return r;
-    }
+  r = p->terminal ? send_console (a->sync_fd, p, err) : 0;
+  if (r < 0)
+    return r;
   r = hooks_run (&s->hooks[HOOK_CREATE_CONTAINER], HOOK_CREATE_CONTAINER,
                  creating_state, err);
   if (r < 0)
