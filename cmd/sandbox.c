@@ -60,7 +60,7 @@ parse_positive_size (const char *flag, const char *val, int64_t *ret,
                      struct moat_error **err)
 {
   uint64_t v;
-  if (profile_parse_size (val, &v) < 0 || v == 0 || v > INT64_MAX)
+  if (parse_byte_size (val, &v) < 0 || v == 0 || v > INT64_MAX)
     return moat_fail (err, 0, "%s: expected a size such as 64m or 1G, got %s",
                       flag, val);
   *ret = (int64_t)v;
@@ -109,7 +109,7 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
                           val);
       break;
     case S_OUTPUT_LIMIT:
-      if (profile_parse_size (val, (uint64_t *)&v) < 0 || v < 0)
+      if (parse_byte_size (val, (uint64_t *)&v) < 0 || v < 0)
         return moat_fail (err, 0,
                           "--output-limit: expected a size such as "
                           "1m, got %s",

@@ -107,7 +107,7 @@ session_cb (void *p, int id, const char *val, struct moat_error **err)
     case X_TIMEOUT:
       return duration_flag ("--timeout", val, &sp->x.timeout_ms, err);
     case X_OUTPUT_LIMIT:
-      if (profile_parse_size (val, &v) < 0 || v > INT64_MAX)
+      if (parse_byte_size (val, &v) < 0 || v > INT64_MAX)
         return moat_fail (err, 0,
                           "--output-limit: expected a size such as 1m, "
                           "got %s",

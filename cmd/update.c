@@ -37,7 +37,7 @@ bytes (const char *flag, const char *val, int64_t *ret, struct moat_error **err)
       *ret = -1;
       return 0;
     }
-  if (profile_parse_size (val, &v) < 0 || v > INT64_MAX)
+  if (parse_byte_size (val, &v) < 0 || v > INT64_MAX)
     return moat_fail (err, 0,
                       "%s: expected bytes (a number, or with k, m, g: 1g, "
                       "512m), got %s",

@@ -374,3 +374,37 @@ strv_join (char *const *v, const char *sep)
     }
   return out;
 }
+
+int
+parse_byte_size (const char *s, uint64_t *ret)
+{
+  static const struct
+  {
+    const char *suffix;
+    unsigned shift;
+  } units[] = {
+    { "", 0 },     { "b", 0 },   { "k", 10 },   { "kb", 10 },  { "kib", 10 },
+    { "m", 20 },   { "mb", 20 }, { "mib", 20 }, { "g", 30 },   { "gb", 30 },
+    { "gib", 30 }, { "t", 40 },  { "tb", 40 },  { "tib", 40 },
+  };
+  uint64_t v = 0;
+  const char *p = s;
+
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      if (v > (UINT64_MAX - (*p - '0')) / 10)
+        return -ERANGE;
+      v = v * 10 + (*p - '0');
+    }
+  for (size_t i = 0; i < sizeof (units) / sizeof (units[0]); i++)
+    if (strcasecmp (p, units[i].suffix) == 0)
+      {
+        if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
+          return -ERANGE;
+        *ret = v << units[i].shift;
+        return 0;
+      }
+  return -EINVAL;
+}

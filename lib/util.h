@@ -111,4 +111,8 @@ void mountinfo_unescape (char *s);
 /* A NULL-terminated vector joined with sep (newly allocated). */
 char *strv_join (char *const *v, const char *sep);
 
+/* Byte sizes as operators, annotations and flags write them: "67108864",
+ * "64m", "64MiB", "1G" (binary units). 0 or -EINVAL / -ERANGE. */
+int parse_byte_size (const char *s, uint64_t *ret);
+
 #endif

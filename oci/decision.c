@@ -11,6 +11,7 @@
 void
 decision_write_parts (struct json_writer *w, const struct spec *final,
                       const struct process_bounds *process,
+                      const struct resource_bounds *resources,
                       char *const *nameservers, const char *userns_pool_dir)
 {
   jw_key (w, "process");
@@ -18,6 +19,17 @@ decision_write_parts (struct json_writer *w, const struct spec *final,
   jw_key (w, "nofile");
   jw_uint (w, process->nofile);
   jw_strv_member (w, "credential_env", process->credential_env);
+  jw_object_end (w);
+  jw_key (w, "resources");
+  jw_object_begin (w);
+  jw_key (w, "pids_limit");
+  jw_int (w, resources->pids_limit);
+  jw_key (w, "memory_limit");
+  jw_int (w, resources->memory_limit);
+  jw_key (w, "cpu_quota");
+  jw_int (w, resources->cpu_quota);
+  jw_key (w, "cpu_period");
+  jw_uint (w, resources->cpu_period);
   jw_object_end (w);
   jw_strv_member (w, "nameservers", nameservers);
   jw_key (w, "userns_pool_dir");
@@ -43,6 +55,32 @@ read_strv (const json_node *o, const char *key, char ***ret,
         return moat_fail (err, 0, "%s[%zu]: expected a string", key, i);
       strv_append (ret, json_string (e));
     }
+  return 0;
+}
+
+/* The resource bounds: every one a positive number (a CPU period of at
+ * least 1 ms). */
+static int
+read_resources (const json_node *o, struct resource_bounds *b,
+                struct moat_error **err)
+{
+  static const char *const keys[]
+      = { "pids_limit", "memory_limit", "cpu_quota", "cpu_period" };
+  int64_t *slots[] = { &b->pids_limit, &b->memory_limit, &b->cpu_quota, NULL };
+  int64_t period = 0;
+
+  slots[3] = &period;
+  for (size_t i = 0; i < 4; i++)
+    {
+      const json_node *v
+          = o && json_is_object (o) ? json_get (o, keys[i]) : NULL;
+      if (v == NULL || json_int64 (v, slots[i]) < 0 || *slots[i] < 1)
+        return moat_fail (err, 0, "resources.%s: expected a positive number",
+                          keys[i]);
+    }
+  if (period < 1000)
+    return moat_fail (err, 0, "resources.cpu_period: under 1 ms");
+  b->cpu_period = (uint64_t)period;
   return 0;
 }
 
@@ -73,6 +111,8 @@ read_decision (const json_node *root, struct decision *d,
     return moat_fail (err, 0, "process.nofile: expected a number");
   if (read_strv (proc, "credential_env", &d->process.credential_env, err) < 0
       || read_strv (root, "nameservers", &d->nameservers, err) < 0)
+    return -1;
+  if (read_resources (json_get (root, "resources"), &d->resources, err) < 0)
     return -1;
   v = json_get (root, "userns_pool_dir");
   if (v == NULL || !json_is_string (v))

@@ -10,6 +10,7 @@
 
 #include "../lib/error.h"
 #include "process_bounds.h"
+#include "resource_bounds.h"
 #include "spec.h"
 
 /* policy.json's format. A state dir written in another one (an older
@@ -21,8 +22,9 @@ struct decision
   char *profile_name; /* the effective profile's name */
   struct spec *spec;  /* the final spec, as applied */
   struct process_bounds process;
-  char **nameservers;    /* CIDR text; empty unless egress */
-  char *userns_pool_dir; /* G12: the pool its block came from */
+  struct resource_bounds resources; /* what update may set at most */
+  char **nameservers;               /* CIDR text; empty unless egress */
+  char *userns_pool_dir;            /* G12: the pool its block came from */
 };
 
 /* Parse policy.json text. Refuses any other version with an error that says
@@ -36,6 +38,7 @@ void decision_free (struct decision *d);
 struct json_writer;
 void decision_write_parts (struct json_writer *w, const struct spec *final,
                            const struct process_bounds *process,
+                           const struct resource_bounds *resources,
                            char *const *nameservers,
                            const char *userns_pool_dir);
 

@@ -7,6 +7,7 @@
 #include "../lib/util.h"
 #include "../oci/json.h"
 #include "../oci/process_bounds.h"
+#include "../oci/resource_bounds.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -71,16 +72,6 @@ const char *const profile_readonly_paths[] = {
 const char *const profile_allowed_sysctls[] = {
   "kernel.shm*", "kernel.msg*", "kernel.sem", "fs.mqueue.*", "net.*", NULL,
 };
-
-const struct safe_device profile_safe_devices[] = {
-  { "/dev/null", 'c', 1, 3, true },      { "/dev/zero", 'c', 1, 5, true },
-  { "/dev/full", 'c', 1, 7, true },      { "/dev/random", 'c', 1, 8, true },
-  { "/dev/urandom", 'c', 1, 9, true },   { "/dev/tty", 'c', 5, 0, true },
-  { "/dev/console", 'c', 5, 1, false },  { "/dev/ptmx", 'c', 5, 2, true },
-  { "/dev/pts/*", 'c', 136, -1, false },
-};
-const size_t profile_n_safe_devices
-    = sizeof (profile_safe_devices) / sizeof (profile_safe_devices[0]);
 
 /* ---- small helpers ---- */
 
@@ -207,9 +198,9 @@ find_safe_device (char type, int64_t major, int64_t minor)
 {
   if (type == 'u')
     type = 'c';
-  for (size_t i = 0; i < profile_n_safe_devices; i++)
+  for (size_t i = 0; i < n_safe_devices; i++)
     {
-      const struct safe_device *d = &profile_safe_devices[i];
+      const struct safe_device *d = &safe_devices[i];
       if (d->type == type && d->major == major
           && (d->minor == minor || d->minor == -1))
         return d;
@@ -279,28 +270,6 @@ sysctl_name_allowed (const char *name)
         return true;
     }
   return false;
-}
-
-void
-profile_filter_kv (struct spec_kv *kv, size_t *n,
-                   bool (*allowed) (const char *key), const char *json_path,
-                   struct override_list *ov)
-{
-  size_t kept = 0;
-
-  for (size_t i = 0; i < *n; i++)
-    {
-      if (allowed (kv[i].key))
-        {
-          kv[kept++] = kv[i];
-          continue;
-        }
-      cleanup_free char *path = xasprintf ("%s.%s", json_path, kv[i].key);
-      override_list_add (ov, OVERRIDE_REMOVED, path, kv[i].value, NULL);
-      free (kv[i].key);
-      free (kv[i].value);
-    }
-  *n = kept;
 }
 
 /* The builtin filter is loaded by the runtime whatever happens; the
@@ -405,8 +374,8 @@ profile_apply_effective (struct spec *spec, const struct profile *base,
   linux_->has_resources = true;
   profile_harden_resources (&linux_->resources, p, true, ov);
   harden_devices (linux_, ov);
-  profile_filter_kv (linux_->sysctl, &linux_->n_sysctl, sysctl_name_allowed,
-                     "linux.sysctl", ov);
+  spec_filter_kv (linux_->sysctl, &linux_->n_sysctl, sysctl_name_allowed,
+                  "linux.sysctl", ov);
   harden_seccomp (&linux_->seccomp, ov);
   union_paths (&linux_->masked_paths, profile_masked_paths, "linux.maskedPaths",
                ov);

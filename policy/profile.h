@@ -190,9 +190,6 @@ int profile_policy_parse (const char *text, size_t len, struct profile **ret,
  * gid_map text (as /proc/PID/uid_map reads) must not reach host id 0. */
 int profile_check_joined_idmap (const char *map_text, const char *what,
                                 struct moat_error **err);
-/* Byte sizes as operators and annotations write them: "67108864", "64m",
- * "64MiB", "1G" (binary units). 0 or -EINVAL / -ERANGE. */
-int profile_parse_size (const char *s, uint64_t *ret);
 /* The effective profile as pretty JSON (moat profile show). */
 int profile_to_json (const struct profile *p, char **ret,
                      struct moat_error **err);

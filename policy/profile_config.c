@@ -89,40 +89,6 @@ static const char *const limit_keys[]
 /* ---- number formats ---- */
 
 int
-profile_parse_size (const char *s, uint64_t *ret)
-{
-  static const struct
-  {
-    const char *suffix;
-    unsigned shift;
-  } units[] = {
-    { "", 0 },     { "b", 0 },   { "k", 10 },   { "kb", 10 },  { "kib", 10 },
-    { "m", 20 },   { "mb", 20 }, { "mib", 20 }, { "g", 30 },   { "gb", 30 },
-    { "gib", 30 }, { "t", 40 },  { "tb", 40 },  { "tib", 40 },
-  };
-  uint64_t v = 0;
-  const char *p = s;
-
-  if (s == NULL || *s < '0' || *s > '9')
-    return -EINVAL;
-  for (; *p >= '0' && *p <= '9'; p++)
-    {
-      if (v > (UINT64_MAX - (*p - '0')) / 10)
-        return -ERANGE;
-      v = v * 10 + (*p - '0');
-    }
-  for (size_t i = 0; i < sizeof (units) / sizeof (units[0]); i++)
-    if (strcasecmp (p, units[i].suffix) == 0)
-      {
-        if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
-          return -ERANGE;
-        *ret = v << units[i].shift;
-        return 0;
-      }
-  return -EINVAL;
-}
-
-int
 profile_parse_millis (const char *s, uint64_t *ret)
 {
   uint64_t whole = 0, frac = 0;
@@ -272,7 +238,7 @@ get_size (const json_node *v, const char *path, uint64_t *ret,
   if (json_is_integer (v))
     r = json_uint64 (v, &n);
   else if (json_is_string (v))
-    r = profile_parse_size (json_string (v), &n);
+    r = parse_byte_size (json_string (v), &n);
   if (r < 0 || n == 0 || n > INT64_MAX)
     return moat_fail (err, 0,
                       "%s: expected a size in bytes or with a unit "

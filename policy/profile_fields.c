@@ -69,9 +69,9 @@ static void
 show_devices (struct json_writer *w, const struct profile *p)
 {
   jw_array_begin (w);
-  for (size_t i = 0; i < profile_n_safe_devices; i++)
-    if (profile_safe_devices[i].node)
-      jw_string (w, profile_safe_devices[i].name);
+  for (size_t i = 0; i < n_safe_devices; i++)
+    if (safe_devices[i].node)
+      jw_string (w, safe_devices[i].name);
   jw_array_end (w);
 }
 

@@ -4,6 +4,7 @@
 #define MOAT_PROFILE_INTERNAL_H
 
 #include "profile.h"
+#include "../oci/resource_bounds.h"
 
 /* G9 paths the profile always masks / makes read-only, NULL-terminated. */
 extern const char *const profile_masked_paths[];
@@ -15,18 +16,6 @@ extern const char *const profile_engine_names[ENGINE__N + 1];
 extern const char *const profile_default_credential_env[];
 /* sysctl names a container may set (fnmatch patterns on the dotted name). */
 extern const char *const profile_allowed_sysctls[];
-
-struct safe_device
-{
-  const char *name;
-  char type;
-  int64_t major, minor; /* minor -1: any (the pts range) */
-  bool node;            /* may appear in linux.devices (else a rule only) */
-};
-/* The only device cgroup allow rules; those with node set are the only
- * linux.devices entries kept. */
-extern const struct safe_device profile_safe_devices[];
-extern const size_t profile_n_safe_devices;
 
 /* Lexical normalization: collapses "//", "." and "..". A relative path is
  * taken relative to "/" (as mount destinations are relative to the rootfs).
@@ -42,6 +31,8 @@ int profile_init_default (struct profile *p, const char *name,
 int profile_harden_mounts (struct spec *spec, const struct profile *p,
                            struct override_list *ov, struct moat_error **err);
 
+/* The bounds of p (saved in the decision for update). */
+struct resource_bounds profile_resource_bounds (const struct profile *p);
 /* G7 on linux.resources. create: absent limits get the profile's; else
  * (moat update) absent values stay absent. */
 void profile_harden_resources (struct spec_resources *r,
@@ -55,12 +46,6 @@ int profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
 
 /* "1", "0.5", "2.25" (at most 3 decimals) -> thousandths. */
 int profile_parse_millis (const char *s, uint64_t *ret);
-
-/* Keep the entries whose key is allowed; each dropped one becomes an
- * OVERRIDE_REMOVED at json_path.KEY with its value. */
-void profile_filter_kv (struct spec_kv *kv, size_t *n,
-                        bool (*allowed) (const char *key),
-                        const char *json_path, struct override_list *ov);
 
 /* "10.0.0.0/8" (newly allocated). */
 

@@ -409,7 +409,7 @@ tmpfs_size_within (char *const *opts, uint64_t cap, const char **ret_opt)
     if (strncmp (opts[i], "size=", 5) == 0)
       size = opts[i];
   *ret_opt = size;
-  return size && profile_parse_size (size + 5, &v) == 0 && v > 0 && v <= cap;
+  return size && parse_byte_size (size + 5, &v) == 0 && v > 0 && v <= cap;
 }
 
 struct option_policy

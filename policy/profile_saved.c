@@ -22,6 +22,7 @@ profile_policy_to_json (const struct profile *eff,
 {
   struct json_writer *w = json_writer_new (false);
   struct process_bounds bounds = profile_process_bounds (eff);
+  struct resource_bounds resources = profile_resource_bounds (eff);
   cleanup_strv char **nameservers = xcalloc (1, sizeof (char *));
 
   for (size_t i = 0; i < n_dns; i++)
@@ -35,7 +36,8 @@ profile_policy_to_json (const struct profile *eff,
   jw_key (w, "profile");
   profile_write_saved (w, eff);
   jw_overrides (w, "overrides", ov);
-  decision_write_parts (w, final, &bounds, nameservers, eff->userns_pool_dir);
+  decision_write_parts (w, final, &bounds, &resources, nameservers,
+                        eff->userns_pool_dir);
   jw_object_end (w);
   return json_writer_finish (w);
 }

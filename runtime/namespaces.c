@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "container_internal.h"
@@ -48,6 +49,77 @@ container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
           if (r < 0)
             return moat_fail (err, -r, "writing time namespace offsets");
         }
+    }
+  return 0;
+}
+
+/* G12: the uid and gid maps of a user namespace joined by path, as a
+ * process inside it reads them (host ids as its parent namespace sees
+ * them), "UIDMAP\0GIDMAP\0": a fact create gathers before judging, from a
+ * child that joins it (setns would change moat's own credentials). */
+static int
+read_joined_maps (int userns_fd, char **ret, struct moat_error **err)
+{
+  static const char *const files[]
+      = { "/proc/self/uid_map", "/proc/self/gid_map" };
+  cleanup_close int rd = -1;
+  cleanup_free char *buf = xcalloc (1, 65536 * 2 + 2);
+  size_t len = 0;
+  ssize_t n;
+  int p[2], status = 0;
+  pid_t pid;
+
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return moat_fail (err, errno, "pipe");
+  rd = p[0];
+  pid = fork ();
+  if (pid == 0)
+    {
+      close (p[0]);
+      if (setns (userns_fd, CLONE_NEWUSER) < 0)
+        _exit (1);
+      for (size_t i = 0; i < 2; i++)
+        {
+          cleanup_free char *text = NULL;
+          size_t tlen = 0;
+          if (read_file_at (AT_FDCWD, files[i], 65536, &text, &tlen) < 0
+              || write (p[1], text, tlen) != (ssize_t)tlen
+              || write (p[1], "", 1) != 1)
+            _exit (1);
+        }
+      _exit (0);
+    }
+  close (p[1]);
+  while (pid > 0 && len < 65536 * 2
+         && (n = read (rd, buf + len, 65536 * 2 - len)) > 0)
+    len += (size_t)n;
+  if (pid < 0 || waitpid (pid, &status, 0) < 0 || !WIFEXITED (status)
+      || WEXITSTATUS (status) != 0 || memchr (buf, '\0', len) == NULL)
+    return moat_fail (err, pid < 0 ? errno : 0,
+                      "reading the maps of the user namespace to join");
+  *ret = steal_pointer (&buf);
+  return 0;
+}
+
+/* A user namespace joined by path must not make container root host root:
+ * judged on its maps, a refusal recorded in ov. */
+static int
+judge_joined_userns (int userns_fd, const char *path, struct override_list *ov,
+                     struct moat_error **err)
+{
+  cleanup_free char *maps = NULL;
+  int r = read_joined_maps (userns_fd, &maps, err);
+
+  if (r == 0)
+    r = profile_check_joined_idmap (maps, "uid", err);
+  if (r == 0)
+    r = profile_check_joined_idmap (maps + strlen (maps) + 1, "gid", err);
+  if (r < 0)
+    {
+      cleanup_free char *asked = xasprintf ("join %s", path);
+      override_list_add (ov, OVERRIDE_REFUSED, "linux.namespaces.user", asked,
+                         "refused");
+      return moat_error_wrap (err, "user namespace %s", path);
     }
   return 0;
 }
@@ -93,6 +165,8 @@ container_open_namespaces (const struct spec *s, const struct profile *p,
           if (r < 0)
             return r;
         }
+      if (t == NS_USER && judge_joined_userns (ns_fds[t], path, ov, err) < 0)
+        return -1;
     }
   return 0;
 }

@@ -14,7 +14,6 @@
 #include "cgroup/cgroup.h"
 #include "netguard/netguard.h"
 #include "container_internal.h"
-#include "../policy/profile.h"
 #include "../lib/util.h"
 
 static int
@@ -231,17 +230,18 @@ container_pause (const struct moat_globals *g, const char *id, bool pause,
   return r;
 }
 
-/* The ceiling is the container's effective profile as create saved it
- * (operator config, --profile and its annotations): update never loosens
- * what an annotation tightened. Values above it are capped (and
- * recorded), zeros mean "unchanged" (Docker sends them). */
+/* The ceiling is the resource bounds the container's decision saved
+ * (operator config, --profile and its annotations, as create resolved
+ * them): update never loosens what an annotation tightened, and never calls
+ * the policy. Values above it are capped (and recorded), zeros mean
+ * "unchanged" (Docker sends them). */
 int
 container_update (const struct moat_globals *g, const struct update_opts *o,
                   struct moat_error **err)
 {
   cleanup_close int dirfd = -1;
   cleanup_state struct container_state *st = NULL;
-  cleanup_profile struct profile *eff = NULL;
+  cleanup_decision struct decision *d = NULL;
   cleanup_overrides struct override_list own_ov = { 0 };
   struct cgroup *cg = NULL;
   struct spec_resources res = o->res;
@@ -265,12 +265,13 @@ container_update (const struct moat_globals *g, const struct update_opts *o,
     }
   r = open_running_cgroup (g, o->id, true, false, &st, &dirfd, &cg, err);
   if (r == 0)
-    r = container_load_policy (g, dirfd, st, &eff, err);
+    r = container_load_decision (g, dirfd, st, &d, err);
   if (r == 0)
-    r = profile_apply_resources (&res, eff,
-                                 g->audit ? g->audit->overrides : &own_ov, err);
-  if (r == 0)
-    r = cgroup_update (cg, &res, err);
+    {
+      resource_bounds_apply (&res, &d->resources, false,
+                             g->audit ? g->audit->overrides : &own_ov);
+      r = cgroup_update (cg, &res, err);
+    }
   if (cg)
     cgroup_free (cg);
   if (o->resources_file)

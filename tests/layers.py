@@ -37,8 +37,8 @@ cmd:              lib oci policy hooks runtime runtime/cgroup runtime/init runti
 # Functions whose every callee (for exec: down to the process's execve)
 # stays out of a folder: these verbs obey the decision create saved
 # (oci/decision.c) and never call the policy.
-WALKS = [("cmd_exec", "policy"), ("cmd_delete", "policy"),
-         ("cmd_events", "policy")]
+WALKS = [("cmd_exec", "policy"), ("cmd_update", "policy"),
+         ("cmd_delete", "policy"), ("cmd_events", "policy")]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 

@@ -24,7 +24,6 @@
 #include "../debug.h"
 #include "landlock.h"
 #include "../netguard/netguard.h"
-#include "../../policy/profile.h"
 #include "sync.h"
 #include "terminal.h"
 #include "mount_ops.h"
@@ -170,26 +169,6 @@ linux_clone_in_userns (int userns_fd, const char *cwd, unsigned long flags,
   return m.pid;
 }
 
-/* G12: a user namespace joined by path must not make container root host
- * root. Its maps read from inside: host ids as the parent namespace sees
- * them, which is the host's for a namespace made from the host. */
-static int
-check_joined_userns (struct moat_error **err)
-{
-  static const char *const files[][2]
-      = { { "/proc/self/uid_map", "uid" }, { "/proc/self/gid_map", "gid" } };
-  for (size_t i = 0; i < 2; i++)
-    {
-      cleanup_free char *text = NULL;
-      int r = read_file_at (AT_FDCWD, files[i][0], 65536, &text, NULL);
-      if (r < 0)
-        return moat_fail (err, -r, "reading %s", files[i][0]);
-      if (profile_check_joined_idmap (text, files[i][1], err) < 0)
-        return -1;
-    }
-  return 0;
-}
-
 static int
 become_userns_root (struct moat_error **err)
 {
@@ -218,9 +197,9 @@ enter_joined_userns (struct init_args *a, struct moat_error **err)
                       s->linux_.ns[NS_USER].path);
   close (a->ns_fds[NS_USER]);
   a->ns_fds[NS_USER] = -1;
+  /* Its maps were judged on the host before the decision was saved
+   * (container_open_namespaces). */
   r = linux_undumpable (err);
-  if (r == 0)
-    r = check_joined_userns (err);
   if (r == 0)
     r = become_userns_root (err);
   if (r < 0)

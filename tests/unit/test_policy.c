@@ -119,6 +119,10 @@ test_policy_round_trip (void **state)
   assert_string_equal (d->nameservers[0], "10.96.0.10/32");
   assert_null (d->nameservers[1]);
   assert_string_equal (d->userns_pool_dir, eff->userns_pool_dir);
+  assert_int_equal (d->resources.pids_limit, 10); /* the annotation's */
+  assert_int_equal (d->resources.cpu_quota, 7777);
+  assert_int_equal (d->resources.memory_limit, eff->memory_limit);
+  assert_int_equal (d->resources.cpu_period, eff->cpu_period);
   spec_text = spec_to_json (spec);
   back_text = spec_to_json (d->spec);
   assert_string_equal (spec_text, back_text);

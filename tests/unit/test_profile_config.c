@@ -480,23 +480,23 @@ test_parse_size (void **state)
 {
   uint64_t v;
 
-  assert_int_equal (profile_parse_size ("67108864", &v), 0);
+  assert_int_equal (parse_byte_size ("67108864", &v), 0);
   assert_int_equal (v, 64 * MIB);
-  assert_int_equal (profile_parse_size ("64m", &v), 0);
+  assert_int_equal (parse_byte_size ("64m", &v), 0);
   assert_int_equal (v, 64 * MIB);
-  assert_int_equal (profile_parse_size ("64MiB", &v), 0);
+  assert_int_equal (parse_byte_size ("64MiB", &v), 0);
   assert_int_equal (v, 64 * MIB);
-  assert_int_equal (profile_parse_size ("1G", &v), 0);
+  assert_int_equal (parse_byte_size ("1G", &v), 0);
   assert_int_equal (v, 1024 * MIB);
-  assert_int_equal (profile_parse_size ("65536k", &v), 0);
+  assert_int_equal (parse_byte_size ("65536k", &v), 0);
   assert_int_equal (v, 64 * MIB);
-  assert_true (profile_parse_size ("", &v) < 0);
-  assert_true (profile_parse_size ("-1", &v) < 0);
-  assert_true (profile_parse_size ("1x", &v) < 0);
-  assert_true (profile_parse_size ("50%", &v) < 0);
-  assert_true (profile_parse_size (" 1", &v) < 0);
-  assert_true (profile_parse_size ("99999999999999999999", &v) < 0);
-  assert_true (profile_parse_size ("99999999999t", &v) < 0);
+  assert_true (parse_byte_size ("", &v) < 0);
+  assert_true (parse_byte_size ("-1", &v) < 0);
+  assert_true (parse_byte_size ("1x", &v) < 0);
+  assert_true (parse_byte_size ("50%", &v) < 0);
+  assert_true (parse_byte_size (" 1", &v) < 0);
+  assert_true (parse_byte_size ("99999999999999999999", &v) < 0);
+  assert_true (parse_byte_size ("99999999999t", &v) < 0);
 }
 
 int

@@ -188,7 +188,7 @@ test_device_rules_narrow_never_widen (void **state)
   struct override_list ov = { 0 };
   struct moat_error *err = NULL;
   const struct override *o;
-  size_t base = profile_n_safe_devices + 1;
+  size_t base = n_safe_devices + 1;
   (void)state;
 
   if (spec_resources_parse (json, strlen (json), &r, &err) < 0)

@@ -13,6 +13,7 @@ setup() {
 }
 
 teardown() {
+	[ -n "${USERNS_PID:-}" ] && kill -9 "$USERNS_PID" 2>/dev/null
 	teardown_profile
 }
 
@@ -102,4 +103,24 @@ pids_max() {
 	moat delete --force "$CID"
 	[ "$status" -eq 0 ]
 	[ ! -e "$ROOT/$CID" ]
+}
+
+@test "decision: a user namespace joined by path that maps host root is judged on the host before anything is set up, and the refusal is in the audit line" {
+	prepare_bundle spec
+	unshare --user --map-root-user sleep 1000 &
+	USERNS_PID=$!
+	for _ in $(seq 100); do
+		[ "$(readlink "/proc/$USERNS_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ] && break
+		sleep 0.05
+	done
+	update_config --arg p "/proc/$USERNS_PID/ns/user" '.linux.namespaces += [{"type": "user", "path": $p}]
+		| del(.linux.uidMappings, .linux.gidMappings)'
+	next_id
+	moat run -b "$BUNDLE" "$CID" true
+	kill -9 "$USERNS_PID"
+	wait "$USERNS_PID" || true
+	[ "$status" -eq 1 ]
+	[ "$output" = "moat: run $CID: user namespace /proc/$USERNS_PID/ns/user: the user namespace joined maps host uid 0: container root would be host root" ]
+	[ ! -e "$ROOT/$CID" ]
+	audit_has "$CID" '.overrides[] | select(.path == "linux.namespaces.user" and .kind == "refused")'
 }
