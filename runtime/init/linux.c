@@ -65,13 +65,20 @@ linux_clone_flags (const struct spec *s)
   return flags;
 }
 
+/* What the init loads, loaded before anything enters the container's
+ * namespaces: inside, nothing is loaded (dynlib_seal in linux_undumpable).
+ * A failure shows where the init uses it. */
+static void
+load_init_libraries (void)
+{
+  (void)mount_ops_load_libraries (NULL);
+  (void)selinux_enabled ();
+}
+
 pid_t
 linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
 {
-  /* What the init loads, loaded here: inside, it loads nothing (dynlib_seal
-   * in linux_undumpable). A failure shows where the init uses it. */
-  (void)mount_ops_load_libraries (NULL);
-  (void)selinux_enabled ();
+  load_init_libraries ();
   *ret_in_cgroup = false;
   if (cgroup_fd >= 0)
     {
@@ -117,6 +124,9 @@ linux_clone_in_userns (int userns_fd, const char *cwd, unsigned long flags,
   ssize_t n;
   pid_t mid;
 
+  /* The intermediate process below is sealed once in the user namespace,
+   * before it clones the init. */
+  load_init_libraries ();
   if (pipe2 (p, O_CLOEXEC) < 0)
     return -1;
   mid = fork ();
