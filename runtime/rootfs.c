@@ -296,9 +296,31 @@ rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
   return 0;
 }
 
+/* The container's /dev/null, opened and checked once for all the masks
+ * of a step (the strict profile masks about twenty files). */
 static int
-mask_path (int rootfd, const char *path, struct moat_error **err)
+masking_null (struct rootfs_run *x, const char *path, struct moat_error **err)
 {
+  struct stat ns;
+  if (x->null_fd >= 0)
+    return x->null_fd;
+  x->null_fd = open ("/dev/null", O_PATH | O_CLOEXEC);
+  if (x->null_fd < 0 || fstat (x->null_fd, &ns) < 0 || !S_ISCHR (ns.st_mode)
+      || major (ns.st_rdev) != 1 || minor (ns.st_rdev) != 3)
+    {
+      /* No trustworthy /dev/null in the container: an empty read-only
+       * tmpfs cannot cover a file, so refuse rather than leave it. */
+      cleanup_closep (&x->null_fd);
+      x->null_fd = -1;
+      return moat_fail (err, 0, "masking %s: no /dev/null to mask with", path);
+    }
+  return x->null_fd;
+}
+
+static int
+mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
+{
+  int rootfd = x->rootfd;
   cleanup_close int dst = -1;
   cleanup_close int fsfd = -1;
   cleanup_close int mnt = -1;
@@ -315,16 +337,9 @@ mask_path (int rootfd, const char *path, struct moat_error **err)
     return moat_fail (err, errno, "masking %s", path);
   if (!S_ISDIR (st.st_mode))
     {
-      cleanup_close int null = open ("/dev/null", O_PATH | O_CLOEXEC);
-      struct stat ns;
-      if (null < 0 || fstat (null, &ns) < 0 || !S_ISCHR (ns.st_mode)
-          || major (ns.st_rdev) != 1 || minor (ns.st_rdev) != 3)
-        {
-          /* No trustworthy /dev/null in the container: an empty read-only
-           * tmpfs cannot cover a file, so refuse rather than leave it. */
-          return moat_fail (err, 0, "masking %s: no /dev/null to mask with",
-                            path);
-        }
+      int null = masking_null (x, path, err);
+      if (null < 0)
+        return null;
       /* Not nodev: the file must read empty, as runc's masks do, not
        * fail with EACCES. */
       return bind_fd (null, dst, false, MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0,
@@ -357,7 +372,7 @@ static int
 exec_mask (struct rootfs_run *x, const struct mount_op *op,
            struct moat_error **err)
 {
-  return mask_path (x->rootfd, op->dest, err);
+  return mask_path (x, op->dest, err);
 }
 
 static int
@@ -759,11 +774,10 @@ run_ops (struct rootfs_run *x, size_t end, struct moat_error **err)
 
   while (r == 0 && x->next < end)
     r = exec_op (x, &x->plan->v[x->next++], err);
-  if (x->devfd >= 0)
-    close (x->devfd);
-  if (x->rootfd >= 0)
-    close (x->rootfd);
-  x->devfd = x->rootfd = -1;
+  cleanup_closep (&x->devfd);
+  cleanup_closep (&x->rootfd);
+  cleanup_closep (&x->null_fd);
+  x->devfd = x->rootfd = x->null_fd = -1;
   return r;
 }
 
