@@ -538,7 +538,7 @@ exec_dev_node (struct rootfs_run *x, const struct mount_op *op,
   cleanup_close int src = -1;
   cleanup_close int dst = -1;
   struct stat st;
-  int f, r;
+  int r;
 
   r = dev_dir (x, err);
   if (r < 0)
@@ -552,14 +552,12 @@ exec_dev_node (struct rootfs_run *x, const struct mount_op *op,
       || minor (st.st_rdev) != op->minor)
     return moat_fail (err, 0, "%s is not the expected device %u:%u", host,
                       op->major, op->minor);
-  f = openat (x->devfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-              0666);
-  if (f < 0)
-    return moat_fail (err, errno, "creating /dev/%s", name);
-  close (f);
-  dst = openat (x->devfd, name, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+  /* The file the node is bound over, and the fd that names it to
+   * move_mount: an fd of any mode will do. */
+  dst = openat (x->devfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+                0666);
   if (dst < 0)
-    return moat_fail (err, errno, "opening /dev/%s", name);
+    return moat_fail (err, errno, "creating /dev/%s", name);
   return bind_fd (src, dst, false, op->flags, 0, host, err);
 }
 
