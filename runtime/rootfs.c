@@ -322,8 +322,6 @@ mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
 {
   int rootfd = x->rootfd;
   cleanup_close int dst = -1;
-  cleanup_close int fsfd = -1;
-  cleanup_close int mnt = -1;
   struct stat st;
 
   dst = sys_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
@@ -345,27 +343,12 @@ mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
       return bind_fd (null, dst, false, MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0,
                       path, err);
     }
-  fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
-  if (fsfd < 0)
-    return moat_fail (err, errno, "masking %s: fsopen", path);
   /* Mode 0555, as runc's read-only tmpfs: an empty directory a listing
    * shows as empty, not one that fails with EACCES. Nothing is written:
-   * read-only, one inode, one page. */
-  if (fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "4k", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-    return moat_fail (err, errno, "masking %s: tmpfs", path);
-  mnt = fsmount (fsfd, FSMOUNT_CLOEXEC,
-                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
-                     | MOUNT_ATTR_NOEXEC);
-  if (mnt < 0)
-    return moat_fail (err, errno, "masking %s: fsmount", path);
-  if (move_mount (mnt, "", dst, "",
-                  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
-      < 0)
-    return moat_fail (err, errno, "masking %s: attaching", path);
-  return 0;
+   * read-only, one inode, one page. One mount(2) on the fd's path. */
+  return mount_on_fd ("tmpfs", dst, "tmpfs",
+                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      "size=4k,nr_inodes=1,mode=0555", path, err);
 }
 
 static int
