@@ -70,7 +70,6 @@ linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
 {
   /* What the init loads, loaded here: inside, it loads nothing (dynlib_seal
    * in linux_undumpable). A failure shows where the init uses it. */
-  (void)mount_ops_load_libraries (NULL);
   (void)selinux_enabled ();
   *ret_in_cgroup = false;
   if (cgroup_fd >= 0)
