@@ -141,6 +141,11 @@ static const struct mount_flag_name
   { "rslave", MS_SLAVE | MS_REC, false },
   { "shared", MS_SHARED, false },
   { "rshared", MS_SHARED | MS_REC, false },
+  /* mount(8)'s, with the flags they imply (libmount sets them too). */
+  { "user", MS_NOEXEC | MS_NOSUID | MS_NODEV, false },
+  { "users", MS_NOEXEC | MS_NOSUID | MS_NODEV, false },
+  { "owner", MS_NOSUID | MS_NODEV, false },
+  { "group", MS_NOSUID | MS_NODEV, false },
 };
 
 static const struct mount_flag_name *
@@ -159,11 +164,12 @@ static bool
 option_is_mount8_only (const char *o)
 {
   static const char *const names[]
-      = { "auto",  "noauto",  "user",    "nouser", "users", "owner", "noowner",
-          "group", "nogroup", "_netdev", "nofail", "loop",  NULL };
-  static const char *const prefixes[]
-      = { "x-",         "X-",          "comment=", "loop=",   "offset=",
-          "sizelimit=", "encryption=", "uhelper=", "helper=", NULL };
+      = { "auto",    "noauto", "nouser", "noowner", "nogroup",
+          "_netdev", "nofail", "loop",   NULL };
+  static const char *const prefixes[] = {
+    "x-",          "X-",       "comment=", "loop=", "offset=", "sizelimit=",
+    "encryption=", "uhelper=", "helper=",  "user=", NULL
+  };
   for (size_t i = 0; names[i]; i++)
     if (strcmp (o, names[i]) == 0)
       return true;
