@@ -12,7 +12,7 @@ COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LIBS_PC := libseccomp libcap yajl
 # Loaded with dlopen by the code that needs them (lib/dynlib.h): their
 # headers only at build time, never linked, so other verbs do not map them.
-DLOPEN_PC := libarchive libsystemd libselinux nettle mount
+DLOPEN_PC := libarchive libsystemd libselinux nettle
 # Evaluated lazily: `make deps` may have to install the -dev packages first.
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) $(DLOPEN_PC) 2>/dev/null)
 PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)

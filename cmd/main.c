@@ -253,7 +253,7 @@ print_version (void)
   printf ("moat version %s\ncommit: %s\nspec: 1.2.0\n", MOAT_VERSION,
           MOAT_COMMIT);
   printf ("features: seccomp (libseccomp %s), cgroup-bpf network guard, "
-          "cgroups v1/v2/hybrid, %s, libmount, libcap%s\n",
+          "cgroups v1/v2/hybrid, %s, libcap%s\n",
           "2", selinux_status (), MOAT_DEBUG ? ", DEBUG fault points" : "");
 }
 

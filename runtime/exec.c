@@ -17,7 +17,6 @@
 #include "cgroup/cgroup.h"
 #include "container_internal.h"
 #include "init/landlock.h"
-#include "init/mount_ops.h"
 #include "init/linux.h"
 #include "init/selinux.h"
 #include "seccomp/seccomp.h"
@@ -437,12 +436,8 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
     return moat_fail (err, errno, "joining the pid namespace");
   if (s->linux_.ns[NS_TIME].present && setns (c->pidfd, CLONE_NEWTIME) < 0)
     return moat_fail (err, errno, "joining the time namespace");
-  /* Loaded here, in moat's own namespaces: the child loads nothing. Its
-   * Landlock rules come from the mount plan, whose option strings libmount
-   * reads. */
+  /* Loaded here, in moat's own namespaces: the child loads nothing. */
   (void)selinux_enabled ();
-  if (ch->landlock)
-    (void)mount_ops_load_libraries (NULL);
   c->pid = (pid_t)syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
   if (c->pid == 0)
     {

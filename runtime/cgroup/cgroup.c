@@ -649,7 +649,11 @@ cgroup_destroy (struct cgroup *cg, struct moat_error **err)
 
   cg->backend->freeze (cg, false, &ignored);
   moat_error_free (&ignored);
-  for (;;)
+  /* The usual case, a container whose processes are gone: the kernel
+   * removes an empty leaf at once and refuses (EBUSY) one that still
+   * holds a process, so the rmdir comes before any listing. */
+  cg_remove_leaves (cg, &gone);
+  while (!gone)
     {
       cleanup_free pid_t *pids = NULL;
       size_t n = 0;

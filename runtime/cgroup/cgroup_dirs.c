@@ -123,16 +123,20 @@ cg_remove_tree (struct cgroup_hier *h, int parent_fd, const char *name,
   return remove_cgroup_dir (h, parent_fd, name);
 }
 
-/* Open rel's parent in h (the mount itself for a top-level cgroup). */
+/* Open rel's parent in h; a top-level cgroup's is the mount, lent. */
 int
-cg_open_parent (struct cgroup_hier *h, const char *rel, const char **ret_name)
+cg_open_parent (struct cgroup_hier *h, const char *rel, const char **ret_name,
+                int *ret_owned)
 {
   const char *slash = strrchr (rel, '/');
-  cleanup_free char *parent
-      = slash > rel ? cg_strndup (rel + 1, (size_t)(slash - rel - 1))
-                    : xstrdup ("");
+  cleanup_free char *parent = NULL;
   *ret_name = slash + 1;
-  return cg_open_beneath (h->mount_fd, parent, O_RDONLY | O_DIRECTORY);
+  *ret_owned = -1;
+  if (slash == rel)
+    return h->mount_fd;
+  parent = cg_strndup (rel + 1, (size_t)(slash - rel - 1));
+  *ret_owned = cg_open_beneath (h->mount_fd, parent, O_RDONLY | O_DIRECTORY);
+  return *ret_owned;
 }
 
 /* Undo what cgroup_create made in h: the leaf upwards, n_made levels. */
@@ -144,9 +148,9 @@ cg_remove_made (struct cgroup_hier *h, const char *rel)
     {
       cleanup_free char *path = cg_rel_prefix (rel, n - k);
       cleanup_free char *abs = xasprintf ("/%s", path);
-      cleanup_close int parent = -1;
+      cleanup_close int owned = -1;
       const char *name;
-      parent = cg_open_parent (h, abs, &name);
+      int parent = cg_open_parent (h, abs, &name, &owned);
       if (parent >= 0)
         remove_cgroup_dir (h, parent, name);
     }
@@ -158,17 +162,16 @@ make_dirs_once (struct cgroup *cg, struct cgroup_hier *h,
                 struct moat_error **err)
 {
   cleanup_free char *copy = xstrdup (cg->rel + 1);
-  cleanup_close int cur = -1;
+  /* The walk's current directory: the mount (not ours to close) first. */
+  cleanup_close int owned = -1;
+  int cur = h->mount_fd;
   size_t n = cg_count_components (cg->rel), i = 0;
   bool making = false;
   char *save = NULL;
   int r;
 
   h->n_made = 0;
-  cur = fcntl (h->mount_fd, F_DUPFD_CLOEXEC, 3);
-  if (cur < 0)
-    return moat_fail (err, errno, "opening the %s hierarchy", h->name);
-  r = cg->backend->prepare_dir (h, -1, cur, false, err);
+  r = cg->backend->prepare_dir (h, -1, cur, false, false, err);
   if (r < 0)
     return r;
   for (char *c = strtok_r (copy, "/", &save); c;
@@ -190,13 +193,17 @@ make_dirs_once (struct cgroup *cg, struct cgroup_hier *h,
                           h->name);
       if (making && h->fs->populate)
         h->fs->populate (h->mount_fd, cur, next);
-      r = cg->backend->prepare_dir (h, cur, next, i + 1 == n, err);
-      close (cur);
-      cur = next;
+      r = cg->backend->prepare_dir (h, cur, next, i + 1 == n, making, err);
+      cleanup_closep (&owned);
+      cur = owned = next;
       if (r < 0)
         return r;
     }
-  h->fd = steal_fd (&cur);
+  if (owned < 0) /* the hierarchy's root itself */
+    owned = fcntl (h->mount_fd, F_DUPFD_CLOEXEC, 3);
+  if (owned < 0)
+    return moat_fail (err, errno, "opening the %s hierarchy", h->name);
+  h->fd = steal_fd (&owned);
   return 0;
 }
 
@@ -229,12 +236,12 @@ cg_remove_leaves (struct cgroup *cg, bool *ret_gone)
   for (size_t i = 0; i < cg->n_hiers; i++)
     {
       struct cgroup_hier *h = &cg->hiers[i];
-      cleanup_close int parent = -1;
+      cleanup_close int owned = -1;
       const char *name;
-      int r;
+      int parent, r;
       if (h->fd < 0)
         continue;
-      parent = cg_open_parent (h, cg->rel, &name);
+      parent = cg_open_parent (h, cg->rel, &name, &owned);
       r = parent < 0 ? -errno : cg_remove_tree (h, parent, name, 0);
       if (r == 0 || r == -ENOENT)
         {
@@ -261,9 +268,9 @@ cg_remove_moat_parents (struct cgroup *cg)
       {
         cleanup_free char *path = cg_rel_prefix (cg->rel, k);
         cleanup_free char *abs = xasprintf ("/%s", path);
-        cleanup_close int parent = -1;
+        cleanup_close int owned = -1;
         const char *name;
-        parent = cg_open_parent (&cg->hiers[i], abs, &name);
+        int parent = cg_open_parent (&cg->hiers[i], abs, &name, &owned);
         if (parent < 0 || remove_cgroup_dir (&cg->hiers[i], parent, name) < 0)
           break;
       }

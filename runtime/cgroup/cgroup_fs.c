@@ -86,6 +86,18 @@ cg_strndup (const char *s, size_t n)
   return p;
 }
 
+/* cgroupfs takes one value per write(2): never split it. */
+static int
+write_value (int fd, const char *value)
+{
+  ssize_t n = write (fd, value, strlen (value));
+  if (n < 0)
+    return -errno;
+  if ((size_t)n != strlen (value))
+    return -EIO;
+  return 0;
+}
+
 int
 cg_write_file (int dirfd, const char *file, const char *value, int extra_flags)
 {
@@ -93,12 +105,23 @@ cg_write_file (int dirfd, const char *file, const char *value, int extra_flags)
       = cg_open_beneath (dirfd, file, O_WRONLY | O_NOCTTY | extra_flags);
   if (fd < 0)
     return -errno;
-  /* cgroupfs takes one value per write(2): never split it. */
-  ssize_t n = write (fd, value, strlen (value));
-  if (n < 0)
-    return -errno;
-  if ((size_t)n != strlen (value))
-    return -EIO;
+  return write_value (fd, value);
+}
+
+int
+cg_write_each (struct cgroup_hier *h, const char *file,
+               const char *const *values, size_t n, struct moat_error **err)
+{
+  int r = 0;
+  if (h->fd < 0)
+    return moat_fail (err, ENOENT, "writing %s", file);
+  if (h->fs->write_each)
+    r = h->fs->write_each (h->fd, file, values, n);
+  else
+    for (size_t i = 0; r == 0 && i < n; i++)
+      r = h->fs->write (h->fd, file, values[i]);
+  if (r < 0)
+    return moat_fail (err, -r, "writing %s", file);
   return 0;
 }
 
@@ -347,6 +370,17 @@ kernel_write (int dirfd, const char *file, const char *value)
   return cg_write_file (dirfd, file, value, 0);
 }
 
+static int
+kernel_write_each (int dirfd, const char *file, const char *const *values,
+                   size_t n)
+{
+  cleanup_close int fd = cg_open_beneath (dirfd, file, O_WRONLY | O_NOCTTY);
+  int r = fd < 0 ? -errno : 0;
+  for (size_t i = 0; r == 0 && i < n; i++)
+    r = write_value (fd, values[i]);
+  return r;
+}
+
 /* The kernel drops a cgroup's interface files with it. */
 static int
 kernel_rmdir (int parent_fd, const char *name)
@@ -365,6 +399,7 @@ kernel_systemd_booted (void)
 const struct cgroup_fs cgroup_fs_kernel = {
   .magic = kernel_magic,
   .write = kernel_write,
+  .write_each = kernel_write_each,
   .populate = NULL, /* the kernel makes the interface files itself */
   .rmdir = kernel_rmdir,
   .attach_devices = cg_devices_attach,

@@ -60,6 +60,10 @@ struct cgroup_fs
   long (*magic) (const char *dir);
   /* Write value to the file below dirfd, in one write(2). 0 or -errno. */
   int (*write) (int dirfd, const char *file, const char *value);
+  /* values[0..n) to the file in turn, a write(2) each, through one open
+   * (NULL: write for each). 0 or -errno. */
+  int (*write_each) (int dirfd, const char *file, const char *const *values,
+                     size_t n);
   /* A cgroup directory dir_fd was just made below parent_fd in the
    * hierarchy mounted at mount_fd: the files the kernel gives it, if the
    * kernel does not (NULL). */
@@ -107,9 +111,10 @@ struct cgroup_backend
 {
   /* Each directory on the way down to the leaf in hierarchy h, just after
    * it is opened (parent_fd is -1 for the mount itself), before the next
-   * one is made: the kernel wants a parent set up before its children. */
+   * one is made: the kernel wants a parent set up before its children.
+   * made: cgroup_create has just made dir_fd (nothing set in it yet). */
   int (*prepare_dir) (struct cgroup_hier *h, int parent_fd, int dir_fd,
-                      bool is_leaf, struct moat_error **err);
+                      bool is_leaf, bool made, struct moat_error **err);
   int (*apply) (struct cgroup *cg, const struct spec_resources *res,
                 struct moat_error **err);
   int (*freeze) (struct cgroup *cg, bool frozen, struct moat_error **err);
@@ -165,10 +170,10 @@ int cg_systemd_sync (struct cgroup *cg, struct moat_error **err);
 size_t cg_count_components (const char *rel);
 /* The first n components of rel without the leading "/" ("" for n = 0). */
 char *cg_rel_prefix (const char *rel, size_t n);
-/* rel's parent directory in h (the mount itself for "/a"); *ret_name
- * points into rel. */
+/* rel's parent directory in h; *ret_name points into rel. For "/a" it is
+ * the mount itself, lent: *ret_owned is what the caller closes (-1 then). */
 int cg_open_parent (struct cgroup_hier *h, const char *rel,
-                    const char **ret_name);
+                    const char **ret_name, int *ret_owned);
 /* mkdir -p of cg->rel in h; sets h->fd and h->n_made. On failure nothing
  * it made is left. */
 int cg_make_dirs (struct cgroup *cg, struct cgroup_hier *h,
@@ -209,6 +214,10 @@ int cg_write_file (int dirfd, const char *file, const char *value,
  * "writing memory.limit_in_bytes: Device or resource busy". */
 int cg_write (struct cgroup_hier *h, const char *file, const char *value,
               struct moat_error **err);
+/* Each of values[0..n) to one file, in order (device rules). */
+int cg_write_each (struct cgroup_hier *h, const char *file,
+                   const char *const *values, size_t n,
+                   struct moat_error **err);
 /* h->fs->write: a file of a cgroup dir that h->fs holds. */
 int cg_write_fd (int dirfd, const struct cgroup_fs *fs, const char *file,
                  const char *value);

@@ -28,14 +28,15 @@ is_blank (const char *s)
 }
 
 /* A new v1 cpuset starts with no cpus and no mems, and no task can join
- * it until they are set: inherit the parent's where empty. */
+ * it until they are set: inherit the parent's where empty (one just made
+ * is, or holds the parent's already where clone_children is set). */
 static int
 inherit_cpuset_file (struct cgroup_hier *h, int parent_fd, int dir_fd,
-                     const char *file, struct moat_error **err)
+                     bool made, const char *file, struct moat_error **err)
 {
   cleanup_free char *mine = NULL, *parents = NULL;
   int r;
-  if (cg_read (dir_fd, file, &mine) == 0 && !is_blank (mine))
+  if (!made && cg_read (dir_fd, file, &mine) == 0 && !is_blank (mine))
     return 0;
   r = cg_read (parent_fd, file, &parents);
   if (r < 0)
@@ -48,7 +49,7 @@ inherit_cpuset_file (struct cgroup_hier *h, int parent_fd, int dir_fd,
 
 static int
 v1_prepare_dir (struct cgroup_hier *h, int parent_fd, int dir_fd, bool is_leaf,
-                struct moat_error **err)
+                bool made, struct moat_error **err)
 {
   int r;
   /* A controller held by the cgroup2 mount of a hybrid host must be
@@ -57,9 +58,9 @@ v1_prepare_dir (struct cgroup_hier *h, int parent_fd, int dir_fd, bool is_leaf,
     cg_enable_v2_controller (dir_fd, h->fs, "hugetlb");
   if (!(h->ctrls & CG_CPUSET) || parent_fd < 0)
     return 0;
-  r = inherit_cpuset_file (h, parent_fd, dir_fd, "cpuset.cpus", err);
+  r = inherit_cpuset_file (h, parent_fd, dir_fd, made, "cpuset.cpus", err);
   if (r == 0)
-    r = inherit_cpuset_file (h, parent_fd, dir_fd, "cpuset.mems", err);
+    r = inherit_cpuset_file (h, parent_fd, dir_fd, made, "cpuset.mems", err);
   return r;
 }
 
@@ -178,6 +179,8 @@ apply_cpuset (struct cgroup *cg, const struct spec_cpu *c,
   return r;
 }
 
+#define DEVICE_RULE_MAX 80
+
 static int
 format_device_rule (const struct spec_device_rule *d, char *buf, size_t len,
                     struct moat_error **err)
@@ -202,24 +205,37 @@ static int
 apply_devices (struct cgroup *cg, const struct spec_resources *res,
                struct moat_error **err)
 {
+  size_t n = res->n_devices + 1, start = 0;
+  cleanup_free char (*text)[DEVICE_RULE_MAX] = NULL;
+  cleanup_free const char **rules = NULL;
+  cleanup_free bool *allow = NULL;
   struct cgroup_hier *h;
-  int r;
+  int r = 0;
 
   if (res->n_devices == 0)
     return 0;
   h = need (cg, CG_DEVICES, "devices", err);
   if (h == NULL)
     return -ENOTSUP;
-  r = cg_write (h, "devices.deny", "a", err);
-  for (size_t i = 0; r == 0 && i < res->n_devices; i++)
+  text = xcalloc (n, sizeof (*text));
+  rules = xcalloc (n, sizeof (*rules));
+  allow = xcalloc (n, sizeof (*allow));
+  rules[0] = "a";
+  for (size_t i = 1; r == 0 && i < n; i++)
     {
-      const struct spec_device_rule *d = &res->devices[i];
-      char rule[80];
-      r = format_device_rule (d, rule, sizeof (rule), err);
-      if (r == 0)
-        r = cg_write (h, d->allow ? "devices.allow" : "devices.deny", rule,
-                      err);
+      const struct spec_device_rule *d = &res->devices[i - 1];
+      r = format_device_rule (d, text[i], sizeof (text[i]), err);
+      rules[i] = text[i];
+      allow[i] = d->allow;
     }
+  /* A run of rules for the same file goes through one open of it. */
+  for (size_t i = 1; r == 0 && i <= n; i++)
+    if (i == n || allow[i] != allow[start])
+      {
+        r = cg_write_each (h, allow[start] ? "devices.allow" : "devices.deny",
+                           rules + start, i - start, err);
+        start = i;
+      }
   return r;
 }
 

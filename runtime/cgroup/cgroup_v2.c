@@ -71,8 +71,9 @@ cg_enable_v2_controller (int dir_fd, const struct cgroup_fs *fs,
  * its children may hold no processes itself. */
 static int
 v2_prepare_dir (struct cgroup_hier *h, int parent_fd, int dir_fd, bool is_leaf,
-                struct moat_error **err)
+                bool made, struct moat_error **err)
 {
+  (void)made;
   if (!is_leaf)
     enable_controllers (dir_fd, h->fs);
   return 0;

@@ -71,7 +71,6 @@ linux_clone_flags (const struct spec *s)
 static void
 load_init_libraries (void)
 {
-  (void)mount_ops_load_libraries (NULL);
   (void)selinux_enabled ();
 }
 
@@ -452,7 +451,8 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
                             .mount_src_fds = a->mount_src_fds,
                             .rootfs_tree = a->rootfs_tree,
                             .rootfd = -1,
-                            .devfd = -1 };
+                            .devfd = -1,
+                            .null_fd = -1 };
   const char *rootfs = a->rootfs;
   char rootfs_fd_path[64];
   int r;

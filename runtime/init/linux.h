@@ -85,6 +85,7 @@ struct rootfs_run
   const int *mount_src_fds; /* by mount_index: sources opened on the host */
   int rootfs_tree;          /* G12: >= 0: the rootfs is attached already */
   int rootfd, devfd;        /* within a step; -1 at first and after */
+  int null_fd;              /* /dev/null, checked, for the masks; likewise */
 };
 /* Every op before the pivot: the rootfs, mounts[], /dev, the cwd. */
 int rootfs_prepare (struct rootfs_run *x, struct moat_error **err);

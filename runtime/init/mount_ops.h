@@ -73,10 +73,6 @@ void mount_plan_build (const struct spec *s, const char *rootfs,
                        enum cgroup_mode cgmode, bool no_pivot,
                        struct mount_plan *ret);
 void mount_plan_clear (struct mount_plan *plan);
-/* libmount, which mount_plan_build parses option strings with: loaded on
- * first use, or by this call (before the init is cloned: inside the
- * container's namespaces nothing is loaded, see lib/dynlib.h). */
-int mount_ops_load_libraries (struct moat_error **err);
 #define cleanup_mount_plan __attribute__ ((cleanup (mount_plan_clear)))
 const char *mount_op_kind_name (enum mount_op_kind k);
 /* One line: "bind /host/src at /data (rbind,nosuid,nodev,ro)". */

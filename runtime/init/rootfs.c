@@ -296,12 +296,32 @@ rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
   return 0;
 }
 
+/* The container's /dev/null, opened and checked once for all the masks
+ * of a step (the strict profile masks about twenty files). */
 static int
-mask_path (int rootfd, const char *path, struct moat_error **err)
+masking_null (struct rootfs_run *x, const char *path, struct moat_error **err)
 {
+  struct stat ns;
+  if (x->null_fd >= 0)
+    return x->null_fd;
+  x->null_fd = open ("/dev/null", O_PATH | O_CLOEXEC);
+  if (x->null_fd < 0 || fstat (x->null_fd, &ns) < 0 || !S_ISCHR (ns.st_mode)
+      || major (ns.st_rdev) != 1 || minor (ns.st_rdev) != 3)
+    {
+      /* No trustworthy /dev/null in the container: an empty read-only
+       * tmpfs cannot cover a file, so refuse rather than leave it. */
+      cleanup_closep (&x->null_fd);
+      x->null_fd = -1;
+      return moat_fail (err, 0, "masking %s: no /dev/null to mask with", path);
+    }
+  return x->null_fd;
+}
+
+static int
+mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
+{
+  int rootfd = x->rootfd;
   cleanup_close int dst = -1;
-  cleanup_close int fsfd = -1;
-  cleanup_close int mnt = -1;
   struct stat st;
 
   dst = sys_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
@@ -315,49 +335,27 @@ mask_path (int rootfd, const char *path, struct moat_error **err)
     return moat_fail (err, errno, "masking %s", path);
   if (!S_ISDIR (st.st_mode))
     {
-      cleanup_close int null = open ("/dev/null", O_PATH | O_CLOEXEC);
-      struct stat ns;
-      if (null < 0 || fstat (null, &ns) < 0 || !S_ISCHR (ns.st_mode)
-          || major (ns.st_rdev) != 1 || minor (ns.st_rdev) != 3)
-        {
-          /* No trustworthy /dev/null in the container: an empty read-only
-           * tmpfs cannot cover a file, so refuse rather than leave it. */
-          return moat_fail (err, 0, "masking %s: no /dev/null to mask with",
-                            path);
-        }
+      int null = masking_null (x, path, err);
+      if (null < 0)
+        return null;
       /* Not nodev: the file must read empty, as runc's masks do, not
        * fail with EACCES. */
       return bind_fd (null, dst, false, MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0,
                       path, err);
     }
-  fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
-  if (fsfd < 0)
-    return moat_fail (err, errno, "masking %s: fsopen", path);
   /* Mode 0555, as runc's read-only tmpfs: an empty directory a listing
    * shows as empty, not one that fails with EACCES. Nothing is written:
-   * read-only, one inode, one page. */
-  if (fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "4k", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0
-      || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-    return moat_fail (err, errno, "masking %s: tmpfs", path);
-  mnt = fsmount (fsfd, FSMOUNT_CLOEXEC,
-                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
-                     | MOUNT_ATTR_NOEXEC);
-  if (mnt < 0)
-    return moat_fail (err, errno, "masking %s: fsmount", path);
-  if (move_mount (mnt, "", dst, "",
-                  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
-      < 0)
-    return moat_fail (err, errno, "masking %s: attaching", path);
-  return 0;
+   * read-only, one inode, one page. One mount(2) on the fd's path. */
+  return mount_on_fd ("tmpfs", dst, "tmpfs",
+                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      "size=4k,nr_inodes=1,mode=0555", path, err);
 }
 
 static int
 exec_mask (struct rootfs_run *x, const struct mount_op *op,
            struct moat_error **err)
 {
-  return mask_path (x->rootfd, op->dest, err);
+  return mask_path (x, op->dest, err);
 }
 
 static int
@@ -523,7 +521,7 @@ exec_dev_node (struct rootfs_run *x, const struct mount_op *op,
   cleanup_close int src = -1;
   cleanup_close int dst = -1;
   struct stat st;
-  int f, r;
+  int r;
 
   r = dev_dir (x, err);
   if (r < 0)
@@ -537,14 +535,12 @@ exec_dev_node (struct rootfs_run *x, const struct mount_op *op,
       || minor (st.st_rdev) != op->minor)
     return moat_fail (err, 0, "%s is not the expected device %u:%u", host,
                       op->major, op->minor);
-  f = openat (x->devfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-              0666);
-  if (f < 0)
-    return moat_fail (err, errno, "creating /dev/%s", name);
-  close (f);
-  dst = openat (x->devfd, name, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+  /* The file the node is bound over, and the fd that names it to
+   * move_mount: an fd of any mode will do. */
+  dst = openat (x->devfd, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+                0666);
   if (dst < 0)
-    return moat_fail (err, errno, "opening /dev/%s", name);
+    return moat_fail (err, errno, "creating /dev/%s", name);
   return bind_fd (src, dst, false, op->flags, 0, host, err);
 }
 
@@ -759,11 +755,10 @@ run_ops (struct rootfs_run *x, size_t end, struct moat_error **err)
 
   while (r == 0 && x->next < end)
     r = exec_op (x, &x->plan->v[x->next++], err);
-  if (x->devfd >= 0)
-    close (x->devfd);
-  if (x->rootfd >= 0)
-    close (x->rootfd);
-  x->devfd = x->rootfd = -1;
+  cleanup_closep (&x->devfd);
+  cleanup_closep (&x->rootfd);
+  cleanup_closep (&x->null_fd);
+  x->devfd = x->rootfd = x->null_fd = -1;
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include "../../runtime/init/mount_ops.h"
 #include "../../policy/profile.h"
 #include "../../lib/util.h"
+#include "profile_harness.h"
 
 static struct spec *
 hardened (const char *mounts_json, const char *extra)
@@ -283,13 +284,10 @@ test_errors (void **state)
         " {\"destination\": \"/z\", \"type\": \"proc\", \"options\": "
         "[\"context=\\\"u:r:t:s0:c1,c2\\\"\"]}],"
         " \"linux\": {\"rootfsPropagation\": \"sideways\"}}";
-  struct spec *s = NULL;
-  struct moat_error *err = NULL;
+  struct spec *s = parse_spec (text);
   struct mount_plan p = { 0 };
   const struct mount_op *op;
 
-  if (spec_parse (text, strlen (text), &s, &err) < 0)
-    fail_msg ("spec_parse: %s", err->msg);
   mount_plan_build (s, "/r", CGROUP_MODE_V2, false, &p);
   op = &p.v[find (&p, MOUNT_OP_MOUNT, "/x")];
   assert_string_equal (op->error, "mount /x: bad option \"size=1k,mode=700\"");
@@ -309,6 +307,38 @@ test_errors (void **state)
   spec_free (s);
 }
 
+/* The option table: the later of an option and its negation wins, the
+ * filesystem's own options are its data, mount(8)'s own go nowhere. */
+static void
+test_option_table (void **state)
+{
+  const char *text
+      = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
+        " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, \"mounts\":"
+        " [{\"destination\": \"/data\", \"type\": \"bind\", \"source\":"
+        " \"/srv\", \"options\": [\"rbind\", \"rw\", \"ro\", \"noatime\","
+        " \"atime\", \"nofail\", \"x-systemd.automount\", \"rprivate\"]},"
+        " {\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\":"
+        " \"tmpfs\", \"options\": [\"defaults\", \"nosuid\", \"uid=5\","
+        " \"_netdev\", \"mode=700\", \"strictatime\", \"nostrictatime\"]}]}";
+  struct spec *s = parse_spec (text);
+  struct mount_plan p = { 0 };
+  const struct mount_op *op;
+
+  mount_plan_build (s, "/b/rootfs", CGROUP_MODE_V2, false, &p);
+  op = &p.v[find (&p, MOUNT_OP_BIND, "/data")];
+  assert_null (op->error);
+  assert_int_equal (op->flags, MS_BIND | MS_REC | MS_RDONLY);
+  assert_int_equal (op->propagation, MS_PRIVATE | MS_REC);
+  assert_null (op->data);
+  op = &p.v[find (&p, MOUNT_OP_MOUNT, "/t")];
+  assert_null (op->error);
+  assert_int_equal (op->flags, MS_NOSUID);
+  assert_string_equal (op->data, "uid=5,mode=700");
+  mount_plan_clear (&p);
+  spec_free (s);
+}
+
 int
 main (void)
 {
@@ -319,6 +349,7 @@ main (void)
     cmocka_unit_test (test_flags),
     cmocka_unit_test (test_dev_by_number),
     cmocka_unit_test (test_errors),
+    cmocka_unit_test (test_option_table),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
