@@ -208,7 +208,8 @@ bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
 {
   union bpf_attr attr;
   struct bpf_prog_info info;
-  uint32_t map_ids[16];
+  uint32_t map_ids[16] = { 0 }; /* the kernel fills them; valgrind cannot
+                                 * tell */
   cleanup_close int prog_fd = -1;
 
   memset (&attr, 0, sizeof (attr));

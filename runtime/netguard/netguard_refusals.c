@@ -112,7 +112,10 @@ netguard_refusals_json (int cgroup_fd, char **ret)
 {
   cleanup_close int refused = -1, overflow = -1;
   cleanup_free struct refusal *list = NULL;
-  struct netguard_refusal_key key, last, *prev = NULL;
+  /* No key has family 0: asked for the one after it, a hash map answers
+   * with its first (as with a NULL key, which valgrind takes for a bad
+   * pointer). */
+  struct netguard_refusal_key key, last = { .family = 0 }, *prev = &last;
   struct json_writer *w;
   uint64_t more = 0;
   uint32_t zero = 0;
