@@ -19,10 +19,18 @@ teardown() {
 SECRETS='"AWS_SECRET_ACCESS_KEY=x-aws-secret-value", "GITHUB_TOKEN=y-github-token-value",
 	"DB_PASSWORD=z-db-password-value", "MY_API_KEY=k-api-key-value", "FOO=bar"'
 
-# Seen from a prober moat exec starts next to it: the fds of pid 1 (a
-# sleep: a shell would hold fds of its own for redirections and command
-# substitutions), then its environment, sorted.
-PID1_SCRIPT='cd /proc/1/fd && echo "fds:" *; tr "\0" "\n" </proc/1/environ | sort'
+# The container's pid 1 (a sleep: a shell would hold fds of its own for
+# redirections and command substitutions): its fds, then its environment,
+# sorted. Read through /proc from the host: a process moat exec starts has
+# a Landlock domain of its own (G14), which may not read another domain's
+# /proc/PID/environ.
+pid1_fds_and_env() {
+	local pid
+	pid=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$1" | jq -r .pid)
+	output="fds: $(cd "/proc/$pid/fd" && echo *)
+$(tr '\0' '\n' <"/proc/$pid/environ" | sort)"
+	mapfile -t lines <<<"$output"
+}
 
 # moat is called with extra fds of the caller open (5 and 7, and bats' own):
 # none may reach the container.
@@ -31,8 +39,7 @@ check_fds_and_env() {
 	next_id
 	moat run -d -b "$BUNDLE" "$CID" 5<"$BUNDLE/config.json" 7>>"$BUNDLE/extra-fd"
 	[ "$status" -eq 0 ]
-	moat exec "$CID" sh -c "$PID1_SCRIPT"
-	[ "$status" -eq 0 ]
+	pid1_fds_and_env "$CID"
 	[ "${lines[0]}" = "fds: 0 1 2" ]
 	has_line FOO=bar
 	[[ "$output" == *$'\nPATH=/'* ]]
@@ -75,9 +82,10 @@ assert_no_secrets() {
 		3<"$BUNDLE/passed" 5<"$BUNDLE/config.json" >/dev/null 2>&1 </dev/null
 	moat start "$CID"
 	[ "$status" -eq 0 ]
-	moat exec "$CID" sh -c 'cd /proc/1/fd && echo *; cat /proc/1/fd/3'
-	[ "${lines[0]}" = "0 1 2 3" ]
-	[ "${lines[1]}" = passed-on ]
+	pid1_fds_and_env "$CID"
+	[ "${lines[0]}" = "fds: 0 1 2 3" ]
+	pid=$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$CID" | jq -r .pid)
+	[ "$(cat "/proc/$pid/fd/3")" = passed-on ]
 }
 
 @test "G10 exec: only fds 0 1 2 and no credentials from --env or process.json" {
