@@ -1,9 +1,12 @@
 /* OCI image layouts (index.json -> manifest -> layers, as `skopeo copy
  * oci:DIR` and `podman save --format oci-dir` write) unpacked once into a
- * content-addressed cache, ROOT/.images/<manifest sha256>/rootfs, that
- * sandboxes share read-only. A sandbox holds a shared flock on the entry's
- * lock file while it runs; prune takes it exclusively, so an entry in use
- * is never removed. */
+ * content-addressed cache, CACHE/<manifest sha256>/rootfs (CACHE: the
+ * operator config's image_cache, persistent storage), that sandboxes share
+ * read-only. A sandbox holds a shared flock on the entry's lock file while
+ * it runs; a session, which outlives its moat processes, leaves a record in
+ * the entry's holders/ naming its directory; prune takes the lock
+ * exclusively and skips an entry whose holder is still there, so an entry
+ * in use is never removed. */
 #ifndef MOAT_IMAGE_H
 #define MOAT_IMAGE_H
 
@@ -21,13 +24,18 @@ struct image_unpack_notes
 /* The cache entry of the layout's manifest, unpacking it first when it is
  * not there. *ret_rootfs: its rootfs path; *ret_lockfd: the shared lock to
  * keep open while the rootfs is used; notes: filled on a fresh unpack. */
-int image_prepare (const char *state_root, const char *layout,
-                   char **ret_rootfs, char **ret_digest, int *ret_lockfd,
+int image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
+                   char **ret_digest, int *ret_lockfd,
                    struct image_unpack_notes *notes, struct moat_error **err);
-int image_cache_list (const char *state_root, FILE *out,
+int image_cache_list (const char *cache_dir, FILE *out,
                       struct moat_error **err);
-int image_cache_prune (const char *state_root, FILE *out,
+int image_cache_prune (const char *cache_dir, FILE *out,
                        struct moat_error **err);
+/* Record holder_dir (absolute) as a user of the entry of digest
+ * ("sha256:..."), under name, while the caller holds the entry's shared
+ * lock: prune leaves the entry while that directory exists. */
+int image_hold (const char *cache_dir, const char *digest, const char *name,
+                const char *holder_dir, struct moat_error **err);
 
 /* Unpack one layer blob (tar, tar+gzip, tar+zstd: whatever libarchive
  * reads) into rootfd, honouring whiteouts (.wh.NAME, .wh..wh..opq), whose

@@ -225,8 +225,8 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->root, o->image, ret_rootfs, ret_digest, ret_imglock,
-                     &notes, err)
+  if (image_prepare (g->profile->image_cache, o->image, ret_rootfs, ret_digest,
+                     ret_imglock, &notes, err)
       < 0)
     return -1;
   if (notes.devices_skipped || notes.setid_stripped)
@@ -473,7 +473,7 @@ sandbox_cache_list (const struct moat_globals *g, FILE *out,
                     struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_list (g->root, out, err);
+  return image_cache_list (g->profile->image_cache, out, err);
 }
 
 int
@@ -481,5 +481,5 @@ sandbox_cache_prune (const struct moat_globals *g, FILE *out,
                      struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_prune (g->root, out, err);
+  return image_cache_prune (g->profile->image_cache, out, err);
 }

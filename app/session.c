@@ -315,6 +315,19 @@ print_created (const struct session_create_opts *o, const char *id, FILE *out)
   fflush (out);
 }
 
+/* The session outlives this process and its lock on the image's cache
+ * entry: prune must still see that the session holds it. */
+static int
+session_hold_image (const struct moat_globals *g, const char *digest,
+                    const char *id, const char *dir, struct moat_error **err)
+{
+  cleanup_free char *holder = realpath (dir, NULL);
+
+  if (holder == NULL)
+    return moat_fail (err, errno, "session %s", dir);
+  return image_hold (g->profile->image_cache, digest, id, holder, err);
+}
+
 int
 session_create (const struct moat_globals *g,
                 const struct session_create_opts *o, FILE *out,
@@ -348,6 +361,14 @@ session_create (const struct moat_globals *g,
       override_list_clear (&local_ov);
       return r;
     }
+  bundle = xasprintf ("%s/.session/%s", g->root, id);
+  if (prep.digest && session_hold_image (g, prep.digest, id, bundle, err) < 0)
+    {
+      session_remove_at (g, dirfd, id);
+      sandbox_prep_clear (&prep);
+      override_list_clear (&local_ov);
+      return -1;
+    }
   m.id = id;
   if (o->id_buf)
     snprintf (o->id_buf, 32, "%s", id);
@@ -363,7 +384,6 @@ session_create (const struct moat_globals *g,
   m.gid = o->sb.gid >= 0 ? o->sb.gid : m.uid;
   m.lim = prep.lim;
   meta = meta_json (&m);
-  bundle = xasprintf ("%s/.session/%s", g->root, id);
   sg.profile = prep.profile;
   r = write_file_atomic (sdfd, "config.json", prep.config, strlen (prep.config),
                          0600);

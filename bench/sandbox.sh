@@ -35,7 +35,7 @@ B=$T/bundle
 mkdir -p "$B/rootfs"/{bin,proc,dev,sys,tmp,etc,root,var/tmp,work} "$T/log"
 cp "$BUSYBOX" "$B/rootfs/bin/busybox"
 for a in sh true; do ln -s busybox "$B/rootfs/bin/$a"; done
-printf '{"audit_log": "%s/log/audit.jsonl"}\n' "$T" >"$T/log/config.json"
+printf '{"audit_log": "%s/log/audit.jsonl", "image_cache": "%s/images"}\n' "$T" "$T" >"$T/log/config.json"
 M=("$MOAT" --root "$ROOT" --config "$T/log/config.json")
 (cd "$B" && "$MOAT" spec)
 jq '.process.terminal = false | .process.args = ["/bin/true"]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"

@@ -412,16 +412,18 @@ JSON
 	[ "${lines[0]}" = kept ]
 	[ "${lines[1]}" = new.txt ]
 	[ "${#lines[@]}" -eq 2 ]
-	[ -d "$ROOT/.images/$MANIFEST/rootfs" ]
+	[ -d "$IMAGE_CACHE/$MANIFEST/rootfs" ]
+	# The cache is persistent storage, not the state root (a tmpfs under /run).
+	[ ! -e "$ROOT/.images" ]
 	# A second run uses the cache: an unpack would recreate the file.
-	echo marker >"$ROOT/.images/$MANIFEST/rootfs/etc/cached"
+	echo marker >"$IMAGE_CACHE/$MANIFEST/rootfs/etc/cached"
 	sb --image "$BUNDLE/img" --result "$BUNDLE/rec.json" -- cat /etc/cached
 	[ "$output" = marker ]
 	[ "$(rec .image)" = "sha256:$MANIFEST" ]
 	# The image root is read-only to the sandbox.
 	sb --image "$BUNDLE/img" -- sh -c 'echo x >/etc/kept.txt'
 	[ "$status" -ne 0 ]
-	[ "$(cat "$ROOT/.images/$MANIFEST/rootfs/etc/kept.txt")" = kept ]
+	[ "$(cat "$IMAGE_CACHE/$MANIFEST/rootfs/etc/kept.txt")" = kept ]
 	sb --list-cache
 	[[ "$output" == "sha256:$MANIFEST	unused	$BUNDLE/img" ]]
 	# In use while a sandbox runs: prune keeps it.
@@ -433,13 +435,44 @@ JSON
 	[[ "$output" == *"in-use"* ]]
 	sb --prune-cache
 	[ -z "$output" ]
-	[ -d "$ROOT/.images/$MANIFEST" ]
+	[ -d "$IMAGE_CACHE/$MANIFEST" ]
 	kill "$pid"
 	wait "$pid" || true
 	sb --prune-cache
 	[ "$output" = "removed sha256:$MANIFEST" ]
-	[ -z "$(ls -A "$ROOT/.images")" ]
-	rm -rf "$ROOT/.images"
+	[ -z "$(ls -A "$IMAGE_CACHE")" ]
+	rm -rf "$IMAGE_CACHE"
+	nothing_left
+}
+
+@test "sandbox: the image cache is /var/lib/moat/images unless the operator config's image_cache says another" {
+	echo '{}' >"$BUNDLE/empty-config.json"
+	run "$MOAT" --config "$BUNDLE/empty-config.json" profile show
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r .image_cache)" = /var/lib/moat/images ]
+	echo '{"image_cache": "relative/dir"}' >"$BUNDLE/bad-config.json"
+	run "$MOAT" --config "$BUNDLE/bad-config.json" profile show
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"image_cache: expected an absolute path"* ]]
+}
+
+@test "sandbox: a live session holds its image's cache entry: --prune-cache leaves it until the session is removed" {
+	make_layout "$BUNDLE/img"
+	local id
+	id="$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session create --image "$BUNDLE/img" </dev/null)"
+	[ -n "$id" ]
+	sb --list-cache
+	[[ "$output" == "sha256:$MANIFEST	in-use	$BUNDLE/img" ]]
+	sb --prune-cache
+	[ -z "$output" ]
+	[ -d "$IMAGE_CACHE/$MANIFEST/rootfs" ]
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$id" -- cat /etc/kept.txt
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session rm "$id"
+	sb --prune-cache
+	[ "$output" = "removed sha256:$MANIFEST" ]
+	[ -z "$(ls -A "$IMAGE_CACHE")" ]
 	nothing_left
 }
 
@@ -464,7 +497,7 @@ JSON
 		[ "$(wc -l <"$BUNDLE/err")" -eq 1 ]
 		grep -qE "layer 1: image: blobs/sha256/$LAYER2: (not a regular file|Too many levels of symbolic links)" "$BUNDLE/err"
 	done
-	rm -rf "$ROOT/.images"
+	rm -rf "$IMAGE_CACHE"
 	nothing_left
 }
 
@@ -547,7 +580,7 @@ PY
 	[[ "$stderr" == *"left out 1 device nodes and sockets, stripped setuid/setgid from 1 files"* ]]
 	[[ "$output" == "-rwxr-xr-x"* ]]
 	# Only the good ones are cached; no half-unpacked entry is left.
-	[ -z "$(ls -A "$ROOT/.images" | grep '^\.')" ]
-	rm -rf "$ROOT/.images"
+	[ -z "$(ls -A "$IMAGE_CACHE" | grep '^\.')" ]
+	rm -rf "$IMAGE_CACHE"
 	nothing_left
 }
