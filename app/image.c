@@ -209,6 +209,60 @@ find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
   return moat_fail (err, 0, "image: index.json nests indexes too deeply");
 }
 
+void
+image_config_clear (struct image_config *c)
+{
+  strv_free (c->env);
+  free (c->workdir);
+  free (c->user);
+  memset (c, 0, sizeof (*c));
+}
+
+static char *
+nonempty_member (const json_node *obj, const char *key)
+{
+  const char *v = json_string (json_get (obj, key));
+  return v && *v ? xstrdup (v) : NULL;
+}
+
+/* The manifest's config blob (size and digest checked): its config.Env,
+ * WorkingDir and User. */
+static int
+read_image_config (int layoutfd, const json_node *manifest,
+                   struct image_config *ret, struct moat_error **err)
+{
+  const json_node *desc = json_get (manifest, "config");
+  const json_node *c, *env;
+  json_node *blob = NULL;
+
+  if (desc == NULL)
+    return moat_fail (err, 0, "image: the manifest has no config");
+  if (read_blob_json (layoutfd, desc, &blob, err) < 0)
+    return moat_error_wrap (err, "image: config");
+  c = json_get (blob, "config");
+  if (c && json_is_object (c))
+    {
+      env = json_get (c, "Env");
+      for (size_t i = 0; env && i < json_array_len (env); i++)
+        {
+          const char *e = json_string (json_array_get (env, i));
+          if (e && strchr (e, '=') && e[0] != '=')
+            strv_append (&ret->env, e);
+        }
+      ret->workdir = nonempty_member (c, "WorkingDir");
+      ret->user = nonempty_member (c, "User");
+    }
+  json_free (blob);
+  if (ret->workdir && ret->workdir[0] != '/')
+    {
+      int r = moat_fail (err, 0, "image: config: WorkingDir %s is not absolute",
+                         ret->workdir);
+      image_config_clear (ret);
+      return r;
+    }
+  return 0;
+}
+
 static bool
 layer_type_ok (const char *mt)
 {
@@ -299,6 +353,7 @@ entry_lock_shared (int imagesfd, const char *hex)
 int
 image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
                char **ret_digest, int *ret_lockfd,
+               struct image_config *ret_config,
                struct image_unpack_notes *notes, struct moat_error **err)
 {
   cleanup_close int layoutfd
@@ -313,6 +368,11 @@ image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
     return moat_fail (err, errno, "image %s", layout);
   if (find_manifest (layoutfd, &digest, &manifest, err) < 0)
     return -1;
+  if (read_image_config (layoutfd, manifest, ret_config, err) < 0)
+    {
+      json_free (manifest);
+      return -1;
+    }
   hex = digest + 7;
   r = images_dir_open (cache_dir, &imagesfd, err);
   for (int tries = 0; r == 0 && tries < 5; tries++)
@@ -357,6 +417,7 @@ image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
       remove_tree_at (imagesfd, tmpname);
     }
   json_free (manifest);
+  image_config_clear (ret_config);
   if (r == 0)
     r = moat_fail (err, 0, "image cache: entry %.12s keeps vanishing", hex);
   return r;

@@ -10,6 +10,7 @@
 #ifndef MOAT_IMAGE_H
 #define MOAT_IMAGE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../lib/error.h"
@@ -21,12 +22,31 @@ struct image_unpack_notes
   unsigned long setid_stripped;  /* setuid/setgid bits removed */
 };
 
+/* What the image's config says a process runs with (config.Env,
+ * WorkingDir, User), as `docker run` applies it unless told otherwise. */
+struct image_config
+{
+  char **env;    /* "K=V" */
+  char *workdir; /* NULL: not set */
+  char *user;    /* "uid[:gid]" or "name[:group]"; NULL: not set */
+};
+void image_config_clear (struct image_config *c);
+
 /* The cache entry of the layout's manifest, unpacking it first when it is
  * not there. *ret_rootfs: its rootfs path; *ret_lockfd: the shared lock to
- * keep open while the rootfs is used; notes: filled on a fresh unpack. */
+ * keep open while the rootfs is used; *ret_config: the image's config;
+ * notes: filled on a fresh unpack. */
 int image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
                    char **ret_digest, int *ret_lockfd,
+                   struct image_config *ret_config,
                    struct image_unpack_notes *notes, struct moat_error **err);
+
+/* The image's User as numeric ids: numbers as they are, names looked up
+ * in the rootfs' /etc/passwd and /etc/group (opened inside it). A user
+ * without a group takes its passwd group (its uid when numeric, as
+ * --user). */
+int image_user_resolve (const char *rootfs, const char *user, int64_t *ret_uid,
+                        int64_t *ret_gid, struct moat_error **err);
 int image_cache_list (const char *cache_dir, FILE *out,
                       struct moat_error **err);
 int image_cache_prune (const char *cache_dir, FILE *out,

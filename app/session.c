@@ -380,8 +380,8 @@ session_create (const struct moat_globals *g,
   m.image = (char *)o->sb.image; /* borrowed: m is not cleared */
   m.rootfs = prep.rootfs;
   m.workdir = prep.workdir;
-  m.uid = o->sb.uid >= 0 ? o->sb.uid : 0;
-  m.gid = o->sb.gid >= 0 ? o->sb.gid : m.uid;
+  m.uid = prep.uid;
+  m.gid = prep.gid;
   m.lim = prep.lim;
   meta = meta_json (&m);
   sg.profile = prep.profile;

@@ -370,12 +370,16 @@ nothing_left() {
 }
 
 # An OCI image layout from busybox: layer 1 (tar) the rootfs plus files the
-# second layer (tar+gzip) deletes by a whiteout and an opaque directory.
+# second layer (tar+gzip) deletes by a whiteout and an opaque directory; $2,
+# if given, the image config's "config" object (Env, WorkingDir, User).
 make_layout() {
-	local L="$1" src="$BUNDLE/layers"
+	local L="$1" src="$BUNDLE/layers" imgconf='{}'
+	[ -z "${2:-}" ] || imgconf="$2"
 	mkdir -p "$L/blobs/sha256" "$src/l1/bin" "$src/l1/etc" "$src/l1/opaque" "$src/l2/etc" "$src/l2/opaque"
 	cp "$BUSYBOX" "$src/l1/bin/busybox"
-	for a in sh cat ls echo true test sleep; do ln -s busybox "$src/l1/bin/$a"; done
+	for a in sh cat ls echo true test sleep id; do ln -s busybox "$src/l1/bin/$a"; done
+	printf 'root:x:0:0:root:/root:/bin/sh\napp:x:1234:2345::/tmp:/bin/sh\n' >"$src/l1/etc/passwd"
+	printf 'root:x:0:\nstaff:x:3456:\n' >"$src/l1/etc/group"
 	echo gone >"$src/l1/etc/gone.txt"
 	echo kept >"$src/l1/etc/kept.txt"
 	echo old >"$src/l1/opaque/old.txt"
@@ -388,7 +392,7 @@ make_layout() {
 	local d1 d2 dc dm
 	d1="$(blob "$src/l1.tar")"
 	d2="$(blob "$src/l2.tar.gz")"
-	echo '{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[]}}' >"$src/config.json"
+	echo '{"architecture":"amd64","os":"linux","config":'"$imgconf"',"rootfs":{"type":"layers","diff_ids":[]}}' >"$src/config.json"
 	dc="$(blob "$src/config.json")"
 	cat >"$src/manifest.json" <<JSON
 {"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",
@@ -442,6 +446,43 @@ JSON
 	[ "$output" = "removed sha256:$MANIFEST" ]
 	[ -z "$(ls -A "$IMAGE_CACHE")" ]
 	rm -rf "$IMAGE_CACHE"
+	nothing_left
+}
+
+@test "sandbox: --image applies the image's Env, WorkingDir and User unless --env, --workdir, --user (session exec: --env, --cwd, --user) say otherwise" {
+	make_layout "$BUNDLE/img" '{"Env":["PATH=/bin","GREETING=from-image"],"WorkingDir":"/opaque","User":"app:staff"}'
+	local probe='echo "$GREETING $PATH $HOME"; pwd; id -u; id -g'
+	sb --image "$BUNDLE/img" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "from-image /bin /tmp" ]
+	[ "${lines[1]}" = /opaque ]
+	[ "${lines[2]}" = 1234 ]
+	[ "${lines[3]}" = 3456 ]
+	sb --image "$BUNDLE/img" --env GREETING=from-caller --user 7:8 --workdir "$WORK" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "from-caller /bin /tmp" ]
+	[ "${lines[1]}" = /work ]
+	[ "${lines[2]}" = 7 ]
+	[ "${lines[3]}" = 8 ]
+	local id
+	id="$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session create --image "$BUNDLE/img" </dev/null)"
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$id" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "from-image /bin /tmp" ]
+	[ "${lines[1]}" = /opaque ]
+	[ "${lines[2]}" = 1234 ]
+	[ "${lines[3]}" = 3456 ]
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec --env GREETING=cell --cwd / --user 9 "$id" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "cell /bin /tmp" ]
+	[ "${lines[1]}" = / ]
+	[ "${lines[2]}" = 9 ]
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session rm "$id"
+	# A user the image does not know is refused, nothing left.
+	make_layout "$BUNDLE/img2" '{"User":"nobody-here"}'
+	sb --image "$BUNDLE/img2" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"image: User nobody-here: not in the image's /etc/passwd"* ]]
 	nothing_left
 }
 
