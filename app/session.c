@@ -230,11 +230,47 @@ session_expired (const struct moat_globals *g, int sdfd, const char *id,
   return why;
 }
 
+/* One session of dirfd (ROOT/.session): removed if it is past its limits
+ * or its container died, or if it has no lock and is stale; left if
+ * anyone holds it (being created, an exec running). */
+static void
+reap_if_expired (const struct moat_globals *g, int dirfd, const char *id,
+                 int64_t now)
+{
+  cleanup_close int sdfd = -1;
+  cleanup_close int lockfd = -1;
+  struct stat sb;
+
+  if (id[0] == '.' || container_id_check (id, NULL) < 0)
+    return;
+  sdfd = openat (dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sdfd < 0)
+    return;
+  lockfd = openat (sdfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (lockfd < 0)
+    {
+      if (fstat (sdfd, &sb) == 0
+          && time (NULL) - sb.st_mtime > SESSION_UNLOCKED_STALE_S)
+        session_remove_at (g, dirfd, id);
+      return;
+    }
+  if (flock (lockfd, LOCK_EX | LOCK_NB) < 0)
+    return;
+  if (session_expired (g, sdfd, id, now))
+    session_remove_at (g, dirfd, id);
+}
+
+static int
+sessions_dir_open (const struct moat_globals *g)
+{
+  cleanup_free char *dir = xasprintf ("%s/.session", g->root);
+  return open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 void
 session_reap_expired (const struct moat_globals *g)
 {
-  cleanup_free char *dir = xasprintf ("%s/.session", g->root);
-  cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int dirfd = sessions_dir_open (g);
   int64_t now = session_now_unix_ms ();
   DIR *d;
   struct dirent *de;
@@ -247,30 +283,17 @@ session_reap_expired (const struct moat_globals *g)
   if (d == NULL)
     return;
   while ((de = readdir (d)))
-    {
-      cleanup_close int sdfd = -1;
-      cleanup_close int lockfd = -1;
-      struct stat sb;
-      if (de->d_name[0] == '.' || container_id_check (de->d_name, NULL) < 0)
-        continue;
-      sdfd = openat (dirfd, de->d_name,
-                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sdfd < 0)
-        continue;
-      lockfd = openat (sdfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (lockfd < 0)
-        {
-          if (fstat (sdfd, &sb) == 0
-              && time (NULL) - sb.st_mtime > SESSION_UNLOCKED_STALE_S)
-            session_remove_at (g, dirfd, de->d_name);
-          continue;
-        }
-      if (flock (lockfd, LOCK_EX | LOCK_NB) < 0)
-        continue; /* being created, or an exec runs in it */
-      if (session_expired (g, sdfd, de->d_name, now))
-        session_remove_at (g, dirfd, de->d_name);
-    }
+    reap_if_expired (g, dirfd, de->d_name, now);
   closedir (d);
+}
+
+void
+session_reap_one (const struct moat_globals *g, const char *id)
+{
+  cleanup_close int dirfd = sessions_dir_open (g);
+
+  if (dirfd >= 0)
+    reap_if_expired (g, dirfd, id, session_now_unix_ms ());
 }
 
 /* The container: made from the bundle with moat's stdio on /dev/null (the
