@@ -350,22 +350,17 @@ entry_lock_shared (int imagesfd, const char *hex)
   return steal_fd (&lockfd);
 }
 
-int
-image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
-               char **ret_digest, int *ret_lockfd,
-               struct image_config *ret_config,
-               struct image_unpack_notes *notes, struct moat_error **err)
+static int
+prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
+                     const char *layout, char **ret_rootfs, char **ret_digest,
+                     int *ret_lockfd, struct image_config *ret_config,
+                     struct image_unpack_notes *notes, struct moat_error **err)
 {
-  cleanup_close int layoutfd
-      = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  cleanup_close int imagesfd = -1;
   cleanup_free char *digest = NULL;
   json_node *manifest = NULL;
   const char *hex;
-  int r;
+  int r = 0;
 
-  if (layoutfd < 0)
-    return moat_fail (err, errno, "image %s", layout);
   if (find_manifest (layoutfd, &digest, &manifest, err) < 0)
     return -1;
   if (read_image_config (layoutfd, manifest, ret_config, err) < 0)
@@ -374,7 +369,6 @@ image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
       return -1;
     }
   hex = digest + 7;
-  r = images_dir_open (cache_dir, &imagesfd, err);
   for (int tries = 0; r == 0 && tries < 5; tries++)
     {
       char tmpname[] = ".tmp-XXXXXX";
@@ -420,6 +414,38 @@ image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
   image_config_clear (ret_config);
   if (r == 0)
     r = moat_fail (err, 0, "image cache: entry %.12s keeps vanishing", hex);
+  return r;
+}
+
+int
+image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
+               char **ret_digest, int *ret_lockfd,
+               struct image_config *ret_config,
+               struct image_unpack_notes *notes, struct moat_error **err)
+{
+  cleanup_close int imagesfd = -1;
+  cleanup_close int layoutfd = -1;
+  cleanup_close int tmplock = -1;
+  char tmpname[32] = "";
+  struct stat st;
+  int r;
+
+  if (images_dir_open (cache_dir, &imagesfd, err) < 0)
+    return -1;
+  /* A file: a docker save / podman save archive. */
+  if (stat (layout, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      if (image_archive_layout (imagesfd, layout, tmpname, &tmplock, &layoutfd,
+                                err)
+          < 0)
+        return -1;
+    }
+  else if ((layoutfd = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return moat_fail (err, errno, "image %s", layout);
+  r = prepare_from_layout (cache_dir, imagesfd, layoutfd, layout, ret_rootfs,
+                           ret_digest, ret_lockfd, ret_config, notes, err);
+  if (tmpname[0])
+    remove_tree_at (imagesfd, tmpname);
   return r;
 }
 

@@ -65,6 +65,13 @@ int image_unpack_layer (int rootfd, int blobfd, const char *hex,
                         struct image_unpack_notes *notes,
                         struct moat_error **err);
 
+/* A docker-archive or OCI tar (docker save, podman save) unpacked into
+ * imagesfd/.tmp-aXXXX (its name in ret_tmpname[32], its lock held in
+ * *ret_lockfd: the caller removes it) as an OCI layout, *ret_layoutfd. */
+int image_archive_layout (int imagesfd, const char *archive, char *ret_tmpname,
+                          int *ret_lockfd, int *ret_layoutfd,
+                          struct moat_error **err);
+
 /* rm -rf of dirfd/name without following symlinks; ENOENT is fine. */
 int remove_tree_at (int dirfd, const char *name);
 

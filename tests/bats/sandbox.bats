@@ -486,6 +486,58 @@ JSON
 	nothing_left
 }
 
+# A docker-archive as `docker save` and `podman save` write it: manifest.json,
+# the config named by its digest, layer tars; the second layer is the
+# first by a symlink (Docker's dedup). $2: the Layers list, if given.
+make_docker_archive() {
+	local out="$1" d="$BUNDLE/darch" src="$BUNDLE/dsrc" c
+	local layers='["l1/layer.tar","l2/layer.tar"]'
+	[ -z "${2:-}" ] || layers="$2"
+	mkdir -p "$d/l1" "$d/l2" "$src/bin" "$src/etc"
+	cp "$BUSYBOX" "$src/bin/busybox"
+	for a in sh cat echo true; do ln -s busybox "$src/bin/$a"; done
+	echo kept >"$src/etc/kept.txt"
+	tar -C "$src" -cf "$d/l1/layer.tar" .
+	ln -s ../l1/layer.tar "$d/l2/layer.tar"
+	echo '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin","FROM=archive"]},"rootfs":{"type":"layers","diff_ids":[]}}' >"$d/cfg.json"
+	c="$(sha256sum "$d/cfg.json" | cut -d' ' -f1)"
+	mv "$d/cfg.json" "$d/$c.json"
+	echo "[{\"Config\":\"$c.json\",\"RepoTags\":[\"t:1\"],\"Layers\":$layers}]" >"$d/manifest.json"
+	tar -C "$d" -cf "$out" .
+	rm -rf "$d" "$src"
+}
+
+@test "sandbox: --image takes a docker save / podman save archive (docker-archive) too; a layer path out of it or a tar of neither kind is refused" {
+	make_docker_archive "$BUNDLE/img.tar"
+	sb --image "$BUNDLE/img.tar" -- sh -c 'cat /etc/kept.txt; echo "$FROM"'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = kept ]
+	[ "${lines[1]}" = archive ]
+	sb --image "$BUNDLE/img.tar" -- cat /etc/kept.txt
+	[ "$output" = kept ]
+	sb --list-cache
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == *"	unused	$BUNDLE/img.tar" ]]
+	# Nothing of the conversion is left beside the entry.
+	[ -z "$(ls -A "$IMAGE_CACHE" | grep '^\.')" ]
+	make_docker_archive "$BUNDLE/out.tar" '["../../../../etc/hostname"]'
+	sb --image "$BUNDLE/out.tar" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"image archive: ../../../../etc/hostname: No such file or directory"* ]]
+	tar -C "$BUNDLE/rootfs" -cf "$BUNDLE/plain.tar" etc
+	sb --image "$BUNDLE/plain.tar" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"neither an OCI layout (index.json) nor a docker-archive (manifest.json)"* ]]
+	# An OCI layout in a tar (docker save from Docker 25 on).
+	make_layout "$BUNDLE/oci"
+	tar -C "$BUNDLE/oci" -cf "$BUNDLE/oci.tar" .
+	sb --image "$BUNDLE/oci.tar" -- cat /etc/kept.txt
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	[ -z "$(ls -A "$IMAGE_CACHE" | grep '^\.')" ]
+	nothing_left
+}
+
 @test "sandbox: the image cache is /var/lib/moat/images unless the operator config's image_cache says another" {
 	echo '{}' >"$BUNDLE/empty-config.json"
 	run "$MOAT" --config "$BUNDLE/empty-config.json" profile show
