@@ -1,5 +1,5 @@
 /* OCI image layouts into the content-addressed cache (see image.h).
- * An entry is unpacked in ROOT/.images/.tmp-XXXXXX, whose lock its
+ * An entry is unpacked in CACHE/.tmp-XXXXXX, whose lock its
  * unpacker holds, and appears by rename(2) under the manifest's digest:
  * two sandboxes unpacking the same image at once both succeed and one copy
  * stays. Every blob's sha256 is checked against its digest, so the key
@@ -209,6 +209,60 @@ find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
   return moat_fail (err, 0, "image: index.json nests indexes too deeply");
 }
 
+void
+image_config_clear (struct image_config *c)
+{
+  strv_free (c->env);
+  free (c->workdir);
+  free (c->user);
+  memset (c, 0, sizeof (*c));
+}
+
+static char *
+nonempty_member (const json_node *obj, const char *key)
+{
+  const char *v = json_string (json_get (obj, key));
+  return v && *v ? xstrdup (v) : NULL;
+}
+
+/* The manifest's config blob (size and digest checked): its config.Env,
+ * WorkingDir and User. */
+static int
+read_image_config (int layoutfd, const json_node *manifest,
+                   struct image_config *ret, struct moat_error **err)
+{
+  const json_node *desc = json_get (manifest, "config");
+  const json_node *c, *env;
+  json_node *blob = NULL;
+
+  if (desc == NULL)
+    return moat_fail (err, 0, "image: the manifest has no config");
+  if (read_blob_json (layoutfd, desc, &blob, err) < 0)
+    return moat_error_wrap (err, "image: config");
+  c = json_get (blob, "config");
+  if (c && json_is_object (c))
+    {
+      env = json_get (c, "Env");
+      for (size_t i = 0; env && i < json_array_len (env); i++)
+        {
+          const char *e = json_string (json_array_get (env, i));
+          if (e && strchr (e, '=') && e[0] != '=')
+            strv_append (&ret->env, e);
+        }
+      ret->workdir = nonempty_member (c, "WorkingDir");
+      ret->user = nonempty_member (c, "User");
+    }
+  json_free (blob);
+  if (ret->workdir && ret->workdir[0] != '/')
+    {
+      int r = moat_fail (err, 0, "image: config: WorkingDir %s is not absolute",
+                         ret->workdir);
+      image_config_clear (ret);
+      return r;
+    }
+  return 0;
+}
+
 static bool
 layer_type_ok (const char *mt)
 {
@@ -260,9 +314,8 @@ unpack_into (int layoutfd, int tmpfd, json_node *manifest,
 }
 
 static int
-images_dir_open (const char *state_root, int *ret, struct moat_error **err)
+images_dir_open (const char *dir, int *ret, struct moat_error **err)
 {
-  cleanup_free char *dir = xasprintf ("%s/.images", state_root);
   int r = mkdir_p (dir, 0700);
   int fd;
 
@@ -297,25 +350,25 @@ entry_lock_shared (int imagesfd, const char *hex)
   return steal_fd (&lockfd);
 }
 
-int
-image_prepare (const char *state_root, const char *layout, char **ret_rootfs,
-               char **ret_digest, int *ret_lockfd,
-               struct image_unpack_notes *notes, struct moat_error **err)
+static int
+prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
+                     const char *layout, char **ret_rootfs, char **ret_digest,
+                     int *ret_lockfd, struct image_config *ret_config,
+                     struct image_unpack_notes *notes, struct moat_error **err)
 {
-  cleanup_close int layoutfd
-      = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  cleanup_close int imagesfd = -1;
   cleanup_free char *digest = NULL;
   json_node *manifest = NULL;
   const char *hex;
-  int r;
+  int r = 0;
 
-  if (layoutfd < 0)
-    return moat_fail (err, errno, "image %s", layout);
   if (find_manifest (layoutfd, &digest, &manifest, err) < 0)
     return -1;
+  if (read_image_config (layoutfd, manifest, ret_config, err) < 0)
+    {
+      json_free (manifest);
+      return -1;
+    }
   hex = digest + 7;
-  r = images_dir_open (state_root, &imagesfd, err);
   for (int tries = 0; r == 0 && tries < 5; tries++)
     {
       char tmpname[] = ".tmp-XXXXXX";
@@ -327,12 +380,12 @@ image_prepare (const char *state_root, const char *layout, char **ret_rootfs,
       if (lockfd >= 0)
         {
           json_free (manifest);
-          *ret_rootfs = xasprintf ("%s/.images/%s/rootfs", state_root, hex);
+          *ret_rootfs = xasprintf ("%s/%s/rootfs", cache_dir, hex);
           *ret_digest = steal_pointer (&digest);
           *ret_lockfd = lockfd;
           return 0;
         }
-      tmppath = xasprintf ("%s/.images/%s", state_root, tmpname);
+      tmppath = xasprintf ("%s/%s", cache_dir, tmpname);
       if (mkdtemp (tmppath) == NULL)
         {
           r = moat_fail (err, errno, "image cache: mkdtemp");
@@ -358,14 +411,108 @@ image_prepare (const char *state_root, const char *layout, char **ret_rootfs,
       remove_tree_at (imagesfd, tmpname);
     }
   json_free (manifest);
+  image_config_clear (ret_config);
   if (r == 0)
     r = moat_fail (err, 0, "image cache: entry %.12s keeps vanishing", hex);
   return r;
 }
 
-/* Each cache entry with whether a sandbox holds it. */
+int
+image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
+               char **ret_digest, int *ret_lockfd,
+               struct image_config *ret_config,
+               struct image_unpack_notes *notes, struct moat_error **err)
+{
+  cleanup_close int imagesfd = -1;
+  cleanup_close int layoutfd = -1;
+  cleanup_close int tmplock = -1;
+  char tmpname[32] = "";
+  struct stat st;
+  int r;
+
+  if (images_dir_open (cache_dir, &imagesfd, err) < 0)
+    return -1;
+  /* A file: a docker save / podman save archive. */
+  if (stat (layout, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      if (image_archive_layout (imagesfd, layout, tmpname, &tmplock, &layoutfd,
+                                err)
+          < 0)
+        return -1;
+    }
+  else if ((layoutfd = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return moat_fail (err, errno, "image %s", layout);
+  r = prepare_from_layout (cache_dir, imagesfd, layoutfd, layout, ret_rootfs,
+                           ret_digest, ret_lockfd, ret_config, notes, err);
+  if (tmpname[0])
+    remove_tree_at (imagesfd, tmpname);
+  return r;
+}
+
+int
+image_hold (const char *cache_dir, const char *digest, const char *name,
+            const char *holder_dir, struct moat_error **err)
+{
+  const char *hex = digest_hex (digest);
+  cleanup_free char *dir = NULL;
+  cleanup_free char *text = NULL;
+  cleanup_close int dirfd = -1;
+  int r;
+
+  if (hex == NULL)
+    return moat_fail (err, EINVAL, "image cache: digest %s", digest);
+  dir = xasprintf ("%s/%s/holders", cache_dir, hex);
+  r = mkdir_p (dir, 0700);
+  if (r < 0)
+    return moat_fail (err, -r, "image cache: %s", dir);
+  dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirfd < 0)
+    return moat_fail (err, errno, "image cache: %s", dir);
+  text = xasprintf ("%s\n", holder_dir);
+  r = write_file_atomic (dirfd, name, text, strlen (text), 0600);
+  if (r < 0)
+    return moat_fail (err, -r, "image cache: %s/%s", dir, name);
+  return 0;
+}
+
+/* Whether a holder of the entry (image_hold) is still there; the records of
+ * those gone are removed on the way. */
+static bool
+entry_has_live_holders (int entryfd)
+{
+  cleanup_close int fd = openat (
+      entryfd, "holders", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct dirent *de;
+  bool live = false;
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+
+  if (d == NULL)
+    return false;
+  fd = -1; /* closedir closes it */
+  while ((de = readdir (d)))
+    {
+      cleanup_free char *path = NULL;
+      size_t len;
+      struct stat st;
+
+      if (de->d_name[0] == '.')
+        continue;
+      if (read_file_at (dirfd (d), de->d_name, 4096, &path, &len) < 0
+          || len == 0)
+        continue;
+      path[len - 1] = '\0';
+      if (path[0] == '/' && stat (path, &st) == 0 && S_ISDIR (st.st_mode))
+        live = true;
+      else
+        unlinkat (dirfd (d), de->d_name, 0);
+    }
+  closedir (d);
+  return live;
+}
+
+/* Each cache entry with whether a sandbox or a session holds it. */
 static int
-cache_walk (const char *state_root, FILE *out, bool prune,
+cache_walk (const char *cache_dir, FILE *out, bool prune,
             struct moat_error **err)
 {
   cleanup_close int imagesfd = -1;
@@ -373,7 +520,7 @@ cache_walk (const char *state_root, FILE *out, bool prune,
   struct dirent *de;
   int fd;
 
-  if (images_dir_open (state_root, &imagesfd, err) < 0)
+  if (images_dir_open (cache_dir, &imagesfd, err) < 0)
     return -1;
   fd = dup (imagesfd);
   d = fd >= 0 ? fdopendir (fd) : NULL;
@@ -394,7 +541,8 @@ cache_walk (const char *state_root, FILE *out, bool prune,
       if (entryfd < 0)
         continue;
       lockfd = openat (entryfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-      busy = lockfd >= 0 && flock (lockfd, LOCK_EX | LOCK_NB) < 0;
+      busy = (lockfd >= 0 && flock (lockfd, LOCK_EX | LOCK_NB) < 0)
+             || (!leftover && entry_has_live_holders (entryfd));
       if (!leftover && !prune)
         {
           if (read_file_at (entryfd, "source", 4096, &src, &len) == 0 && len)
@@ -423,13 +571,13 @@ cache_walk (const char *state_root, FILE *out, bool prune,
 }
 
 int
-image_cache_list (const char *state_root, FILE *out, struct moat_error **err)
+image_cache_list (const char *cache_dir, FILE *out, struct moat_error **err)
 {
-  return cache_walk (state_root, out, false, err);
+  return cache_walk (cache_dir, out, false, err);
 }
 
 int
-image_cache_prune (const char *state_root, FILE *out, struct moat_error **err)
+image_cache_prune (const char *cache_dir, FILE *out, struct moat_error **err)
 {
-  return cache_walk (state_root, out, true, err);
+  return cache_walk (cache_dir, out, true, err);
 }

@@ -70,7 +70,49 @@ struct emit_ctx
   const struct sandbox_opts *o;
   const char *rootfs;
   const struct sandbox_limits *lim;
+  const struct image_config *img; /* NULL without --image */
 };
+
+/* KEY=VALUE into env, in place of an earlier KEY's: a later source wins. */
+static void
+env_set (char ***env, const char *kv)
+{
+  size_t klen = strcspn (kv, "=");
+
+  for (size_t i = 0; *env && (*env)[i]; i++)
+    if (strncmp ((*env)[i], kv, klen) == 0 && (*env)[i][klen] == '=')
+      {
+        free ((*env)[i]);
+        (*env)[i] = xstrdup (kv);
+        return;
+      }
+  strv_append (env, kv);
+}
+
+/* The template's (TERM left out: no terminal), a HOME the code can write
+ * to (the root is read-only), the image's Env, then --env. */
+static void
+emit_env (struct json_writer *w, const json_node *tmpl,
+          const struct emit_ctx *c)
+{
+  cleanup_strv char **env = NULL;
+
+  for (size_t i = 0; i < json_array_len (tmpl); i++)
+    {
+      const char *e = json_string (json_array_get (tmpl, i));
+      if (e && strncmp (e, "TERM=", 5) != 0)
+        env_set (&env, e);
+    }
+  env_set (&env, "HOME=/tmp");
+  for (size_t i = 0; c->img && c->img->env && c->img->env[i]; i++)
+    env_set (&env, c->img->env[i]);
+  for (size_t i = 0; c->o->env && c->o->env[i]; i++)
+    env_set (&env, c->o->env[i]);
+  jw_array_begin (w);
+  for (size_t i = 0; env && env[i]; i++)
+    jw_string (w, env[i]);
+  jw_array_end (w);
+}
 
 static void
 emit_bind (struct json_writer *w, const char *src, const char *dst, bool ro)
@@ -112,20 +154,7 @@ emit_edit (struct json_writer *w, const json_node *n, const char *path,
       jw_array_end (w);
     }
   else if (strcmp (path, ".process.env") == 0)
-    {
-      jw_array_begin (w);
-      for (size_t i = 0; i < json_array_len (n); i++)
-        {
-          const char *e = json_string (json_array_get (n, i));
-          if (e && strncmp (e, "TERM=", 5) != 0)
-            jw_string (w, e);
-        }
-      /* The root is read-only: a HOME code can write to. */
-      jw_string (w, "HOME=/tmp");
-      for (size_t i = 0; o->env && o->env[i]; i++)
-        jw_string (w, o->env[i]);
-      jw_array_end (w);
-    }
+    emit_env (w, n, c);
   else if (strcmp (path, ".process.user") == 0 && o->uid >= 0)
     {
       jw_object_begin (w);
@@ -136,7 +165,9 @@ emit_edit (struct json_writer *w, const json_node *n, const char *path,
       jw_object_end (w);
     }
   else if (strcmp (path, ".process.cwd") == 0)
-    jw_string (w, o->workdir ? "/work" : "/");
+    jw_string (w, o->workdir                  ? "/work"
+                  : c->img && c->img->workdir ? c->img->workdir
+                                              : "/");
   else if (strcmp (path, ".root.path") == 0)
     jw_string (w, c->rootfs);
   else if (strcmp (path, ".root.readonly") == 0)
@@ -244,11 +275,12 @@ emit_node (struct json_writer *w, const json_node *n, const char *path,
 
 int
 sandbox_config (const struct sandbox_opts *o, const char *rootfs,
-                const struct sandbox_limits *lim, char **ret_json,
+                const struct sandbox_limits *lim,
+                const struct image_config *img, char **ret_json,
                 struct moat_error **err)
 {
   json_node *tmpl = NULL;
-  struct emit_ctx c = { o, rootfs, lim };
+  struct emit_ctx c = { o, rootfs, lim, img };
   struct json_writer *w;
 
   if (json_parse (o->base_config, strlen (o->base_config), 1 << 20, &tmpl, err)

@@ -8,6 +8,7 @@
 
 #include "../runtime/cgroup/cgroup.h"
 #include "../policy/profile.h"
+#include "image.h"
 #include "sandbox.h"
 
 struct sandbox_stream
@@ -43,9 +44,11 @@ void sandbox_limits (const struct profile *p, const struct sandbox_opts *o,
                      struct sandbox_limits *ret, struct override_list *ov);
 
 /* config.json: moat spec's template with the sandbox's process, root,
- * mounts and limits. */
+ * mounts and limits; the image's Env and WorkingDir (img, may be NULL)
+ * where the caller gave none. */
 int sandbox_config (const struct sandbox_opts *o, const char *rootfs,
-                    const struct sandbox_limits *lim, char **ret_json,
+                    const struct sandbox_limits *lim,
+                    const struct image_config *img, char **ret_json,
                     struct moat_error **err);
 
 struct sandbox_run_state
@@ -70,6 +73,8 @@ struct sandbox_prep
   char **pairs; /* --ro-bind: src, dst, ... */
   char *rootfs;
   char *digest; /* the image's, NULL with --rootfs */
+  struct image_config img;
+  int64_t uid, gid; /* the process's: --user, else the image's User, else 0 */
   char *config;
   int imglock;
   struct sandbox_limits lim;

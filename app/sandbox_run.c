@@ -209,7 +209,7 @@ host_usr_root (const struct moat_globals *g, char **ret,
 static int
 find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
              char **ret_rootfs, char **ret_digest, int *ret_imglock,
-             struct moat_error **err)
+             struct image_config *ret_img, struct moat_error **err)
 {
   struct image_unpack_notes notes = { 0 };
   struct stat st;
@@ -225,8 +225,8 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->root, o->image, ret_rootfs, ret_digest, ret_imglock,
-                     &notes, err)
+  if (image_prepare (g->profile->image_cache, o->image, ret_rootfs, ret_digest,
+                     ret_imglock, ret_img, &notes, err)
       < 0)
     return -1;
   if (notes.devices_skipped || notes.setid_stripped)
@@ -346,6 +346,7 @@ sandbox_prep_clear (struct sandbox_prep *p)
   strv_free (p->pairs);
   free (p->rootfs);
   free (p->digest);
+  image_config_clear (&p->img);
   free (p->config);
   if (p->imglock >= 0)
     close (p->imglock);
@@ -372,8 +373,18 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
     return moat_fail (
         err, 0, "missing command (moat %s [OPTIONS] -- CMD [ARG...])", verb);
   if (resolve_binds (o, &ret->workdir, &ret->pairs, err) < 0
-      || find_rootfs (g, o, &ret->rootfs, &ret->digest, &ret->imglock, err) < 0)
+      || find_rootfs (g, o, &ret->rootfs, &ret->digest, &ret->imglock,
+                      &ret->img, err)
+             < 0)
     return -1;
+  /* The image's User unless --user. */
+  if (o->uid < 0 && ret->img.user
+      && image_user_resolve (ret->rootfs, ret->img.user, &eff.uid, &eff.gid,
+                             err)
+             < 0)
+    return -1;
+  ret->uid = eff.uid >= 0 ? eff.uid : 0;
+  ret->gid = eff.gid >= 0 ? eff.gid : ret->uid;
   if (o->host_usr)
     {
       strv_append (&ret->pairs, "/usr");
@@ -382,7 +393,9 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
   eff.workdir = ret->workdir;
   eff.ro_binds = ret->pairs;
   sandbox_limits (g->profile, o, &ret->lim, ov);
-  if (sandbox_config (&eff, ret->rootfs, &ret->lim, &ret->config, err) < 0)
+  if (sandbox_config (&eff, ret->rootfs, &ret->lim, &ret->img, &ret->config,
+                      err)
+      < 0)
     return -1;
   /* The caller's --workdir is a volume (writable, executable) for this
    * sandbox's profile only. */
@@ -473,7 +486,7 @@ sandbox_cache_list (const struct moat_globals *g, FILE *out,
                     struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_list (g->root, out, err);
+  return image_cache_list (g->profile->image_cache, out, err);
 }
 
 int
@@ -481,5 +494,5 @@ sandbox_cache_prune (const struct moat_globals *g, FILE *out,
                      struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_prune (g->root, out, err);
+  return image_cache_prune (g->profile->image_cache, out, err);
 }

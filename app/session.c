@@ -230,11 +230,47 @@ session_expired (const struct moat_globals *g, int sdfd, const char *id,
   return why;
 }
 
+/* One session of dirfd (ROOT/.session): removed if it is past its limits
+ * or its container died, or if it has no lock and is stale; left if
+ * anyone holds it (being created, an exec running). */
+static void
+reap_if_expired (const struct moat_globals *g, int dirfd, const char *id,
+                 int64_t now)
+{
+  cleanup_close int sdfd = -1;
+  cleanup_close int lockfd = -1;
+  struct stat sb;
+
+  if (id[0] == '.' || container_id_check (id, NULL) < 0)
+    return;
+  sdfd = openat (dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sdfd < 0)
+    return;
+  lockfd = openat (sdfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (lockfd < 0)
+    {
+      if (fstat (sdfd, &sb) == 0
+          && time (NULL) - sb.st_mtime > SESSION_UNLOCKED_STALE_S)
+        session_remove_at (g, dirfd, id);
+      return;
+    }
+  if (flock (lockfd, LOCK_EX | LOCK_NB) < 0)
+    return;
+  if (session_expired (g, sdfd, id, now))
+    session_remove_at (g, dirfd, id);
+}
+
+static int
+sessions_dir_open (const struct moat_globals *g)
+{
+  cleanup_free char *dir = xasprintf ("%s/.session", g->root);
+  return open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 void
 session_reap_expired (const struct moat_globals *g)
 {
-  cleanup_free char *dir = xasprintf ("%s/.session", g->root);
-  cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int dirfd = sessions_dir_open (g);
   int64_t now = session_now_unix_ms ();
   DIR *d;
   struct dirent *de;
@@ -247,30 +283,17 @@ session_reap_expired (const struct moat_globals *g)
   if (d == NULL)
     return;
   while ((de = readdir (d)))
-    {
-      cleanup_close int sdfd = -1;
-      cleanup_close int lockfd = -1;
-      struct stat sb;
-      if (de->d_name[0] == '.' || container_id_check (de->d_name, NULL) < 0)
-        continue;
-      sdfd = openat (dirfd, de->d_name,
-                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sdfd < 0)
-        continue;
-      lockfd = openat (sdfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (lockfd < 0)
-        {
-          if (fstat (sdfd, &sb) == 0
-              && time (NULL) - sb.st_mtime > SESSION_UNLOCKED_STALE_S)
-            session_remove_at (g, dirfd, de->d_name);
-          continue;
-        }
-      if (flock (lockfd, LOCK_EX | LOCK_NB) < 0)
-        continue; /* being created, or an exec runs in it */
-      if (session_expired (g, sdfd, de->d_name, now))
-        session_remove_at (g, dirfd, de->d_name);
-    }
+    reap_if_expired (g, dirfd, de->d_name, now);
   closedir (d);
+}
+
+void
+session_reap_one (const struct moat_globals *g, const char *id)
+{
+  cleanup_close int dirfd = sessions_dir_open (g);
+
+  if (dirfd >= 0)
+    reap_if_expired (g, dirfd, id, session_now_unix_ms ());
 }
 
 /* The container: made from the bundle with moat's stdio on /dev/null (the
@@ -315,6 +338,19 @@ print_created (const struct session_create_opts *o, const char *id, FILE *out)
   fflush (out);
 }
 
+/* The session outlives this process and its lock on the image's cache
+ * entry: prune must still see that the session holds it. */
+static int
+session_hold_image (const struct moat_globals *g, const char *digest,
+                    const char *id, const char *dir, struct moat_error **err)
+{
+  cleanup_free char *holder = realpath (dir, NULL);
+
+  if (holder == NULL)
+    return moat_fail (err, errno, "session %s", dir);
+  return image_hold (g->profile->image_cache, digest, id, holder, err);
+}
+
 int
 session_create (const struct moat_globals *g,
                 const struct session_create_opts *o, FILE *out,
@@ -348,6 +384,14 @@ session_create (const struct moat_globals *g,
       override_list_clear (&local_ov);
       return r;
     }
+  bundle = xasprintf ("%s/.session/%s", g->root, id);
+  if (prep.digest && session_hold_image (g, prep.digest, id, bundle, err) < 0)
+    {
+      session_remove_at (g, dirfd, id);
+      sandbox_prep_clear (&prep);
+      override_list_clear (&local_ov);
+      return -1;
+    }
   m.id = id;
   if (o->id_buf)
     snprintf (o->id_buf, 32, "%s", id);
@@ -359,11 +403,10 @@ session_create (const struct moat_globals *g,
   m.image = (char *)o->sb.image; /* borrowed: m is not cleared */
   m.rootfs = prep.rootfs;
   m.workdir = prep.workdir;
-  m.uid = o->sb.uid >= 0 ? o->sb.uid : 0;
-  m.gid = o->sb.gid >= 0 ? o->sb.gid : m.uid;
+  m.uid = prep.uid;
+  m.gid = prep.gid;
   m.lim = prep.lim;
   meta = meta_json (&m);
-  bundle = xasprintf ("%s/.session/%s", g->root, id);
   sg.profile = prep.profile;
   r = write_file_atomic (sdfd, "config.json", prep.config, strlen (prep.config),
                          0600);

@@ -63,7 +63,10 @@ int session_list (const struct moat_globals *g, bool json, FILE *out,
 int session_rm (const struct moat_globals *g, const char *id,
                 struct moat_error **err);
 /* Remove sessions past their idle timeout or lifetime, and those whose
- * container died; leave the busy ones. */
+ * container died; leave the busy ones. create, list, rm and sandbox reap
+ * them all; exec, put and get only their own session (their cost must not
+ * grow with the number of sessions). */
 void session_reap_expired (const struct moat_globals *g);
+void session_reap_one (const struct moat_globals *g, const char *id);
 
 #endif

@@ -164,7 +164,8 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
     so.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
   if (so.output_limit < 0)
     so.output_limit = SANDBOX_DEFAULT_OUTPUT_LIMIT;
-  session_reap_expired (g);
+  if (o->id)
+    session_reap_one (g, o->id);
   if (o->argv == NULL || o->argv[0] == NULL)
     return moat_fail (err, 0,
                       "missing command (moat session exec [OPTIONS] ID -- "

@@ -420,7 +420,7 @@ session_transfer (const struct moat_globals *g, const char *id,
 
   t->userns = t->mntns = -1;
   t->verb = verb;
-  session_reap_expired (g);
+  session_reap_one (g, id);
   r = session_open (g, id, &sdfd, err);
   if (r == 0)
     r = session_meta_load (sdfd, &m, err);

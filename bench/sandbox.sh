@@ -35,7 +35,7 @@ B=$T/bundle
 mkdir -p "$B/rootfs"/{bin,proc,dev,sys,tmp,etc,root,var/tmp,work} "$T/log"
 cp "$BUSYBOX" "$B/rootfs/bin/busybox"
 for a in sh true; do ln -s busybox "$B/rootfs/bin/$a"; done
-printf '{"audit_log": "%s/log/audit.jsonl"}\n' "$T" >"$T/log/config.json"
+printf '{"audit_log": "%s/log/audit.jsonl", "image_cache": "%s/images"}\n' "$T" "$T" >"$T/log/config.json"
 M=("$MOAT" --root "$ROOT" --config "$T/log/config.json")
 (cd "$B" && "$MOAT" spec)
 jq '.process.terminal = false | .process.args = ["/bin/true"]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
@@ -122,6 +122,17 @@ t0=$(date +%s%N)
 errors=$(xargs -P "$N" -I{} sh -c '"$@" session exec {} -- sh -c "echo ok" 2>&1 || echo FAILED' _ "${M[@]}" <"$T/sessions" | grep -vc '^ok$' || true)
 ms=$((($(date +%s%N) - t0) / 1000000))
 printf '%d sessions alive, an exec in each at once: %d errors, %d ms in all\n' "$N" "$errors" "$ms"
+# One session's exec while the others are alive: its cost must not grow
+# with them (exec looks at its own session only).
+one=$(head -n 1 "$T/sessions")
+many=""
+for i in $(seq "$RUNS"); do
+	t0=$(date +%s%N)
+	"${M[@]}" session exec "$one" -- /bin/true >/dev/null
+	many+="$((($(date +%s%N) - t0) / 1000)) "
+done
+printf 'session exec with %d sessions alive: %.2f ms (with 1: %.2f)\n' "$N" \
+	"$(calc "$(echo "$many" | median) / 1000")" "$(calc "$med_session / 1000")"
 while read -r s; do "${M[@]}" session rm "$s"; done <"$T/sessions"
 [ "$errors" -eq 0 ] || { say "session execs failed"; exit 1; }
 [ -z "$(ls "$ROOT")" ] || { say "state left in $ROOT"; exit 1; }

@@ -91,7 +91,8 @@ static const struct verb verbs[] = {
     "print the runtime features JSON (runtime-spec features.md)", false, false,
     false, true },
   { "sandbox", cmd_sandbox,
-    "sandbox (--rootfs DIR | --image OCI_DIR | --host-usr) [--workdir DIR]\n"
+    "sandbox (--rootfs DIR | --image OCI_DIR|ARCHIVE | --host-usr) [--workdir "
+    "DIR]\n"
     "        [--ro-bind S:D]\n"
     "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
     "        [--memory SIZE] [--pids N] [--cpus N] [--user UID[:GID]]\n"
@@ -101,7 +102,7 @@ static const struct verb verbs[] = {
     "ended (default --timeout 10m, --output-limit 16m a stream)",
     true, true, true, false },
   { "session", cmd_session,
-    "session create (--rootfs DIR | --image OCI_DIR | --host-usr)\n"
+    "session create (--rootfs DIR | --image OCI_DIR|ARCHIVE | --host-usr)\n"
     "                [sandbox flags]"
     "\n"
     "                [--idle-timeout DUR] [--max-lifetime DUR] [--json]\n"

@@ -53,6 +53,8 @@ struct profile
   struct cidr *private_nets; /* egress: the built-in non-public ranges */
   size_t n_private;
   char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
+  char *image_cache;     /* sandbox --image's unpacked images, persistent:
+                            default /var/lib/moat/images */
   bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
   char **writable_bind_trees; /* G5: operator's trees binds may write to */
   /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name

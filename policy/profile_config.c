@@ -58,6 +58,7 @@ profile_landlock_name (enum profile_landlock mode)
 static const char *const top_keys[] = { "profile",
                                         "audit_log",
                                         "audit_read_verbs",
+                                        "image_cache",
                                         "limits",
                                         "credential_env",
                                         "credential_env_extra",
@@ -129,6 +130,7 @@ profile_free (struct profile *p)
   strv_free (p->credential_env);
   profile_network_free (p);
   free (p->audit_log);
+  free (p->image_cache);
   strv_free (p->writable_bind_trees);
   strv_free (p->seccomp_agents);
   for (int k = 0; k < ENGINE__N; k++)
@@ -148,6 +150,7 @@ profile_dup (const struct profile *p)
   d->credential_env = strv_dup (p->credential_env);
   profile_network_dup (d, p);
   d->audit_log = xstrdup (p->audit_log);
+  d->image_cache = xstrdup (p->image_cache);
   d->writable_bind_trees = strv_dup (p->writable_bind_trees);
   d->seccomp_agents = strv_dup (p->seccomp_agents);
   for (int k = 0; k < ENGINE__N; k++)
@@ -184,6 +187,7 @@ profile_init_default (struct profile *p, const char *name,
     .nofile = 1024,
     .credential_env = strv_dup ((char *const *)profile_default_credential_env),
     .audit_log = xstrdup ("/var/log/moat/audit.jsonl"),
+    .image_cache = xstrdup ("/var/lib/moat/images"),
     .userns = true,
     .userns_first = USERNS_DEFAULT_FIRST,
     .userns_blocks = USERNS_DEFAULT_BLOCKS,

@@ -140,6 +140,8 @@ const struct field profile_fields[] = {
   ENGINE (ENGINE_CONTAINERD, "containerd"),
   ENGINE (ENGINE_KUBELET, "kubelet"),
   { "audit_log", "audit_log", F_STR, AT (audit_log), 0, NULL, C_PATH, 0, true },
+  { "image_cache", "image_cache", F_STR, AT (image_cache), 0, NULL, C_PATH, 0,
+    true },
   { "audit_read_verbs", "audit_read_verbs", F_BOOL, AT (audit_read_verbs), 0,
     NULL, C_BOOL, 0, true },
   { "seccomp_agents", "seccomp_agents", F_STRV, AT (seccomp_agents), 0, NULL,

@@ -24,7 +24,8 @@ setup_bundle() {
 	echo "root:x:0:" >"$BUNDLE/rootfs/etc/group"
 	AUDIT_LOG="$BUNDLE/audit.jsonl"
 	MOAT_CONFIG="$BUNDLE/moat-config.json"
-	printf '{"audit_log": "%s"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	IMAGE_CACHE="$BUNDLE/images"
+	printf '{"audit_log": "%s", "image_cache": "%s"}\n' "$AUDIT_LOG" "$IMAGE_CACHE" >"$MOAT_CONFIG"
 	(cd "$BUNDLE" && "$MOAT" spec)
 	update_config '.process.terminal = false | .process.args = ["true"]'
 }

@@ -370,12 +370,16 @@ nothing_left() {
 }
 
 # An OCI image layout from busybox: layer 1 (tar) the rootfs plus files the
-# second layer (tar+gzip) deletes by a whiteout and an opaque directory.
+# second layer (tar+gzip) deletes by a whiteout and an opaque directory; $2,
+# if given, the image config's "config" object (Env, WorkingDir, User).
 make_layout() {
-	local L="$1" src="$BUNDLE/layers"
+	local L="$1" src="$BUNDLE/layers" imgconf='{}'
+	[ -z "${2:-}" ] || imgconf="$2"
 	mkdir -p "$L/blobs/sha256" "$src/l1/bin" "$src/l1/etc" "$src/l1/opaque" "$src/l2/etc" "$src/l2/opaque"
 	cp "$BUSYBOX" "$src/l1/bin/busybox"
-	for a in sh cat ls echo true test sleep; do ln -s busybox "$src/l1/bin/$a"; done
+	for a in sh cat ls echo true test sleep id; do ln -s busybox "$src/l1/bin/$a"; done
+	printf 'root:x:0:0:root:/root:/bin/sh\napp:x:1234:2345::/tmp:/bin/sh\n' >"$src/l1/etc/passwd"
+	printf 'root:x:0:\nstaff:x:3456:\n' >"$src/l1/etc/group"
 	echo gone >"$src/l1/etc/gone.txt"
 	echo kept >"$src/l1/etc/kept.txt"
 	echo old >"$src/l1/opaque/old.txt"
@@ -388,7 +392,7 @@ make_layout() {
 	local d1 d2 dc dm
 	d1="$(blob "$src/l1.tar")"
 	d2="$(blob "$src/l2.tar.gz")"
-	echo '{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[]}}' >"$src/config.json"
+	echo '{"architecture":"amd64","os":"linux","config":'"$imgconf"',"rootfs":{"type":"layers","diff_ids":[]}}' >"$src/config.json"
 	dc="$(blob "$src/config.json")"
 	cat >"$src/manifest.json" <<JSON
 {"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",
@@ -412,16 +416,18 @@ JSON
 	[ "${lines[0]}" = kept ]
 	[ "${lines[1]}" = new.txt ]
 	[ "${#lines[@]}" -eq 2 ]
-	[ -d "$ROOT/.images/$MANIFEST/rootfs" ]
+	[ -d "$IMAGE_CACHE/$MANIFEST/rootfs" ]
+	# The cache is persistent storage, not the state root (a tmpfs under /run).
+	[ ! -e "$ROOT/.images" ]
 	# A second run uses the cache: an unpack would recreate the file.
-	echo marker >"$ROOT/.images/$MANIFEST/rootfs/etc/cached"
+	echo marker >"$IMAGE_CACHE/$MANIFEST/rootfs/etc/cached"
 	sb --image "$BUNDLE/img" --result "$BUNDLE/rec.json" -- cat /etc/cached
 	[ "$output" = marker ]
 	[ "$(rec .image)" = "sha256:$MANIFEST" ]
 	# The image root is read-only to the sandbox.
 	sb --image "$BUNDLE/img" -- sh -c 'echo x >/etc/kept.txt'
 	[ "$status" -ne 0 ]
-	[ "$(cat "$ROOT/.images/$MANIFEST/rootfs/etc/kept.txt")" = kept ]
+	[ "$(cat "$IMAGE_CACHE/$MANIFEST/rootfs/etc/kept.txt")" = kept ]
 	sb --list-cache
 	[[ "$output" == "sha256:$MANIFEST	unused	$BUNDLE/img" ]]
 	# In use while a sandbox runs: prune keeps it.
@@ -433,13 +439,133 @@ JSON
 	[[ "$output" == *"in-use"* ]]
 	sb --prune-cache
 	[ -z "$output" ]
-	[ -d "$ROOT/.images/$MANIFEST" ]
+	[ -d "$IMAGE_CACHE/$MANIFEST" ]
 	kill "$pid"
 	wait "$pid" || true
 	sb --prune-cache
 	[ "$output" = "removed sha256:$MANIFEST" ]
-	[ -z "$(ls -A "$ROOT/.images")" ]
-	rm -rf "$ROOT/.images"
+	[ -z "$(ls -A "$IMAGE_CACHE")" ]
+	rm -rf "$IMAGE_CACHE"
+	nothing_left
+}
+
+@test "sandbox: --image applies the image's Env, WorkingDir and User unless --env, --workdir, --user (session exec: --env, --cwd, --user) say otherwise" {
+	make_layout "$BUNDLE/img" '{"Env":["PATH=/bin","GREETING=from-image"],"WorkingDir":"/opaque","User":"app:staff"}'
+	local probe='echo "$GREETING $PATH $HOME"; pwd; id -u; id -g'
+	sb --image "$BUNDLE/img" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "from-image /bin /tmp" ]
+	[ "${lines[1]}" = /opaque ]
+	[ "${lines[2]}" = 1234 ]
+	[ "${lines[3]}" = 3456 ]
+	sb --image "$BUNDLE/img" --env GREETING=from-caller --user 7:8 --workdir "$WORK" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "from-caller /bin /tmp" ]
+	[ "${lines[1]}" = /work ]
+	[ "${lines[2]}" = 7 ]
+	[ "${lines[3]}" = 8 ]
+	local id
+	id="$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session create --image "$BUNDLE/img" </dev/null)"
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$id" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "from-image /bin /tmp" ]
+	[ "${lines[1]}" = /opaque ]
+	[ "${lines[2]}" = 1234 ]
+	[ "${lines[3]}" = 3456 ]
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec --env GREETING=cell --cwd / --user 9 "$id" -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "cell /bin /tmp" ]
+	[ "${lines[1]}" = / ]
+	[ "${lines[2]}" = 9 ]
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session rm "$id"
+	# A user the image does not know is refused, nothing left.
+	make_layout "$BUNDLE/img2" '{"User":"nobody-here"}'
+	sb --image "$BUNDLE/img2" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"image: User nobody-here: not in the image's /etc/passwd"* ]]
+	nothing_left
+}
+
+# A docker-archive as `docker save` and `podman save` write it: manifest.json,
+# the config named by its digest, layer tars; the second layer is the
+# first by a symlink (Docker's dedup). $2: the Layers list, if given.
+make_docker_archive() {
+	local out="$1" d="$BUNDLE/darch" src="$BUNDLE/dsrc" c
+	local layers='["l1/layer.tar","l2/layer.tar"]'
+	[ -z "${2:-}" ] || layers="$2"
+	mkdir -p "$d/l1" "$d/l2" "$src/bin" "$src/etc"
+	cp "$BUSYBOX" "$src/bin/busybox"
+	for a in sh cat echo true; do ln -s busybox "$src/bin/$a"; done
+	echo kept >"$src/etc/kept.txt"
+	tar -C "$src" -cf "$d/l1/layer.tar" .
+	ln -s ../l1/layer.tar "$d/l2/layer.tar"
+	echo '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin","FROM=archive"]},"rootfs":{"type":"layers","diff_ids":[]}}' >"$d/cfg.json"
+	c="$(sha256sum "$d/cfg.json" | cut -d' ' -f1)"
+	mv "$d/cfg.json" "$d/$c.json"
+	echo "[{\"Config\":\"$c.json\",\"RepoTags\":[\"t:1\"],\"Layers\":$layers}]" >"$d/manifest.json"
+	tar -C "$d" -cf "$out" .
+	rm -rf "$d" "$src"
+}
+
+@test "sandbox: --image takes a docker save / podman save archive (docker-archive) too; a layer path out of it or a tar of neither kind is refused" {
+	make_docker_archive "$BUNDLE/img.tar"
+	sb --image "$BUNDLE/img.tar" -- sh -c 'cat /etc/kept.txt; echo "$FROM"'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = kept ]
+	[ "${lines[1]}" = archive ]
+	sb --image "$BUNDLE/img.tar" -- cat /etc/kept.txt
+	[ "$output" = kept ]
+	sb --list-cache
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == *"	unused	$BUNDLE/img.tar" ]]
+	# Nothing of the conversion is left beside the entry.
+	[ -z "$(ls -A "$IMAGE_CACHE" | grep '^\.')" ]
+	make_docker_archive "$BUNDLE/out.tar" '["../../../../etc/hostname"]'
+	sb --image "$BUNDLE/out.tar" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"image archive: ../../../../etc/hostname: No such file or directory"* ]]
+	tar -C "$BUNDLE/rootfs" -cf "$BUNDLE/plain.tar" etc
+	sb --image "$BUNDLE/plain.tar" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"neither an OCI layout (index.json) nor a docker-archive (manifest.json)"* ]]
+	# An OCI layout in a tar (docker save from Docker 25 on).
+	make_layout "$BUNDLE/oci"
+	tar -C "$BUNDLE/oci" -cf "$BUNDLE/oci.tar" .
+	sb --image "$BUNDLE/oci.tar" -- cat /etc/kept.txt
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	[ -z "$(ls -A "$IMAGE_CACHE" | grep '^\.')" ]
+	nothing_left
+}
+
+@test "sandbox: the image cache is /var/lib/moat/images unless the operator config's image_cache says another" {
+	echo '{}' >"$BUNDLE/empty-config.json"
+	run "$MOAT" --config "$BUNDLE/empty-config.json" profile show
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r .image_cache)" = /var/lib/moat/images ]
+	echo '{"image_cache": "relative/dir"}' >"$BUNDLE/bad-config.json"
+	run "$MOAT" --config "$BUNDLE/bad-config.json" profile show
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"image_cache: expected an absolute path"* ]]
+}
+
+@test "sandbox: a live session holds its image's cache entry: --prune-cache leaves it until the session is removed" {
+	make_layout "$BUNDLE/img"
+	local id
+	id="$("$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session create --image "$BUNDLE/img" </dev/null)"
+	[ -n "$id" ]
+	sb --list-cache
+	[[ "$output" == "sha256:$MANIFEST	in-use	$BUNDLE/img" ]]
+	sb --prune-cache
+	[ -z "$output" ]
+	[ -d "$IMAGE_CACHE/$MANIFEST/rootfs" ]
+	run "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$id" -- cat /etc/kept.txt
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session rm "$id"
+	sb --prune-cache
+	[ "$output" = "removed sha256:$MANIFEST" ]
+	[ -z "$(ls -A "$IMAGE_CACHE")" ]
 	nothing_left
 }
 
@@ -464,7 +590,7 @@ JSON
 		[ "$(wc -l <"$BUNDLE/err")" -eq 1 ]
 		grep -qE "layer 1: image: blobs/sha256/$LAYER2: (not a regular file|Too many levels of symbolic links)" "$BUNDLE/err"
 	done
-	rm -rf "$ROOT/.images"
+	rm -rf "$IMAGE_CACHE"
 	nothing_left
 }
 
@@ -547,7 +673,7 @@ PY
 	[[ "$stderr" == *"left out 1 device nodes and sockets, stripped setuid/setgid from 1 files"* ]]
 	[[ "$output" == "-rwxr-xr-x"* ]]
 	# Only the good ones are cached; no half-unpacked entry is left.
-	[ -z "$(ls -A "$ROOT/.images" | grep '^\.')" ]
-	rm -rf "$ROOT/.images"
+	[ -z "$(ls -A "$IMAGE_CACHE" | grep '^\.')" ]
+	rm -rf "$IMAGE_CACHE"
 	nothing_left
 }

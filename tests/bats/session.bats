@@ -240,6 +240,27 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session: exec, put and get look at their own session only, not at every other (their cost must not grow with the sessions alive); an expired one of their own is removed and refused" {
+	new_session
+	local mine="$SID"
+	new_session --idle-timeout 1s
+	local other="$SID"
+	echo data >"$BUNDLE/in.txt"
+	strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace" \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$mine" -- true
+	strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace2" \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$mine" "$BUNDLE/in.txt" /tmp/in.txt
+	grep -q "$mine" "$BUNDLE/trace"
+	[ -z "$(grep -l "$other" "$BUNDLE/trace" "$BUNDLE/trace2")" ]
+	sleep 1.2
+	ms exec "$other" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"no such session"* ]]
+	[ ! -e "$ROOT/$other" ] && [ ! -e "$ROOT/.session/$other" ]
+	ms rm "$mine"
+	nothing_left
+}
+
 @test "session: an idle session and one past its lifetime are removed by the next moat" {
 	new_session --idle-timeout 1s
 	local idle="$SID"

@@ -1,0 +1,223 @@
+/* `docker save` and `podman save` archives (docker-archive: a tar holding
+ * manifest.json, the config and the layer tars; Docker 25 and later put an
+ * OCI layout in the same tar) made into an OCI image layout in a directory
+ * of the cache, which image_prepare then reads as any layout: the archive
+ * is unpacked as a layer is (no path out, no device, no setuid), and every
+ * file manifest.json names is opened inside it, hashed and linked in as a
+ * blob under its digest. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../oci/json.h"
+#include "image.h"
+#include "../runtime/sha256.h"
+#include "../lib/util.h"
+
+#define ARCHIVE_MANIFEST_MAX (1u << 20)
+
+/* sha256 and size of an open regular file, from its start. */
+static int
+hash_fd (int fd, char hex[65], uint64_t *ret_size, struct moat_error **err)
+{
+  struct sha256 c;
+  char buf[65536];
+  uint64_t size = 0;
+  ssize_t n;
+
+  if (sha256_start (&c, err) < 0)
+    return -1;
+  while ((n = TEMP_FAILURE_RETRY (pread (fd, buf, sizeof (buf), (off_t)size)))
+         > 0)
+    {
+      sha256_feed (&c, buf, (size_t)n);
+      size += (uint64_t)n;
+    }
+  if (n < 0)
+    return moat_fail (err, errno, "image archive: reading");
+  sha256_finish_hex (&c, hex);
+  *ret_size = size;
+  return 0;
+}
+
+/* A file manifest.json names, opened inside the unpacked archive (its
+ * symlinks, as Docker's dedup of layers, stay inside), linked in as
+ * blobs/sha256/<hex>; its descriptor written to w. */
+static int
+add_blob (struct json_writer *w, int xfd, int blobsfd, const char *path,
+          const char *media_type, struct moat_error **err)
+{
+  struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd
+      = (int)syscall (SYS_openat2, xfd, path, &how, sizeof (how));
+  cleanup_free char *digest = NULL;
+  char hex[65], proc[64];
+  uint64_t size;
+  struct stat st;
+
+  if (fd < 0)
+    return moat_fail (err, errno, "image archive: %s", path);
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return moat_fail (err, 0, "image archive: %s: not a regular file", path);
+  if (hash_fd (fd, hex, &size, err) < 0)
+    return moat_error_wrap (err, "%s", path);
+  snprintf (proc, sizeof (proc), "/proc/self/fd/%d", fd);
+  if (linkat (AT_FDCWD, proc, blobsfd, hex, AT_SYMLINK_FOLLOW) < 0
+      && errno != EEXIST)
+    return moat_fail (err, errno, "image archive: %s", path);
+  jw_object_begin (w);
+  jw_key (w, "mediaType");
+  jw_string (w, media_type);
+  digest = xasprintf ("sha256:%s", hex);
+  jw_key (w, "digest");
+  jw_string (w, digest);
+  jw_key (w, "size");
+  jw_uint (w, size);
+  jw_object_end (w);
+  return 0;
+}
+
+static int
+write_json (int dirfd, const char *name, const char *text,
+            struct moat_error **err)
+{
+  int r = write_file_atomic (dirfd, name, text, strlen (text), 0600);
+  return r < 0 ? moat_fail (err, -r, "image archive: writing %s", name) : 0;
+}
+
+/* manifest.json's first image -> blobs, manifest, index.json, oci-layout. */
+static int
+layout_from_docker_manifest (int xfd, struct moat_error **err)
+{
+  struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                     | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd
+      = (int)syscall (SYS_openat2, xfd, "manifest.json", &how, sizeof (how));
+  cleanup_close int blobsfd = -1;
+  cleanup_free char *text = NULL, *manifest = NULL, *index = NULL;
+  json_node *root = NULL;
+  const json_node *img, *layers;
+  const char *config;
+  struct json_writer *w;
+  char hex[65];
+  size_t len;
+  int r = 0;
+
+  if (fd < 0)
+    return moat_fail (err, errno,
+                      "image: neither an OCI layout (index.json) nor a "
+                      "docker-archive (manifest.json)");
+  if (read_fd_all (fd, ARCHIVE_MANIFEST_MAX, &text, &len) < 0
+      || json_parse (text, len, ARCHIVE_MANIFEST_MAX, &root, err) < 0)
+    return moat_fail (err, 0, "image archive: manifest.json unreadable");
+  img = json_is_array (root) ? json_array_get (root, 0) : NULL;
+  config = img ? json_string (json_get (img, "Config")) : NULL;
+  layers = img ? json_get (img, "Layers") : NULL;
+  if (config == NULL || layers == NULL || !json_is_array (layers))
+    {
+      json_free (root);
+      return moat_fail (err, 0,
+                        "image archive: manifest.json: no Config and Layers");
+    }
+  if ((mkdirat (xfd, "blobs", 0700) < 0 && errno != EEXIST)
+      || (mkdirat (xfd, "blobs/sha256", 0700) < 0 && errno != EEXIST)
+      || (blobsfd = openat (xfd, "blobs/sha256",
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+             < 0)
+    {
+      json_free (root);
+      return moat_fail (err, errno, "image archive: blobs");
+    }
+  w = json_writer_new (false);
+  jw_object_begin (w);
+  jw_key (w, "schemaVersion");
+  jw_int (w, 2);
+  jw_key (w, "mediaType");
+  jw_string (w, "application/vnd.oci.image.manifest.v1+json");
+  jw_key (w, "config");
+  r = add_blob (w, xfd, blobsfd, config,
+                "application/vnd.oci.image.config.v1+json", err);
+  jw_key (w, "layers");
+  jw_array_begin (w);
+  for (size_t i = 0; r == 0 && i < json_array_len (layers); i++)
+    {
+      const char *p = json_string (json_array_get (layers, i));
+      r = p ? add_blob (w, xfd, blobsfd, p,
+                        "application/vnd.oci.image.layer.v1.tar", err)
+            : moat_fail (err, 0, "image archive: a layer is not a path");
+    }
+  jw_array_end (w);
+  jw_object_end (w);
+  manifest = json_writer_finish (w);
+  json_free (root);
+  if (r < 0)
+    return -1;
+  if (sha256_hex_of (manifest, strlen (manifest), hex, err) < 0
+      || write_json (blobsfd, hex, manifest, err) < 0)
+    return -1;
+  index = xasprintf ("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
+                     "\"application/vnd.oci.image.manifest.v1+json\","
+                     "\"digest\":\"sha256:%s\",\"size\":%zu}]}\n",
+                     hex, strlen (manifest));
+  if (write_json (xfd, "index.json", index, err) < 0
+      || write_json (xfd, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}\n",
+                     err)
+             < 0)
+    return -1;
+  return 0;
+}
+
+int
+image_archive_layout (int imagesfd, const char *archive, char *ret_tmpname,
+                      int *ret_lockfd, int *ret_layoutfd,
+                      struct moat_error **err)
+{
+  cleanup_close int fd = open (archive, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  cleanup_close int tmpfd = -1, lockfd = -1, xfd = -1;
+  struct image_unpack_notes notes = { 0 };
+  unsigned char rnd[6];
+  char hex[65];
+  uint64_t size;
+
+  if (fd < 0)
+    return moat_fail (err, errno, "image %s", archive);
+  if (hash_fd (fd, hex, &size, err) < 0)
+    return moat_error_wrap (err, "image %s", archive);
+  if (getrandom (rnd, sizeof (rnd), 0) != sizeof (rnd))
+    return moat_fail (err, errno, "getrandom");
+  /* .tmp-: prune removes it if this moat dies, once its lock is free. */
+  snprintf (ret_tmpname, 32, ".tmp-a%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
+            rnd[2], rnd[3], rnd[4], rnd[5]);
+  if (mkdirat (imagesfd, ret_tmpname, 0700) < 0
+      || (tmpfd = openat (imagesfd, ret_tmpname,
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+             < 0)
+    return moat_fail (err, errno, "image cache: %s", ret_tmpname);
+  lockfd = openat (tmpfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (lockfd < 0 || flock (lockfd, LOCK_EX) < 0
+      || mkdirat (tmpfd, "x", 0700) < 0
+      || (xfd = openat (tmpfd, "x", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    {
+      int e = errno;
+      remove_tree_at (imagesfd, ret_tmpname);
+      return moat_fail (err, e, "image cache: %s", ret_tmpname);
+    }
+  if (image_unpack_layer (xfd, fd, hex, &notes, err) < 0
+      || (faccessat (xfd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0
+          && layout_from_docker_manifest (xfd, err) < 0))
+    {
+      remove_tree_at (imagesfd, ret_tmpname);
+      return moat_error_wrap (err, "image %s", archive);
+    }
+  *ret_lockfd = steal_fd (&lockfd);
+  *ret_layoutfd = steal_fd (&xfd);
+  return 0;
+}
