@@ -75,6 +75,9 @@ cleanup() {
     done
     # The v1 hierarchies we mounted, unless someone made cgroups in them since.
     for d in "${mounted_cgroups[@]}"; do
+        # moat keeps its parent /moat, as crun and runc keep theirs; empty, it
+        # is ours to remove here.
+        rmdir "$d/moat" 2>/dev/null || true
         if [ -z "$(find "$d" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ]; then
             if umount "$d"; then
                 rmdir "$d" 2>/dev/null || true

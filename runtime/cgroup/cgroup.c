@@ -686,7 +686,7 @@ cgroup_destroy (struct cgroup *cg, struct moat_error **err)
           return moat_fail (err, -r, "destroying cgroup %s", cg->rel);
         }
     }
-  cg_remove_moat_parents (cg);
+  cg_remove_levels_below_moat (cg);
   cg_systemd_release (cg);
   return 0;
 }

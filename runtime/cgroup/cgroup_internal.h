@@ -193,8 +193,8 @@ bool cg_is_child_dir (const struct dirent *de);
 bool cg_has_child_dirs (int dir_fd);
 /* The leaf in every hierarchy; *ret_gone when none is left. */
 int cg_remove_leaves (struct cgroup *cg, bool *ret_gone);
-/* "/moat" (and anything between it and the leaf) once empty. */
-void cg_remove_moat_parents (struct cgroup *cg);
+/* Anything between "/moat" and the leaf, once empty; "/moat" stays. */
+void cg_remove_levels_below_moat (struct cgroup *cg);
 
 char *cg_strndup (const char *s, size_t n);
 
