@@ -285,7 +285,7 @@ sandbox_execute (const struct moat_globals *g, const char *id,
 
   if (sandbox_pipes_in (&pipes, infd, err) < 0)
     return -1;
-  r = container_create_internal (g, &co, true, &rs->pid, &master, err);
+  r = container_create_internal (g, &co, true, &rs->pid, &master, NULL, err);
   sandbox_pipes_out (&pipes, rs, devnull, o->output_limit, o->stderr_fd);
   if (r == 0)
     r = container_load (g, id, false, NULL, &dirfd, &st, err);

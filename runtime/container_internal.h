@@ -133,9 +133,31 @@ int container_adopt_userns (struct spec *s, const struct profile *p,
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
                                        struct moat_error **err);
+/* What create hands a `start` in the same process (run, sandbox): the
+ * state dir still locked, the state as saved, the final spec. start then
+ * reads none of what create has just written. create_carry_release
+ * closes (unlocks) and frees what is left. */
+struct create_carry
+{
+  int dirfd;
+  struct container_state *st;
+  struct spec *spec;
+};
+#define CREATE_CARRY_INIT                                                      \
+  {                                                                            \
+    .dirfd = -1                                                                \
+  }
+void create_carry_release (struct create_carry *carry);
+/* ret_carry NULL: the state dir is closed at the end, as `create` does. */
 int container_create_internal (const struct moat_globals *g,
                                const struct create_opts *o, bool for_run,
                                pid_t *ret_pid, int *ret_master,
+                               struct create_carry *ret_carry,
                                struct moat_error **err);
+/* start of a container create_carry holds; the carry's lock is released
+ * on return. */
+int container_start_carried (const struct moat_globals *g,
+                             struct create_carry *carry,
+                             struct moat_error **err);
 
 #endif

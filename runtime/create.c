@@ -65,6 +65,7 @@ struct create_ctx
   const char *bundle, *rootfs;
   bool for_run;
   int *ret_master;
+  struct create_carry *carry; /* run's: start follows in this process */
 
   int rootfd, dirfd;
   bool statedir_made;
@@ -633,7 +634,9 @@ phase_ready (struct create_ctx *c, struct moat_error **err)
   close_if_open (&c->sync_fd);
   now_rfc3339 (c->created, sizeof (c->created));
   c->st.created = c->created;
-  r = statedir_write_state (c->dirfd, &c->st, err);
+  /* Carried on, the state is written once more by start in a moment,
+   * under the lock create still holds. */
+  r = c->carry ? 0 : statedir_write_state (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
   if (c->o->pid_file)
@@ -672,11 +675,44 @@ create_in_ctx (struct create_ctx *c, struct moat_error **err)
   return r;
 }
 
+/* The state dir (locked), a copy of the state and the final spec, handed
+ * on. The copy goes through the saved form: what start sees is what a
+ * start in another process would read. */
+static int
+create_carry_fill (struct create_ctx *c, struct spec **s,
+                   struct moat_error **err)
+{
+  cleanup_free char *json = NULL;
+  struct create_carry *carry = c->carry;
+  int r = state_to_json (&c->st, &json, err);
+  if (r == 0)
+    r = state_from_json (json, strlen (json), &carry->st, err);
+  if (r < 0)
+    return r;
+  carry->dirfd = steal_fd (&c->dirfd);
+  carry->spec = steal_pointer (s);
+  return 0;
+}
+
+void
+create_carry_release (struct create_carry *carry)
+{
+  if (carry->dirfd >= 0)
+    close (carry->dirfd);
+  carry->dirfd = -1;
+  if (carry->st)
+    state_free (carry->st);
+  carry->st = NULL;
+  spec_free (carry->spec);
+  carry->spec = NULL;
+}
+
 /* Create; on success *ret_pid is the init, waiting for start. */
 int
 container_create_internal (const struct moat_globals *g,
                            const struct create_opts *o, bool for_run,
                            pid_t *ret_pid, int *ret_master,
+                           struct create_carry *ret_carry,
                            struct moat_error **err)
 {
   struct create_ctx c;
@@ -739,7 +775,10 @@ container_create_internal (const struct moat_globals *g,
   c.rootfs = rootfs;
   c.for_run = for_run;
   c.ret_master = ret_master;
+  c.carry = ret_carry;
   r = create_in_ctx (&c, err);
+  if (r == 0 && ret_carry)
+    r = create_carry_fill (&c, &s, err);
   if (r < 0)
     create_ctx_undo (&c, o->id);
   else
@@ -753,5 +792,5 @@ container_create (const struct moat_globals *g, const struct create_opts *o,
                   struct moat_error **err)
 {
   pid_t pid;
-  return container_create_internal (g, o, false, &pid, NULL, err);
+  return container_create_internal (g, o, false, &pid, NULL, NULL, err);
 }

@@ -98,16 +98,18 @@ warn_hook (const char *what, struct moat_error **err)
  * read (saved with the decision), not resolv.conf as it is now. */
 static int
 start_fallback_guard (const struct moat_globals *g, int dirfd,
-                      const struct container_state *st,
-                      const struct decision *d, struct moat_error **err)
+                      const struct container_state *st, struct moat_error **err)
 {
   cleanup_profile struct profile *eff = NULL;
+  cleanup_decision struct decision *d = NULL;
   struct netguard_rules rules;
   struct cidr dns[NETGUARD_MAX_DNS];
   size_t n_dns = 0;
   int r;
 
-  r = container_load_policy (g, dirfd, st, &eff, err);
+  r = container_load_decision (g, dirfd, st, &d, err);
+  if (r == 0)
+    r = container_load_policy (g, dirfd, st, &eff, err);
   if (r < 0)
     return r;
   for (size_t i = 0; d->nameservers[i] && n_dns < NETGUARD_MAX_DNS; i++)
@@ -120,35 +122,20 @@ start_fallback_guard (const struct moat_globals *g, int dirfd,
   return 0;
 }
 
-int
-container_start (const struct moat_globals *g, const char *id,
-                 struct moat_error **err)
+/* start of a container known to be "created": s is its final spec. */
+static int
+start_created (const struct moat_globals *g, int dirfd,
+               struct container_state *st, const struct spec *s,
+               struct moat_error **err)
 {
-  cleanup_close int dirfd = -1;
   cleanup_close int fifo = -1;
-  cleanup_state struct container_state *st = NULL;
-  cleanup_decision struct decision *d = NULL;
-  const struct spec *s;
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
-  const char *status;
   int r;
 
-  r = container_load (g, id, true, NULL, &dirfd, &st, err);
-  if (r < 0)
-    return r;
-  status = container_status (dirfd, st);
-  if (strcmp (status, "stopped") == 0)
-    return moat_fail (err, 0, "cannot start a container that has stopped");
-  if (strcmp (status, "created") != 0)
-    return moat_fail (err, 0, "cannot start an already running container");
-  r = container_load_decision (g, dirfd, st, &d, err);
-  if (r < 0)
-    return r;
-  s = d->spec;
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
-      r = start_fallback_guard (g, dirfd, st, d, err);
+      r = start_fallback_guard (g, dirfd, st, err);
       if (r < 0)
         return r;
     }
@@ -182,6 +169,42 @@ container_start (const struct moat_globals *g, const char *id,
       warn_hook ("poststart hook", &hook_err);
     }
   return 0;
+}
+
+int
+container_start (const struct moat_globals *g, const char *id,
+                 struct moat_error **err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  cleanup_decision struct decision *d = NULL;
+  const char *status;
+  int r;
+
+  r = container_load (g, id, true, NULL, &dirfd, &st, err);
+  if (r < 0)
+    return r;
+  status = container_status (dirfd, st);
+  if (strcmp (status, "stopped") == 0)
+    return moat_fail (err, 0, "cannot start a container that has stopped");
+  if (strcmp (status, "created") != 0)
+    return moat_fail (err, 0, "cannot start an already running container");
+  r = container_load_decision (g, dirfd, st, &d, err);
+  if (r < 0)
+    return r;
+  return start_created (g, dirfd, st, d->spec, err);
+}
+
+/* Create has just made it, and held the lock since: it is "created" (or
+ * its init has died, which the fifo tells). */
+int
+container_start_carried (const struct moat_globals *g,
+                         struct create_carry *carry, struct moat_error **err)
+{
+  int r = start_created (g, carry->dirfd, carry->st, carry->spec, err);
+  close (carry->dirfd);
+  carry->dirfd = -1;
+  return r;
 }
 
 int
@@ -496,17 +519,19 @@ container_run (const struct moat_globals *g, const struct create_opts *o,
 {
   cleanup_close int master = -1;
   cleanup_error struct moat_error *del_err = NULL;
+  struct create_carry carry = CREATE_CARRY_INIT;
   pid_t pid;
   int r;
 
-  r = container_create_internal (g, o, true, &pid, &master, err);
+  r = container_create_internal (g, o, true, &pid, &master, &carry, err);
   if (r < 0)
     return r;
   /* Told before the container's own output, not after it exits. */
   if (g->audit)
     audit_tell_clamps (g->audit->overrides, &g->audit->told, "run", o->id);
   container_debug_report (g, o->id);
-  r = container_start (g, o->id, err);
+  r = container_start_carried (g, &carry, err);
+  create_carry_release (&carry);
   if (r < 0 || o->detach)
     {
       if (r < 0)
