@@ -139,13 +139,14 @@ int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
  * closes (unlocks) and frees what is left. */
 struct create_carry
 {
-  int dirfd;
+  int rootfd, dirfd;
   struct container_state *st;
   struct spec *spec;
+  struct cgroup *cg; /* open in every hierarchy, for delete */
 };
 #define CREATE_CARRY_INIT                                                      \
   {                                                                            \
-    .dirfd = -1                                                                \
+    .rootfd = -1, .dirfd = -1                                                  \
   }
 void create_carry_release (struct create_carry *carry);
 /* ret_carry NULL: the state dir is closed at the end, as `create` does. */
@@ -155,9 +156,13 @@ int container_create_internal (const struct moat_globals *g,
                                struct create_carry *ret_carry,
                                struct moat_error **err);
 /* start of a container create_carry holds; the carry's lock is released
- * on return. */
+ * on return (the dir stays open for container_delete_carried). */
 int container_start_carried (const struct moat_globals *g,
                              struct create_carry *carry,
                              struct moat_error **err);
+/* delete --force of it, locking again; 0 when another delete came first. */
+int container_delete_carried (const struct moat_globals *g,
+                              struct create_carry *carry,
+                              struct moat_error **err);
 
 #endif

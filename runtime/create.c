@@ -689,17 +689,24 @@ create_carry_fill (struct create_ctx *c, struct spec **s,
     r = state_from_json (json, strlen (json), &carry->st, err);
   if (r < 0)
     return r;
+  carry->rootfd = steal_fd (&c->rootfd);
   carry->dirfd = steal_fd (&c->dirfd);
   carry->spec = steal_pointer (s);
+  if (c->cg_self_fds) /* sized by the cgroup, which goes on */
+    cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
+  c->cg_self_fds = NULL;
+  carry->cg = steal_pointer (&c->cg);
   return 0;
 }
 
 void
 create_carry_release (struct create_carry *carry)
 {
-  if (carry->dirfd >= 0)
-    close (carry->dirfd);
-  carry->dirfd = -1;
+  close_if_open (&carry->rootfd);
+  close_if_open (&carry->dirfd);
+  if (carry->cg)
+    cgroup_free (carry->cg);
+  carry->cg = NULL;
   if (carry->st)
     state_free (carry->st);
   carry->st = NULL;

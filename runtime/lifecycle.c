@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -202,8 +203,7 @@ container_start_carried (const struct moat_globals *g,
                          struct create_carry *carry, struct moat_error **err)
 {
   int r = start_created (g, carry->dirfd, carry->st, carry->spec, err);
-  close (carry->dirfd);
-  carry->dirfd = -1;
+  (void)flock (carry->dirfd, LOCK_UN);
   return r;
 }
 
@@ -307,36 +307,43 @@ zombie_exit_status (const struct container_state *st)
   return WIFSIGNALED (code) ? 128 + WTERMSIG (code) : -1;
 }
 
-/* Poststop hooks, from the saved decision's spec (d NULL: a corrupt or
- * old one, which must not keep a delete from cleaning up). */
+/* Poststop hooks, from the final spec (NULL: a corrupt or old saved
+ * decision, which must not keep a delete from cleaning up). */
 static void
-run_poststop_hooks (const struct decision *d, const struct container_state *st)
+run_poststop_hooks (const struct spec *final, const struct container_state *st)
 {
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
   struct container_state copy = *st;
 
-  if (d == NULL || d->spec->hooks[HOOK_POSTSTOP].n == 0)
+  if (final == NULL || final->hooks[HOOK_POSTSTOP].n == 0)
     return;
   copy.pid = 0;
   if (state_hook_json (&copy, "stopped", &json, &hook_err) == 0)
-    hooks_run (&d->spec->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
+    hooks_run (&final->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
   warn_hook ("poststop hook", &hook_err);
 }
 
+/* carry: what `run` knows already (the open cgroup, the final spec, the
+ * digest create took); NULL for a delete of its own, which reads them. */
 static int
 destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
-                   const struct container_state *st, struct moat_error **err)
+                   const struct container_state *st, struct create_carry *carry,
+                   struct moat_error **err)
 {
   cleanup_decision struct decision *d = NULL;
   cleanup_error struct moat_error *load_err = NULL;
-  struct cgroup *cg = NULL;
+  struct cgroup *cg = carry ? steal_pointer (&carry->cg) : NULL;
+  const struct spec *final = carry ? carry->spec : NULL;
   int r;
 
   if (g->audit)
     {
-      free (g->audit->config_digest);
-      g->audit->config_digest = audit_file_digest (dirfd, "config.json");
+      if (carry == NULL)
+        {
+          free (g->audit->config_digest);
+          g->audit->config_digest = audit_file_digest (dirfd, "config.json");
+        }
       if (g->audit->exit_status < 0)
         g->audit->exit_status = zombie_exit_status (st);
     }
@@ -346,7 +353,9 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       if (pidfd >= 0)
         pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
     }
-  if (st->cgroup && cgroup_open (st->cgroup, &cg, NULL) == 0)
+  if (cg == NULL && st->cgroup)
+    cgroup_open (st->cgroup, &cg, NULL);
+  if (cg)
     {
       /* Read before the cgroup, and with it the guard, goes. */
       if (g->audit && cgroup_unified_fd (cg) >= 0)
@@ -363,15 +372,16 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
         return r;
     }
   wait_gone (st);
-  if (container_load_decision (g, dirfd, st, &d, &load_err) < 0)
-    d = NULL;
-  run_poststop_hooks (d, st);
+  if (final == NULL
+      && container_load_decision (g, dirfd, st, &d, &load_err) == 0)
+    final = d->spec;
+  run_poststop_hooks (final, st);
   r = statedir_remove (rootfd, st->id, err);
   if (r == 0 && st->userns_host_id)
     {
       /* G12: the block is free once nothing of the container is left,
        * in the pool create took it from (the operator config may have
-       * moved it since). */
+       * moved it since; `run` took it from g's in this process). */
       char real[PATH_MAX];
       if (realpath (g->root, real))
         userns_block_release (d ? d->userns_pool_dir
@@ -379,6 +389,21 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
                               st->userns_host_id, real, st->id);
     }
   return r;
+}
+
+int
+container_delete_carried (const struct moat_globals *g,
+                          struct create_carry *carry, struct moat_error **err)
+{
+  struct stat sb;
+  if (TEMP_FAILURE_RETRY (flock (carry->dirfd, LOCK_EX)) < 0)
+    return moat_fail (err, errno, "locking the state of %s", carry->st->id);
+  /* A delete of another process's removed it while it ran: as a forced
+   * delete of a container that is gone, nothing to do. */
+  if (fstat (carry->dirfd, &sb) < 0 || sb.st_nlink == 0)
+    return 0;
+  return destroy_container (g, carry->rootfd, carry->dirfd, carry->st, carry,
+                            err);
 }
 
 /* delete --force of a state dir whose state.json is unreadable: the
@@ -461,7 +486,7 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
     return moat_fail (err, 0,
                       "cannot delete container %s that is not stopped: %s", id,
                       status);
-  return destroy_container (g, rootfd, dirfd, st, err);
+  return destroy_container (g, rootfd, dirfd, st, NULL, err);
 }
 
 int
@@ -531,9 +556,9 @@ container_run (const struct moat_globals *g, const struct create_opts *o,
     audit_tell_clamps (g->audit->overrides, &g->audit->told, "run", o->id);
   container_debug_report (g, o->id);
   r = container_start_carried (g, &carry, err);
-  create_carry_release (&carry);
   if (r < 0 || o->detach)
     {
+      create_carry_release (&carry);
       if (r < 0)
         container_delete (g, o->id, true, &del_err);
       *ret_status = r < 0 ? 1 : 0;
@@ -543,7 +568,8 @@ container_run (const struct moat_globals *g, const struct create_opts *o,
   if (r == 0 && g->audit)
     g->audit->exit_status = *ret_status;
   if (!o->keep)
-    container_delete (g, o->id, true, r < 0 ? &del_err : err);
+    container_delete_carried (g, &carry, r < 0 ? &del_err : err);
+  create_carry_release (&carry);
   return r;
 }
 
