@@ -699,21 +699,6 @@ create_carry_fill (struct create_ctx *c, struct spec **s,
   return 0;
 }
 
-void
-create_carry_release (struct create_carry *carry)
-{
-  close_if_open (&carry->rootfd);
-  close_if_open (&carry->dirfd);
-  if (carry->cg)
-    cgroup_free (carry->cg);
-  carry->cg = NULL;
-  if (carry->st)
-    state_free (carry->st);
-  carry->st = NULL;
-  spec_free (carry->spec);
-  carry->spec = NULL;
-}
-
 /* Create; on success *ret_pid is the init, waiting for start. */
 int
 container_create_internal (const struct moat_globals *g,

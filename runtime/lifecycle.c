@@ -538,6 +538,24 @@ container_wait_forwarding (pid_t pid, int master, int *ret_status,
   return 0;
 }
 
+void
+create_carry_release (struct create_carry *carry)
+{
+  if (carry->rootfd >= 0)
+    close (carry->rootfd);
+  if (carry->dirfd >= 0)
+    close (carry->dirfd);
+  carry->rootfd = carry->dirfd = -1;
+  if (carry->cg)
+    cgroup_free (carry->cg);
+  carry->cg = NULL;
+  if (carry->st)
+    state_free (carry->st);
+  carry->st = NULL;
+  spec_free (carry->spec);
+  carry->spec = NULL;
+}
+
 int
 container_run (const struct moat_globals *g, const struct create_opts *o,
                int *ret_status, struct moat_error **err)
