@@ -276,36 +276,30 @@ sandbox_execute (const struct moat_globals *g, const char *id,
 {
   struct create_opts co = { .id = id, .bundle = bundle };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
-  cleanup_close int dirfd = -1;
-  cleanup_state struct container_state *st = NULL;
-  struct cgroup *cg = NULL;
+  /* What create made, kept open: start and the loop read nothing again. */
+  struct create_carry carry = CREATE_CARRY_INIT;
   struct sandbox_pipes pipes;
   int master = -1;
   int r;
 
   if (sandbox_pipes_in (&pipes, infd, err) < 0)
     return -1;
-  r = container_create_internal (g, &co, true, &rs->pid, &master, NULL, err);
+  r = container_create_internal (g, &co, true, &rs->pid, &master, &carry, err);
   sandbox_pipes_out (&pipes, rs, devnull, o->output_limit, o->stderr_fd);
-  if (r == 0)
-    r = container_load (g, id, false, NULL, &dirfd, &st, err);
-  if (r == 0 && st->cgroup)
-    cgroup_open (st->cgroup, &cg, NULL);
   /* The payload's SIGPIPE was set at clone; moat's own writes to a closed
    * stdout must not kill it before the cleanup. */
   signal (SIGPIPE, SIG_IGN);
   rs->started_ms = sandbox_now_ms ();
   rs->started_ns = sandbox_now_ns ();
   if (r == 0)
-    r = container_start (g, id, err);
+    r = container_start_carried (g, &carry, err);
   if (r == 0)
     {
-      sandbox_run_loop (rs, cg, o->timeout_ms);
-      if (cg)
-        cgroup_usage (cg, &rs->use);
+      sandbox_run_loop (rs, carry.cg, o->timeout_ms);
+      if (carry.cg)
+        cgroup_usage (carry.cg, &rs->use);
     }
-  if (cg)
-    cgroup_free (cg);
+  create_carry_release (&carry);
   sandbox_streams_close (rs);
   return r;
 }
