@@ -112,10 +112,16 @@ if [ -r /sys/fs/cgroup/unified/cgroup.controllers ] && [ "$(stat -fc %T /sys/fs/
     for c in $(cat /sys/fs/cgroup/unified/cgroup.controllers); do
         grep -q "^${c}[[:space:]]" /proc/cgroups || continue
         mountpoint -q "/sys/fs/cgroup/$c" && continue
+        made_dir=0
+        [ -d "/sys/fs/cgroup/$c" ] || made_dir=1
         mkdir -p "/sys/fs/cgroup/$c"
         if mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"; then
             mounted_cgroups+=("/sys/fs/cgroup/$c")
             say "mounted v1 $c for crun (undone at the end)"
+        elif [ $made_dir = 1 ]; then
+            # A plain directory left on the cgroup tmpfs looks like a
+            # hierarchy to tools that do not check the filesystem.
+            rmdir "/sys/fs/cgroup/$c"
         fi
     done
 fi
