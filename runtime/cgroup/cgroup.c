@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "../../lib/util.h"
@@ -182,15 +181,18 @@ probe_layout (struct moat_error **err)
 {
   const char *root = root_dir ();
   cleanup_free char *unified = xasprintf ("%s/unified", root);
-  struct statfs sfs;
   struct stat st;
+  long magic;
 
   if (layout.probed)
     return 0;
-  if (statfs (root, &sfs) < 0)
-    return moat_fail (err, errno, "probing cgroups at %s", root);
+  errno = 0;
+  magic = layout_fs ()->magic (root);
+  if (magic == 0)
+    return moat_fail (err, errno ? errno : ENOENT, "probing cgroups at %s",
+                      root);
 
-  if (layout_fs ()->magic (root) == CGROUP2_SUPER_MAGIC)
+  if (magic == CGROUP2_SUPER_MAGIC)
     {
       layout_add ("unified", root, ~0u);
       layout.mode = CGROUP_MODE_V2;
