@@ -454,3 +454,11 @@ reset_signal_state (void)
       syscall (SYS_rt_sigaction, sig, &dfl, NULL, sizeof (dfl.mask));
   syscall (SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof (none));
 }
+
+uint64_t
+monotonic_usec (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}

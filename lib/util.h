@@ -91,6 +91,8 @@ int read_fd_all (int fd, size_t max, char **ret, size_t *ret_len);
  * ignored when it started; runc and crun reset both too. Through the raw
  * syscalls, so 32 and 33, which glibc keeps for itself, are reset too. */
 void reset_signal_state (void);
+/* CLOCK_MONOTONIC in microseconds, for spans of time. */
+uint64_t monotonic_usec (void);
 /* Write a whole buffer to an open fd, retrying on EINTR/short writes. */
 int write_all (int fd, const void *buf, size_t len);
 /* Open (O_WRONLY|O_CLOEXEC, no O_CREAT) and write s. Returns 0 or -errno. */
