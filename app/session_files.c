@@ -153,15 +153,26 @@ plain_name (const char *s)
 
 static int recv_tree (int in, int dirfd, const char *top, int depth);
 
+/* A regular file only: what is there already may be the payload's fifo
+ * (a blocking open would wait for its reader for ever) or device node;
+ * such a name is refused as taken (EEXIST). */
 static int
 recv_file (int in, int dirfd, const char *name, const struct entry_header *h)
 {
-  cleanup_close int fd = openat (
-      dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  cleanup_close int fd
+      = openat (dirfd, name,
+                O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   char buf[65536];
   uint64_t left = h->size;
+  struct stat st;
 
   if (fd < 0)
+    return errno == ENXIO ? -EEXIST : -errno;
+  if (fstat (fd, &st) < 0)
+    return -errno;
+  if (!S_ISREG (st.st_mode))
+    return -EEXIST;
+  if (ftruncate (fd, 0) < 0 || fcntl (fd, F_SETFL, 0) < 0)
     return -errno;
   while (left > 0)
     {

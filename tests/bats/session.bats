@@ -240,6 +240,24 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session put: a fifo the payload left at the destination is refused, not waited on for ever" {
+	new_session
+	echo a >"$WORK/a.txt"
+	ms exec "$SID" -- mkfifo /tmp/a.txt
+	[ "$status" -eq 0 ]
+	# timeout only bounds the hang the old code had; nothing is timed.
+	status=0
+	timeout 60 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$SID" "$WORK/a.txt" /tmp \
+		>"$BUNDLE/.ms-out" 2>"$BUNDLE/.ms-err" </dev/null || status=$?
+	cat "$BUNDLE/.ms-err" >&2
+	[ "$status" -eq 1 ]
+	[ "$(cat "$BUNDLE/.ms-err")" = "moat: session put $SID: /tmp: File exists" ]
+	ms exec "$SID" -- stat -c %F /tmp/a.txt
+	[ "$output" = fifo ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session: exec, put and get look at their own session only, not at every other (their cost must not grow with the sessions alive); an expired one of their own is removed and refused" {
 	new_session
 	local mine="$SID"
