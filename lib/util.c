@@ -462,3 +462,21 @@ monotonic_usec (void)
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
+
+char *
+printable_text (const char *s, size_t max)
+{
+  size_t len = strlen (s), n = 0;
+  char *out = xmalloc ((len < max ? len : max) * 4 + 4);
+
+  for (size_t i = 0; s[i] && i < max; i++)
+    {
+      unsigned char c = (unsigned char)s[i];
+      if (c < 0x20 || c == 0x7f)
+        n += (size_t)sprintf (out + n, "\\x%02x", c);
+      else
+        out[n++] = (char)c;
+    }
+  strcpy (out + n, len > max ? "..." : "");
+  return out;
+}

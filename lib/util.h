@@ -91,6 +91,11 @@ int read_fd_all (int fd, size_t max, char **ret, size_t *ret_len);
  * ignored when it started; runc and crun reset both too. Through the raw
  * syscalls, so 32 and 33, which glibc keeps for itself, are reset too. */
 void reset_signal_state (void);
+/* s for one line on a terminal: control characters (C0 and DEL) as \xNN,
+ * so that what a pod author wrote (an annotation, a mount path) can neither
+ * end the line nor send the caller's terminal an escape sequence; at most
+ * max bytes of s, then "...". */
+char *printable_text (const char *s, size_t max);
 /* CLOCK_MONOTONIC in microseconds, for spans of time. */
 uint64_t monotonic_usec (void);
 /* Write a whole buffer to an open fd, retrying on EINTR/short writes. */
