@@ -219,9 +219,12 @@ container_warn_ignored (const struct override_list *ov)
   for (size_t i = 0; i < ov->n; i++)
     if (ov->v[i].kind == OVERRIDE_IGNORED
         && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
-      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
-               ov->v[i].asked ? ov->v[i].asked : "",
-               ov->v[i].enforced ? ov->v[i].enforced : "");
+      {
+        cleanup_free char *asked
+            = printable_text (ov->v[i].asked ? ov->v[i].asked : "", 300);
+        fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
+                 asked, ov->v[i].enforced ? ov->v[i].enforced : "");
+      }
 }
 
 /* ROOT/ID, locked: from here on the id is taken. */

@@ -240,6 +240,40 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session put: a fifo the payload left at the destination is refused, not waited on for ever" {
+	new_session
+	echo a >"$WORK/a.txt"
+	ms exec "$SID" -- mkfifo /tmp/a.txt
+	[ "$status" -eq 0 ]
+	# timeout only bounds the hang the old code had; nothing is timed.
+	status=0
+	timeout 60 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$SID" "$WORK/a.txt" /tmp \
+		>"$BUNDLE/.ms-out" 2>"$BUNDLE/.ms-err" </dev/null || status=$?
+	cat "$BUNDLE/.ms-err" >&2
+	[ "$status" -eq 1 ]
+	[ "$(cat "$BUNDLE/.ms-err")" = "moat: session put $SID: /tmp: File exists" ]
+	ms exec "$SID" -- stat -c %F /tmp/a.txt
+	[ "$output" = fifo ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session get: a sparse file the payload made takes no more of the host's disk than it takes inside" {
+	new_session
+	# 1 GiB that the 64 MiB scratch holds: a hole, and one byte of data.
+	ms exec "$SID" -- sh -c 'truncate -s 1G /tmp/big && echo x | dd of=/tmp/big bs=1 seek=536870912 conv=notrunc 2>/dev/null'
+	[ "$status" -eq 0 ]
+	mkdir "$WORK/out"
+	ms get "$SID" /tmp/big "$WORK/out"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$WORK/out/big")" -eq 1073741824 ]
+	[ "$(dd if="$WORK/out/big" bs=1 skip=536870912 count=1 2>/dev/null)" = x ]
+	# Allocated: a few blocks, not a gigabyte.
+	[ "$(du -k "$WORK/out/big" | cut -f 1)" -lt 1024 ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session: exec, put and get look at their own session only, not at every other (their cost must not grow with the sessions alive); an expired one of their own is removed and refused" {
 	new_session
 	local mine="$SID"
