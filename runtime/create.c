@@ -32,6 +32,7 @@
 #include "../policy/profile.h"
 #include "seccomp/seccomp.h"
 #include "seccomp/seccomp_agent.h"
+#include "seccomp/seccomp_refusals.h"
 #include "init/selinux.h"
 #include "init/landlock.h"
 #include "statedir.h"
@@ -425,7 +426,8 @@ phase_clone (struct create_ctx *c, struct moat_error **err)
   ia->ns_fds[NS_PID] = ia->ns_fds[NS_TIME] = -1;
   ia->mount_src_fds = c->src_fds;
   ia->seccomp_config = c->sc_config.n_insns ? &c->sc_config : NULL;
-  ia->seccomp_builtin = &c->sc_builtin;
+  ia->seccomp_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
+                                            &c->sc_builtin, &ia->refusal_sock);
   ia->cgroup_mode = c->cgmode;
   ia->no_pivot = c->o->no_pivot;
   ia->new_userns

@@ -20,6 +20,7 @@
 #include "init/linux.h"
 #include "init/selinux.h"
 #include "seccomp/seccomp.h"
+#include "seccomp/seccomp_refusals.h"
 #include "init/sync.h"
 #include "init/terminal.h"
 #include "../lib/util.h"
@@ -134,6 +135,7 @@ struct exec_child
   const struct spec *spec; /* G14: the mount plan's rules */
   const char *landlock;    /* G14: create's decision, from the state */
   const struct seccomp_prog *sc_config, *sc_builtin;
+  int refusal_sock; /* -1: nobody counts the refusals */
   int preserve_fds;
 };
 
@@ -204,7 +206,7 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
       prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
       /* On success execve closes sync_fd (CLOEXEC): moat sees EOF. */
       process_exec (c->proc, exec_path, cwd_fd, c->preserve_fds, landlock_fd,
-                    c->sc_config, c->sc_builtin, &err);
+                    c->sc_config, c->sc_builtin, c->refusal_sock, &err);
     }
   sync_send_error (c->sync_fd, err);
   _exit (err && err->errnum == ENOENT ? 127 : 126);
@@ -421,7 +423,8 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   ch->spec = s;
   ch->landlock = landlock_decision (c->st->annotations, c->st->n_annotations);
   ch->sc_config = c->sc_config.n_insns ? &c->sc_config : NULL;
-  ch->sc_builtin = &c->sc_builtin;
+  ch->sc_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
+                                       &c->sc_builtin, &ch->refusal_sock);
   ch->preserve_fds = c->o->preserve_fds;
   for (int t = 0; t < NS__MAX; t++)
     if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)

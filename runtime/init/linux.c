@@ -652,7 +652,8 @@ linux_init_main (struct init_args *a)
                  state, &err)
           == 0
       && process_exec (a->spec->process, exec_path, cwd_fd, a->preserve_fds,
-                       landlock_fd, a->seccomp_config, a->seccomp_builtin, &err)
+                       landlock_fd, a->seccomp_config, a->seccomp_builtin,
+                       a->refusal_sock, &err)
              == 0)
     init_reap_forever ();
   {
