@@ -622,10 +622,22 @@ phase_terminal (struct create_ctx *c, struct moat_error **err)
 static int
 phase_ready (struct create_ctx *c, struct moat_error **err)
 {
+  cleanup_free char *exec_list = NULL;
   int r;
 
-  r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
-                           c->pid, c->state_json, err);
+  /* G14: kept for `moat exec` (landlock.c); none: exec reads the
+   * directories itself. */
+  r = sync_recv_data (c->sync_fd, SYNC_LANDLOCK_EXEC, &exec_list, err);
+  if (r == 0 && exec_list[0])
+    {
+      r = write_file_atomic (c->dirfd, LANDLOCK_EXEC_LIST_FILE, exec_list,
+                             strlen (exec_list), 0600);
+      if (r < 0)
+        return moat_fail (err, -r, "writing %s", LANDLOCK_EXEC_LIST_FILE);
+    }
+  if (r == 0)
+    r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
+                             c->pid, c->state_json, err);
   if (r < 0)
     return r;
   debug_pause ("before-ready");
