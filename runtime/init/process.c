@@ -20,6 +20,7 @@
 
 #include "landlock.h"
 #include "selinux.h"
+#include "../seccomp/seccomp_refusals.h"
 #include "../../lib/util.h"
 
 #define DEFAULT_PATH                                                           \
@@ -290,7 +291,7 @@ int
 process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
               int preserve_fds, int landlock_fd,
               const struct seccomp_prog *seccomp_config,
-              const struct seccomp_prog *seccomp_builtin,
+              const struct seccomp_prog *seccomp_builtin, int refusal_sock,
               struct moat_error **err)
 {
   struct spec_caps none = { 0 };
@@ -354,7 +355,9 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
     }
   if (seccomp_builtin && seccomp_builtin->n_insns > 0)
     {
-      r = seccomp_load (seccomp_builtin, err);
+      r = refusal_sock >= 0
+              ? seccomp_refusals_load (seccomp_builtin, refusal_sock, err)
+              : seccomp_load (seccomp_builtin, err);
       if (r < 0)
         return r;
     }

@@ -182,6 +182,19 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: each record counts its own command's refused syscalls" {
+	add_testbin sysprobe
+	new_session
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'sysprobe bpf; sysprobe bpf; sysprobe kexec'
+	[ "${lines[0]}" = "bpf: Operation not permitted (errno 1)" ]
+	jq -e '.refused_syscalls == {"bpf": 2, "kexec_load": 1}' "$BUNDLE/rec.json"
+	tail -n 1 "$AUDIT_LOG" | jq -e '.outcome.refused_syscalls == {"bpf": 2, "kexec_load": 1}'
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- true
+	jq -e '.refused_syscalls == {}' "$BUNDLE/rec.json"
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: --output-limit, --env, --cwd, --stdin, --json on its own line" {
 	new_session
 	printf 'in1\nin2\n' >"$WORK/in.txt"
