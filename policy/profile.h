@@ -9,8 +9,9 @@
 #include <sys/types.h>
 
 #include "../lib/error.h"
-#include "cidr.h"
+#include "../lib/cidr.h"
 #include "netguard_rules.h"
+#include "../oci/decision.h"
 #include "../oci/override.h"
 #include "../oci/process_bounds.h"
 #include "../oci/spec.h"
@@ -204,10 +205,5 @@ void profile_netguard_rules (const struct profile *p, const struct cidr *dns,
 struct json_writer;
 void profile_network_json (struct json_writer *w, const struct profile *p,
                            const struct cidr *dns, size_t n_dns, bool with_dns);
-
-/* JSON as the audit line, policy.json and the sandbox record write them:
- * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port). */
-void jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
-               size_t n, uint16_t port);
 
 #endif

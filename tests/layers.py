@@ -38,7 +38,8 @@ cmd:              lib oci policy hooks runtime runtime/cgroup runtime/init runti
 # stays out of a folder: these verbs obey the decision create saved
 # (oci/decision.c) and never call the policy.
 WALKS = [("cmd_exec", "policy"), ("cmd_update", "policy"),
-         ("cmd_delete", "policy"), ("cmd_events", "policy")]
+         ("cmd_delete", "policy"), ("cmd_events", "policy"),
+         ("cmd_start", "policy")]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 

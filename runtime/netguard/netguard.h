@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../../policy/cidr.h"
+#include "../../lib/cidr.h"
 #include "../../lib/error.h"
 #include "../../policy/netguard_rules.h"
 

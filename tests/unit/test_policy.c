@@ -123,6 +123,15 @@ test_policy_round_trip (void **state)
   assert_int_equal (d->resources.cpu_quota, 7777);
   assert_int_equal (d->resources.memory_limit, eff->memory_limit);
   assert_int_equal (d->resources.cpu_period, eff->cpu_period);
+  /* The fallback guard's lists, as create judged them (start reads these,
+   * never the operator config). */
+  assert_true (d->guard.egress);
+  assert_false (d->guard.allowlist);
+  assert_int_equal (d->guard.n_deny, eff->n_deny);
+  for (size_t i = 0; i < eff->n_deny; i++)
+    assert_true (cidr_eq (&d->guard.deny[i], &eff->deny[i]));
+  assert_int_equal (d->guard.n_private, eff->n_private);
+  assert_true (d->guard.n_private > 0);
   spec_text = spec_to_json (spec);
   back_text = spec_to_json (d->spec);
   assert_string_equal (spec_text, back_text);
@@ -228,7 +237,8 @@ test_policy_malformed (void **state)
   expect_bad ("", "policy.json");
   expect_bad ("[]", "version");
   expect_bad ("{\"version\": 1}", "another moat");
-  expect_bad ("{\"version\": 2, \"profile\": {\"name\": \"lax\", \"egress\": "
+  expect_bad ("{\"version\": 2}", "another moat");
+  expect_bad ("{\"version\": 3, \"profile\": {\"name\": \"lax\", \"egress\": "
               "true}}",
               "unknown profile lax");
   expect_bad_saved ("\"pids_limit\":64", "\"pids_limit\":-1", "pids_limit");
@@ -237,6 +247,33 @@ test_policy_malformed (void **state)
   expect_bad_saved ("\"overrides\":[]",
                     "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]",
                     "overrides[0]");
+}
+
+/* The saved guard lists, read without the policy: a bad entry or a
+ * missing guard is an error, never a shorter list. */
+static void
+expect_bad_guard (const char *from, const char *to, const char *msg_part)
+{
+  char *text = saved_text ("egress", from, to);
+  struct decision *d = NULL;
+  struct moat_error *err = NULL;
+
+  assert_true (decision_parse (text, strlen (text), &d, &err) < 0);
+  assert_null (d);
+  if (strstr (err->msg, msg_part) == NULL)
+    fail_msg ("\"%s\" lacks \"%s\"", err->msg, msg_part);
+  moat_error_free (&err);
+  free (text);
+}
+
+static void
+test_decision_guard_malformed (void **state)
+{
+  expect_bad_guard ("\"private\":[", "\"private\":[\"nope\",",
+                    "guard.private[0]");
+  expect_bad_guard ("\"guard\":", "\"guarx\":", "guard:");
+  expect_bad_guard ("\"allow\":[],\"private\"", "\"allow\":7,\"private\"",
+                    "guard.allow");
 }
 
 static char **
@@ -373,6 +410,7 @@ main (void)
     cmocka_unit_test (test_policy_round_trip),
     cmocka_unit_test (test_policy_keeps_metadata_ranges),
     cmocka_unit_test (test_policy_malformed),
+    cmocka_unit_test (test_decision_guard_malformed),
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),
