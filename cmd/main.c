@@ -9,7 +9,7 @@
 
 #include "../oci/json.h"
 #include "../runtime/audit.h"
-#include "../runtime/log.h"
+#include "../runtime/log/log.h"
 #include "../policy/profile.h"
 #include "../runtime/init/selinux.h"
 #include "../lib/util.h"

@@ -3,7 +3,7 @@
  * running at the same time never interleave. The caller decides whether a
  * failed write fails the verb (create, run and exec should: fail closed). */
 #include "audit.h"
-#include "log.h"
+#include "log/log.h"
 #include "sha256.h"
 #include "../lib/util.h"
 #include "../oci/json.h"

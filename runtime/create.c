@@ -25,13 +25,14 @@
 #include "audit.h"
 #include "cgroup/cgroup.h"
 #include "container_internal.h"
-#include "debug.h"
+#include "log/debug.h"
 #include "userns/idmap.h"
 #include "init/linux.h"
 #include "netguard/netguard.h"
+#include "netguard_dns.h"
 #include "../policy/profile.h"
 #include "seccomp/seccomp.h"
-#include "seccomp/seccomp_agent.h"
+#include "seccomp_agent.h"
 #include "init/selinux.h"
 #include "init/landlock.h"
 #include "statedir.h"
@@ -691,6 +692,7 @@ container_create_internal (const struct moat_globals *g,
   cleanup_free char *config_text = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
+  cleanup_free char *landlock_text = NULL;
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -712,9 +714,14 @@ container_create_internal (const struct moat_globals *g,
   if (r < 0)
     return r;
   container_warn_ignored (ov);
-  r = landlock_decide (s, eff->landlock, landlock_abi (), g->audit, err);
+  r = landlock_decide (s, eff->landlock, landlock_abi (), &landlock_text, err);
   if (r < 0)
     return r;
+  if (g->audit)
+    {
+      free (g->audit->landlock);
+      g->audit->landlock = steal_pointer (&landlock_text);
+    }
   seccomp_level_record (s, eff->seccomp_agent);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");

@@ -42,7 +42,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../container.h"
 #include "mount_ops.h"
 #include "../../lib/util.h"
 
@@ -123,7 +122,7 @@ landlock_describe (enum profile_landlock mode, int abi)
 
 int
 landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
-                 struct verb_audit *audit, struct moat_error **err)
+                 char **ret_text, struct moat_error **err)
 {
   cleanup_free char *text = landlock_describe (mode, abi);
 
@@ -133,11 +132,8 @@ landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
                       "(needs ABI %d)",
                       text, LANDLOCK_MIN_ABI);
   spec_set_annotation (s, LANDLOCK_ANNOTATION, text);
-  if (audit)
-    {
-      free (audit->landlock);
-      audit->landlock = steal_pointer (&text);
-    }
+  if (ret_text)
+    *ret_text = steal_pointer (&text);
   return 0;
 }
 

@@ -27,12 +27,11 @@ int landlock_abi (void);
 char *landlock_describe (enum profile_landlock mode, int abi);
 /* create: record the decision for a kernel of Landlock ABI abi
  * (landlock_abi ()) on the hardened spec s, replacing whatever config.json
- * put there (it cannot choose), and in audit (may be NULL); a kernel
- * without Landlock (ABI 2) is an error only when the operator requires
- * it. */
-struct verb_audit;
+ * put there (it cannot choose), and its text in *ret_text for the audit
+ * line (may be NULL; caller frees); a kernel without Landlock (ABI 2) is
+ * an error only when the operator requires it. */
 int landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
-                     struct verb_audit *audit, struct moat_error **err);
+                     char **ret_text, struct moat_error **err);
 /* The decision among annotations (the hardened spec's, or the state's
  * for `moat exec`); NULL where create made none. */
 const char *landlock_decision (const struct spec_kv *annotations, size_t n);
