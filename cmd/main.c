@@ -323,7 +323,7 @@ write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
     .bundle = audit->bundle,
     .profile = audit->profile ? audit->profile : profile->name,
     .mechanism = audit->mechanism,
-    .network = audit->network,
+    .effective = audit->effective,
     .refused_connects = audit->refused_connects,
     .landlock = audit->landlock,
     .overrides = audit->overrides,
@@ -355,7 +355,7 @@ verb_audit_release (struct verb_audit *audit)
   free (audit->config_digest);
   free (audit->command);
   free (audit->outcome);
-  free (audit->network);
+  free (audit->effective);
   free (audit->refused_connects);
   free (audit->landlock);
 }

@@ -193,6 +193,12 @@ int profile_policy_parse (const char *text, size_t len, struct profile **ret,
  * gid_map text (as /proc/PID/uid_map reads) must not reach host id 0. */
 int profile_check_joined_idmap (const char *map_text, const char *what,
                                 struct moat_error **err);
+/* The effective profile's audited fields (the field table's FIELD_AUDIT:
+ * limits, network lists with the nameservers, Landlock and seccomp modes,
+ * G12) as one JSON object, for create's audit line ("effective";
+ * malloc'ed). */
+char *profile_audit_json (const struct profile *p, const struct cidr *dns,
+                          size_t n_dns);
 /* The effective profile as pretty JSON (moat profile show). */
 int profile_to_json (const struct profile *p, char **ret,
                      struct moat_error **err);
@@ -200,8 +206,9 @@ int profile_to_json (const struct profile *p, char **ret,
  * (pointers into p and dns). */
 void profile_netguard_rules (const struct profile *p, const struct cidr *dns,
                              size_t n_dns, struct netguard_rules *ret);
-/* The effective network lists as a JSON object (moat profile show, the
- * audit line of create): the nameservers when with_dns. */
+/* The effective network lists as a JSON object (the field table's
+ * "network", in profile show and create's audit line): the nameservers
+ * when with_dns. */
 struct json_writer;
 void profile_network_json (struct json_writer *w, const struct profile *p,
                            const struct cidr *dns, size_t n_dns, bool with_dns);

@@ -414,7 +414,7 @@ apply_fields (const json_node *obj, const char *prefix, bool machine,
       const json_node *v;
       cleanup_free char *path = NULL;
 
-      if (f->config == C_NONE || f->machine != machine
+      if (f->config == C_NONE || !(f->flags & FIELD_MACHINE) != !machine
           || (v = profile_json_member (obj, f->show)) == NULL)
         continue;
       path = xasprintf ("%s%s%s", prefix, *prefix ? "." : "", f->show);

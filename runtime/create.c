@@ -325,10 +325,8 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
   profile_netguard_rules (c->eff, c->dns, c->n_dns, &rules);
   if (g->audit)
     {
-      struct json_writer *w = json_writer_new (false);
-      profile_network_json (w, c->eff, c->dns, c->n_dns, true);
-      free (g->audit->network);
-      g->audit->network = json_writer_finish (w);
+      free (g->audit->effective);
+      g->audit->effective = profile_audit_json (c->eff, c->dns, c->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
