@@ -31,6 +31,7 @@
 #include "netguard/netguard.h"
 #include "netguard_dns.h"
 #include "../policy/profile.h"
+#include "../policy/verdicts.h"
 #include "seccomp/seccomp.h"
 #include "seccomp_agent.h"
 #include "init/selinux.h"
@@ -691,6 +692,8 @@ container_create_internal (const struct moat_globals *g,
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
   cleanup_free char *landlock_text = NULL;
+  /* The kernel probes the verdicts need, gathered before judging. */
+  const struct host_facts facts = { .landlock_abi = landlock_abi () };
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -712,7 +715,7 @@ container_create_internal (const struct moat_globals *g,
   if (r < 0)
     return r;
   container_warn_ignored (ov);
-  r = landlock_decide (s, eff->landlock, landlock_abi (), &landlock_text, err);
+  r = profile_decide_landlock (s, eff, &facts, &landlock_text, err);
   if (r < 0)
     return r;
   if (g->audit)
@@ -720,7 +723,7 @@ container_create_internal (const struct moat_globals *g,
       free (g->audit->landlock);
       g->audit->landlock = steal_pointer (&landlock_text);
     }
-  seccomp_level_record (s, eff->seccomp_agent);
+  profile_decide_seccomp_level (s, eff);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)

@@ -42,6 +42,11 @@ WALKS = [("cmd_exec", "policy"), ("cmd_update", "policy"),
          ("cmd_delete", "policy"), ("cmd_events", "policy"),
          ("cmd_start", "policy")]
 
+# Functions only one folder may call: the verdicts recorded on the hardened
+# spec (Landlock's, the seccomp level) are the policy's; the runtime reads
+# them back and applies them, and never writes one.
+ONLY_FROM = [("spec_set_annotation", "policy")]
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -185,6 +190,16 @@ def check_calls(objs, build, table):
     return bad
 
 
+def check_only_from(objs, build, table):
+    bad = []
+    for sym, folder in ONLY_FROM:
+        for o in objs:
+            mine = source_folder(o, build, table)
+            if sym in o.undefined and mine != folder:
+                bad.append(f"{o.path} calls {sym} (only {folder}/ may)")
+    return bad
+
+
 def check_walks(objs, build, table):
     defined = {}
     for o in objs:
@@ -236,13 +251,14 @@ def main():
     objs = load_objects(build, table)
     bad = check_cycles(table)
     bad += check_includes(table) + check_calls(objs, build, table)
+    bad += check_only_from(objs, build, table)
     bad += check_walks(objs, build, table)
     for line in bad:
         print("layers: " + line)
     if bad:
         return 1
     print("layers: the table has no cycle; every folder includes and calls "
-          "only what the table allows; " + ", ".join(r for r, _ in WALKS) + " never enter policy/")
+          "only what the table allows; only policy/ records verdicts; " + ", ".join(r for r, _ in WALKS) + " never enter policy/")
     return 0
 
 

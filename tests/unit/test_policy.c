@@ -13,6 +13,7 @@
 
 #include "../../oci/decision.h"
 #include "../../policy/profile.h"
+#include "../../policy/verdicts.h"
 #include "../../lib/util.h"
 
 static struct profile *
@@ -276,6 +277,28 @@ test_decision_guard_malformed (void **state)
                     "guard.allow");
 }
 
+/* G8's level is the policy's verdict, recorded on the hardened spec over
+ * whatever config.json's annotation said. */
+static void
+test_seccomp_level_verdict (void **state)
+{
+  struct spec *s = xcalloc (1, sizeof (*s));
+  struct profile eff = { .seccomp_agent = false };
+
+  spec_set_annotation (s, SECCOMP_LEVEL_ANNOTATION, "agent");
+  profile_decide_seccomp_level (s, &eff);
+  assert_string_equal (
+      spec_kv_get (s->annotations, s->n_annotations, SECCOMP_LEVEL_ANNOTATION),
+      "default");
+  eff.seccomp_agent = true;
+  profile_decide_seccomp_level (s, &eff);
+  assert_string_equal (
+      spec_kv_get (s->annotations, s->n_annotations, SECCOMP_LEVEL_ANNOTATION),
+      "agent");
+  assert_int_equal (s->n_annotations, 1);
+  spec_free (s);
+}
+
 static char **
 strv (const char *a, const char *b, const char *c)
 {
@@ -411,6 +434,7 @@ main (void)
     cmocka_unit_test (test_policy_keeps_metadata_ranges),
     cmocka_unit_test (test_policy_malformed),
     cmocka_unit_test (test_decision_guard_malformed),
+    cmocka_unit_test (test_seccomp_level_verdict),
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),
