@@ -188,7 +188,7 @@ VERB (features)
     /* G14: what a container gets here ("abi N: ..." or why none). */
     {
       cleanup_free char *ll = profile_landlock_verdict (
-          p ? p->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
+          p ? p->config.landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
       jw_key (w, "run.moat.landlock");
       jw_string (w, ll);
     }

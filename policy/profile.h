@@ -34,6 +34,39 @@ enum profile_landlock
   PROFILE_LANDLOCK_OFF,
 };
 
+/* The operator's and the host's configuration: read from the operator
+ * config (and moat's flags), the same for every container of a profile;
+ * create judges under it, and the sandbox's caller (as trusted as the
+ * operator) adds to it, never to a decision. */
+struct operator_config
+{
+  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
+  char *image_cache;     /* sandbox --image's unpacked images, persistent:
+                            default /var/lib/moat/images */
+  bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
+  char **writable_bind_trees; /* G5: operator's trees binds may write to */
+  /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name
+   * (operator config only; none by default). */
+  char **seccomp_agents;
+  bool noexec_volumes; /* G13: the engines' volume trees noexec too */
+  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
+  /* Not from any config: the host tree `moat sandbox --workdir` names (its
+   * caller is as trusted as the operator), bound as a volume: writable and
+   * executable. NULL elsewhere. */
+  char *caller_volume;
+  /* G12's pool: each container's ids 0-65535 on a block of 65536 host ids
+   * from [userns_first, + blocks * 65536). */
+  uint32_t userns_first;          /* default 0x40000000 */
+  uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
+  char *userns_pool_dir;          /* machine-wide allocation records */
+  enum profile_landlock landlock; /* G14 */
+};
+
+/* A profile: the values one container is judged to get (the built-in
+ * profile, the operator's settings for it, then the container's
+ * annotations, which only tighten), and the configuration it was judged
+ * under. profile_apply_effective returns one per container; create saves
+ * it whole in the decision (policy.json). */
 struct profile
 {
   char *name;            /* "strict" or "egress" */
@@ -53,30 +86,11 @@ struct profile
   bool allowlist;
   struct cidr *private_nets; /* egress: the built-in non-public ranges */
   size_t n_private;
-  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
-  char *image_cache;     /* sandbox --image's unpacked images, persistent:
-                            default /var/lib/moat/images */
-  bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
-  char **writable_bind_trees; /* G5: operator's trees binds may write to */
-  /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name
-   * (operator config only; none by default). */
-  char **seccomp_agents;
-  bool noexec_volumes; /* G13: the engines' volume trees noexec too */
-  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
-  /* Not from any config: the host tree `moat sandbox --workdir` names (its
-   * caller is as trusted as the operator), bound as a volume: writable and
-   * executable. NULL elsewhere. */
-  char *caller_volume;
-  /* G12: a user namespace for every container, its ids 0-65535 on a block
-   * of 65536 host ids from the pool [userns_first, + blocks * 65536). */
-  bool userns;
-  uint32_t userns_first;          /* default 0x40000000 */
-  uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
-  char *userns_pool_dir;          /* machine-wide allocation records */
-  enum profile_landlock landlock; /* G14 */
+  bool userns; /* G12: a user namespace for every container */
   /* G8: the built-in filter's agent level for every container (operator
    * config "seccomp": "agent"); else only where an annotation asks. */
   bool seccomp_agent;
+  struct operator_config config;
 };
 
 /* Load the operator config (path NULL: /etc/moat/config.json if it exists,

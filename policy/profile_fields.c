@@ -94,7 +94,7 @@ static void
 show_landlock (struct json_writer *w, const struct profile *p,
                const struct show_ctx *ctx)
 {
-  jw_string (w, profile_landlock_name (p->landlock));
+  jw_string (w, profile_landlock_name (p->config.landlock));
 }
 
 static void
@@ -108,7 +108,8 @@ show_seccomp (struct json_writer *w, const struct profile *p,
 #define ENGINE(k, name)                                                        \
   {                                                                            \
     "engine_roots." name, "engine_roots." name, F_STRV,                        \
-        AT (engine_roots) + (k) * sizeof (char **), 0, NULL, C_TREES, 0, 0     \
+        AT (config.engine_roots) + (k) * sizeof (char **), 0, NULL, C_TREES,   \
+        0, 0                                                                   \
   }
 
 const struct field profile_fields[] = {
@@ -143,21 +144,21 @@ const struct field profile_fields[] = {
   { NULL, "allowed_sysctls", F_SHOW, 0, 0, show_sysctls, C_NONE, 0, 0 },
   { NULL, "allowed_devices", F_SHOW, 0, 0, show_devices, C_NONE, 0, 0 },
   { "writable_bind_trees", "writable_bind_trees", F_STRV,
-    AT (writable_bind_trees), 0, NULL, C_TREES, 0, 0 },
-  { "noexec_volumes", "noexec_volumes", F_BOOL, AT (noexec_volumes), 0, NULL,
-    C_BOOL, 0, FIELD_AUDIT },
+    AT (config.writable_bind_trees), 0, NULL, C_TREES, 0, 0 },
+  { "noexec_volumes", "noexec_volumes", F_BOOL, AT (config.noexec_volumes), 0,
+    NULL, C_BOOL, 0, FIELD_AUDIT },
   ENGINE (ENGINE_DOCKER, "docker"),
   ENGINE (ENGINE_PODMAN, "podman"),
   ENGINE (ENGINE_CONTAINERD, "containerd"),
   ENGINE (ENGINE_KUBELET, "kubelet"),
-  { "audit_log", "audit_log", F_STR, AT (audit_log), 0, NULL, C_PATH, 0,
+  { "audit_log", "audit_log", F_STR, AT (config.audit_log), 0, NULL, C_PATH, 0,
     FIELD_MACHINE },
-  { "image_cache", "image_cache", F_STR, AT (image_cache), 0, NULL, C_PATH, 0,
-    FIELD_MACHINE },
-  { "audit_read_verbs", "audit_read_verbs", F_BOOL, AT (audit_read_verbs), 0,
-    NULL, C_BOOL, 0, FIELD_MACHINE },
-  { "seccomp_agents", "seccomp_agents", F_STRV, AT (seccomp_agents), 0, NULL,
-    C_TREES, 0, FIELD_MACHINE },
+  { "image_cache", "image_cache", F_STR, AT (config.image_cache), 0, NULL,
+    C_PATH, 0, FIELD_MACHINE },
+  { "audit_read_verbs", "audit_read_verbs", F_BOOL,
+    AT (config.audit_read_verbs), 0, NULL, C_BOOL, 0, FIELD_MACHINE },
+  { "seccomp_agents", "seccomp_agents", F_STRV, AT (config.seccomp_agents), 0,
+    NULL, C_TREES, 0, FIELD_MACHINE },
   /* G14 and G8's level; create records both in the container's state. */
   { NULL, "landlock", F_SHOW, 0, 0, show_landlock, C_NONE, 0, FIELD_AUDIT },
   { NULL, "seccomp", F_SHOW, 0, 0, show_seccomp, C_NONE, 0, FIELD_AUDIT },
@@ -165,14 +166,15 @@ const struct field profile_fields[] = {
    * gives it back there). */
   { "userns", "userns.enabled", F_BOOL, AT (userns), 0, NULL, C_NONE, 0,
     FIELD_AUDIT },
-  { "userns_first", "userns.first_id", F_U32, AT (userns_first), 0, NULL,
+  { "userns_first", "userns.first_id", F_U32, AT (config.userns_first), 0, NULL,
     C_NONE, 0, 0 },
-  { "userns_blocks", "userns.blocks", F_U32, AT (userns_blocks), 0, NULL,
+  { "userns_blocks", "userns.blocks", F_U32, AT (config.userns_blocks), 0, NULL,
     C_NONE, 0, 0 },
   { NULL, "userns.block_size", F_SHOW, 0, 0, show_block_size, C_NONE, 0, 0 },
-  { "userns_pool_dir", "userns.pool_dir", F_STR, AT (userns_pool_dir), 0, NULL,
-    C_NONE, 0, 0 },
-  { "caller_volume", NULL, F_OPT, AT (caller_volume), 0, NULL, C_NONE, 0, 0 },
+  { "userns_pool_dir", "userns.pool_dir", F_STR, AT (config.userns_pool_dir), 0,
+    NULL, C_NONE, 0, 0 },
+  { "caller_volume", NULL, F_OPT, AT (config.caller_volume), 0, NULL, C_NONE, 0,
+    0 },
 };
 const size_t profile_n_fields
     = sizeof (profile_fields) / sizeof (profile_fields[0]);

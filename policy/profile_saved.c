@@ -52,7 +52,7 @@ profile_policy_to_json (const struct profile *eff,
   profile_write_saved (w, eff);
   jw_overrides (w, "overrides", ov);
   decision_write_parts (w, final, &bounds, &resources, &guard, nameservers,
-                        eff->userns_pool_dir);
+                        eff->config.userns_pool_dir);
   jw_object_end (w);
   return json_writer_finish (w);
 }

@@ -27,9 +27,9 @@ profile_decide_landlock (struct spec *s, const struct profile *eff,
                          struct moat_error **err)
 {
   cleanup_free char *text
-      = profile_landlock_verdict (eff->landlock, facts->landlock_abi);
+      = profile_landlock_verdict (eff->config.landlock, facts->landlock_abi);
 
-  if (eff->landlock == PROFILE_LANDLOCK_REQUIRE
+  if (eff->config.landlock == PROFILE_LANDLOCK_REQUIRE
       && facts->landlock_abi < LANDLOCK_MIN_ABI)
     return moat_fail (err, 0,
                       "landlock: required by the operator config: %s "

@@ -151,7 +151,7 @@ create_ctx_undo (struct create_ctx *c, const char *id)
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
   if (c->userns_first)
-    userns_block_release (c->profile->userns_pool_dir, c->userns_first,
+    userns_block_release (c->profile->config.userns_pool_dir, c->userns_first,
                           c->root_path, id);
 }
 

@@ -359,7 +359,7 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       char real[PATH_MAX];
       if (realpath (g->root, real))
         userns_block_release (d ? d->userns_pool_dir
-                                : g->profile->userns_pool_dir,
+                                : g->profile->config.userns_pool_dir,
                               st->userns_host_id, real, st->id);
     }
   return r;

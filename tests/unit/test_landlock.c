@@ -30,7 +30,7 @@ static void
 decide (enum profile_landlock mode, int abi, const char *want)
 {
   struct spec *s = spec_asking_off ();
-  const struct profile eff = { .landlock = mode };
+  const struct profile eff = { .config.landlock = mode };
   const struct host_facts facts = { .landlock_abi = abi };
   char *text = NULL;
   struct moat_error *err = NULL;
@@ -73,7 +73,8 @@ test_required_on_a_kernel_without_it_fails (void **state)
   for (int abi = 0; abi < 2; abi++)
     {
       struct spec *s = spec_asking_off ();
-      const struct profile eff = { .landlock = PROFILE_LANDLOCK_REQUIRE };
+      const struct profile eff
+          = { .config.landlock = PROFILE_LANDLOCK_REQUIRE };
       const struct host_facts facts = { .landlock_abi = abi };
       struct moat_error *err = NULL;
       assert_int_equal (profile_decide_landlock (s, &eff, &facts, NULL, &err),

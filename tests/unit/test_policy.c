@@ -56,7 +56,7 @@ assert_same_profile (const struct profile *a, const struct profile *b)
   assert_int_equal (a->cpu_period, b->cpu_period);
   assert_int_equal (a->tmpfs_size, b->tmpfs_size);
   assert_int_equal (a->nofile, b->nofile);
-  assert_string_equal (a->audit_log, b->audit_log);
+  assert_string_equal (a->config.audit_log, b->config.audit_log);
   assert_int_equal (a->n_deny, b->n_deny);
   for (size_t i = 0; i < a->n_deny; i++)
     assert_true (cidr_eq (&a->deny[i], &b->deny[i]));
@@ -108,9 +108,10 @@ test_policy_round_trip (void **state)
   if (profile_policy_parse (json, strlen (json), &back, &ov_back, &err) < 0)
     fail_msg ("parse: %s", err->msg);
   assert_same_profile (eff, back);
-  assert_int_equal (back->userns_first, eff->userns_first);
-  assert_int_equal (back->userns_blocks, eff->userns_blocks);
-  assert_string_equal (back->userns_pool_dir, eff->userns_pool_dir);
+  assert_int_equal (back->config.userns_first, eff->config.userns_first);
+  assert_int_equal (back->config.userns_blocks, eff->config.userns_blocks);
+  assert_string_equal (back->config.userns_pool_dir,
+                       eff->config.userns_pool_dir);
   /* The rest of the decision, read without the policy. */
   if (decision_parse (json, strlen (json), &d, &err) < 0)
     fail_msg ("decision: %s", err->msg);
@@ -119,7 +120,7 @@ test_policy_round_trip (void **state)
   assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
   assert_string_equal (d->nameservers[0], "10.96.0.10/32");
   assert_null (d->nameservers[1]);
-  assert_string_equal (d->userns_pool_dir, eff->userns_pool_dir);
+  assert_string_equal (d->userns_pool_dir, eff->config.userns_pool_dir);
   assert_int_equal (d->resources.pids_limit, 10); /* the annotation's */
   assert_int_equal (d->resources.cpu_quota, 7777);
   assert_int_equal (d->resources.memory_limit, eff->memory_limit);

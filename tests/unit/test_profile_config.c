@@ -115,7 +115,7 @@ test_defaults (void **state)
   assert_int_equal (p->cpu_period, 100000);
   assert_int_equal (p->tmpfs_size, 64 * MIB);
   assert_int_equal (p->nofile, 1024);
-  assert_string_equal (p->audit_log, "/var/log/moat/audit.jsonl");
+  assert_string_equal (p->config.audit_log, "/var/log/moat/audit.jsonl");
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
   assert_true (has_deny (p, AF_INET6, "fd00:ec2::254", 128));
   assert_true (strv_has (p->credential_env, "AWS_*"));
@@ -157,7 +157,7 @@ test_full_config (void **state)
   assert_int_equal (p->cpu_quota, 150000);
   assert_int_equal (p->tmpfs_size, 128 * MIB);
   assert_int_equal (p->nofile, 4096);
-  assert_string_equal (p->audit_log, "/srv/audit/moat.jsonl");
+  assert_string_equal (p->config.audit_log, "/srv/audit/moat.jsonl");
   assert_int_equal (strv_len (p->credential_env), 2);
   assert_true (strv_has (p->credential_env, "MY_CORP_*"));
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
