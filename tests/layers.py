@@ -159,13 +159,18 @@ class Obj:
 
 
 def load_objects(build, table):
+    """The objects of the sources there are: one left in BUILD by a source
+    since moved or removed is not read (it would be checked as if it were
+    still in its old folder)."""
     objs = []
     for folder in table:
         d = os.path.join(build, folder)
         for dirpath, _, files in os.walk(d):
             for name in sorted(files):
-                if name.endswith(".o"):
-                    objs.append(Obj(os.path.join(dirpath, name)))
+                path = os.path.join(dirpath, name)
+                source = os.path.relpath(path, build)[:-2] + ".c"
+                if name.endswith(".o") and os.path.exists(source):
+                    objs.append(Obj(path))
     return objs
 
 
