@@ -231,8 +231,8 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->profile->image_cache, o->image, ret_rootfs, ret_digest,
-                     ret_imglock, ret_img, &notes, err)
+  if (image_prepare (g->profile->config.image_cache, o->image, ret_rootfs,
+                     ret_digest, ret_imglock, ret_img, &notes, err)
       < 0)
     return -1;
   if (notes.devices_skipped || notes.setid_stripped)
@@ -410,7 +410,8 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
   /* The caller's --workdir is a volume (writable, executable) for this
    * sandbox's profile only. */
   ret->profile = profile_dup (g->profile);
-  ret->profile->caller_volume = ret->workdir ? xstrdup (ret->workdir) : NULL;
+  ret->profile->config.caller_volume
+      = ret->workdir ? xstrdup (ret->workdir) : NULL;
   return 0;
 }
 
@@ -496,7 +497,7 @@ sandbox_cache_list (const struct moat_globals *g, FILE *out,
                     struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_list (g->profile->image_cache, out, err);
+  return image_cache_list (g->profile->config.image_cache, out, err);
 }
 
 int
@@ -504,5 +505,5 @@ sandbox_cache_prune (const struct moat_globals *g, FILE *out,
                      struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_prune (g->profile->image_cache, out, err);
+  return image_cache_prune (g->profile->config.image_cache, out, err);
 }

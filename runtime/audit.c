@@ -3,7 +3,7 @@
  * running at the same time never interleave. The caller decides whether a
  * failed write fails the verb (create, run and exec should: fail closed). */
 #include "audit.h"
-#include "log.h"
+#include "log/log.h"
 #include "sha256.h"
 #include "../lib/util.h"
 #include "../oci/json.h"
@@ -93,10 +93,10 @@ audit_line (const struct audit_record *r)
   jw_bool (w, refused);
   jw_key (w, "network_guard");
   jw_string (w, r->mechanism);
-  if (r->network)
+  if (r->effective)
     {
-      jw_key (w, "network");
-      jw_raw (w, r->network);
+      jw_key (w, "effective");
+      jw_raw (w, r->effective);
     }
   if (r->refused_connects)
     {

@@ -19,9 +19,9 @@ struct seccomp_refusals;
 struct verb_audit
 {
   char *bundle;
-  char *profile;                   /* the container's, once it is known */
-  const char *mechanism;           /* network guard used */
-  char *network;                   /* create: its network lists (JSON) */
+  char *profile;         /* the container's, once it is known */
+  const char *mechanism; /* network guard used */
+  char *effective; /* create: the effective profile's audited fields (JSON) */
   char *refused_connects;          /* delete: what the guard refused (JSON) */
   char *landlock;                  /* G14: what the container gets */
   struct override_list *overrides; /* owned by the caller */

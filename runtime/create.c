@@ -25,13 +25,15 @@
 #include "audit.h"
 #include "cgroup/cgroup.h"
 #include "container_internal.h"
-#include "debug.h"
+#include "log/debug.h"
 #include "userns/idmap.h"
 #include "init/linux.h"
 #include "netguard/netguard.h"
+#include "netguard_dns.h"
 #include "../policy/profile.h"
+#include "../policy/verdicts.h"
 #include "seccomp/seccomp.h"
-#include "seccomp/seccomp_agent.h"
+#include "seccomp_agent.h"
 #include "seccomp/seccomp_refusals.h"
 #include "init/selinux.h"
 #include "init/landlock.h"
@@ -150,7 +152,7 @@ create_ctx_undo (struct create_ctx *c, const char *id)
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
   if (c->userns_first)
-    userns_block_release (c->profile->userns_pool_dir, c->userns_first,
+    userns_block_release (c->profile->config.userns_pool_dir, c->userns_first,
                           c->root_path, id);
 }
 
@@ -325,10 +327,8 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
   profile_netguard_rules (c->eff, c->dns, c->n_dns, &rules);
   if (g->audit)
     {
-      struct json_writer *w = json_writer_new (false);
-      profile_network_json (w, c->eff, c->dns, c->n_dns, true);
-      free (g->audit->network);
-      g->audit->network = json_writer_finish (w);
+      free (g->audit->effective);
+      g->audit->effective = profile_audit_json (c->eff, c->dns, c->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
@@ -705,6 +705,9 @@ container_create_internal (const struct moat_globals *g,
   cleanup_free char *config_text = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
+  cleanup_free char *landlock_text = NULL;
+  /* The kernel probes the verdicts need, gathered before judging. */
+  const struct host_facts facts = { .landlock_abi = landlock_abi () };
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -726,10 +729,15 @@ container_create_internal (const struct moat_globals *g,
   if (r < 0)
     return r;
   container_warn_ignored (ov);
-  r = landlock_decide (s, eff->landlock, landlock_abi (), g->audit, err);
+  r = profile_decide_landlock (s, eff, &facts, &landlock_text, err);
   if (r < 0)
     return r;
-  seccomp_level_record (s, eff->seccomp_agent);
+  if (g->audit)
+    {
+      free (g->audit->landlock);
+      g->audit->landlock = steal_pointer (&landlock_text);
+    }
+  profile_decide_seccomp_level (s, eff);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)

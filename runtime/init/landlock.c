@@ -48,7 +48,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../container.h"
 #include "mount_ops.h"
 #include "../../lib/util.h"
 
@@ -86,8 +85,6 @@
    | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO       \
    | LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM | LL_FS_REFER | LL_FS_TRUNCATE)
 
-#define LANDLOCK_MIN_ABI 2
-
 struct ll_ruleset_attr
 {
   uint64_t handled_access_fs;
@@ -107,44 +104,6 @@ landlock_abi (void)
   long v = syscall (SYS_landlock_create_ruleset, NULL, 0,
                     LL_CREATE_RULESET_VERSION);
   return v < 0 ? 0 : (int)v;
-}
-
-char *
-landlock_describe (enum profile_landlock mode, int abi)
-{
-  if (mode == PROFILE_LANDLOCK_OFF)
-    return xstrdup ("off (operator config)");
-  if (abi == 0)
-    return xstrdup ("unavailable (kernel)");
-  if (abi < LANDLOCK_MIN_ABI)
-    return xasprintf ("unused: abi %d refuses renames across directories", abi);
-  return xasprintf (
-      "abi %d: writes beneath the writable mounts, exec outside the noexec "
-      "ones%s",
-      abi,
-      abi >= 6   ? "; abstract unix sockets and signals scoped"
-      : abi >= 3 ? ""
-                 : "; truncate not covered");
-}
-
-int
-landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
-                 struct verb_audit *audit, struct moat_error **err)
-{
-  cleanup_free char *text = landlock_describe (mode, abi);
-
-  if (mode == PROFILE_LANDLOCK_REQUIRE && abi < LANDLOCK_MIN_ABI)
-    return moat_fail (err, 0,
-                      "landlock: required by the operator config: %s "
-                      "(needs ABI %d)",
-                      text, LANDLOCK_MIN_ABI);
-  spec_set_annotation (s, LANDLOCK_ANNOTATION, text);
-  if (audit)
-    {
-      free (audit->landlock);
-      audit->landlock = steal_pointer (&text);
-    }
-  return 0;
 }
 
 const char *

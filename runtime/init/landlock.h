@@ -13,26 +13,11 @@
 
 #include "../../lib/error.h"
 #include "../../oci/spec.h"
-#include "../../policy/profile.h"
-
-/* The hardened spec's annotation: what create decided, which the init and
- * `moat exec` apply and `moat state` shows ("abi 7: ..." or why none). */
-#define LANDLOCK_ANNOTATION "run.moat.landlock"
+#include "../../policy/verdicts.h"
 
 /* The kernel's Landlock ABI version; 0 where it has none (not built, or not
  * in the lsm= list). */
 int landlock_abi (void);
-/* What a container gets on this kernel under mode: one line, for
- * `moat features`, the audit line and the annotation (malloc'ed). */
-char *landlock_describe (enum profile_landlock mode, int abi);
-/* create: record the decision for a kernel of Landlock ABI abi
- * (landlock_abi ()) on the hardened spec s, replacing whatever config.json
- * put there (it cannot choose), and in audit (may be NULL); a kernel
- * without Landlock (ABI 2) is an error only when the operator requires
- * it. */
-struct verb_audit;
-int landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
-                     struct verb_audit *audit, struct moat_error **err);
 /* The decision among annotations (the hardened spec's, or the state's
  * for `moat exec`); NULL where create made none. */
 const char *landlock_decision (const struct spec_kv *annotations, size_t n);

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../../hooks/hooks.h"
-#include "../debug.h"
+#include "../log/debug.h"
 #include "landlock.h"
 #include "../netguard/netguard.h"
 #include "sync.h"

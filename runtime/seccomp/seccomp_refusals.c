@@ -15,7 +15,7 @@
 
 #include "../../lib/util.h"
 #include "../../oci/json.h"
-#include "../init/terminal.h"
+#include "../../lib/fdpass.h"
 
 int
 seccomp_refusals_open (struct seccomp_refusals *r, struct moat_error **err)
