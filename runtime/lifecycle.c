@@ -334,6 +334,8 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
               < 0)
             g->audit->refused_connects = NULL;
         }
+      if (cgroup_unified_fd (cg) >= 0)
+        netguard_refusals_forget (cgroup_unified_fd (cg));
       r = cgroup_destroy (cg, err);
       cgroup_free (cg);
       if (r < 0)

@@ -251,3 +251,67 @@ bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
     }
   return -ENOENT;
 }
+
+int
+bpf_map_freeze (int map_fd)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.map_fd = (uint32_t)map_fd;
+  return bpf_sys (BPF_MAP_FREEZE, &attr) < 0 ? -errno : 0;
+}
+
+int
+bpf_obj_pin (int fd, const char *path)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.pathname = (uint64_t)(uintptr_t)path;
+  attr.bpf_fd = (uint32_t)fd;
+  return bpf_sys (BPF_OBJ_PIN, &attr) < 0 ? -errno : 0;
+}
+
+int
+bpf_obj_get (const char *path, int *ret_fd)
+{
+  union bpf_attr attr;
+  long fd;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.pathname = (uint64_t)(uintptr_t)path;
+  fd = bpf_sys (BPF_OBJ_GET, &attr);
+  if (fd < 0)
+    return -errno;
+  *ret_fd = (int)fd; /* the kernel makes these fds O_CLOEXEC */
+  return 0;
+}
+
+int
+bpf_map_value_size (int map_fd, uint32_t *ret)
+{
+  union bpf_attr attr;
+  struct bpf_map_info info;
+
+  memset (&info, 0, sizeof (info));
+  memset (&attr, 0, sizeof (attr));
+  attr.info.bpf_fd = (uint32_t)map_fd;
+  attr.info.info_len = sizeof (info);
+  attr.info.info = (uint64_t)(uintptr_t)&info;
+  if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0)
+    return -errno;
+  *ret = info.value_size;
+  return 0;
+}
+
+int
+bpf_map_delete (int map_fd, const void *key)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.map_fd = (uint32_t)map_fd;
+  attr.key = (uint64_t)(uintptr_t)key;
+  return bpf_sys (BPF_MAP_DELETE_ELEM, &attr) < 0 ? -errno : 0;
+}

@@ -2,9 +2,10 @@
  * (with the verifier's log when the kernel refuses it), attach it to a
  * cgroup, detach it, and ask what is attached. The callers only assemble
  * their instructions (with bpf_asm.h): the network guard (netguard_bpf.c)
- * and the device rules (cgroup_devices.c); and the maps the network guard's
- * lists live in (LPM tries, and the refusal counters). No libbpf, no pinning: a
- * map lives as long as a program that uses it. */
+ * and the device rules (cgroup_devices.c); the maps the network guard's
+ * lists live in (LPM tries, and the refusal counters); and pins in a BPF
+ * filesystem, through which containers share the network guard's programs
+ * (netguard_share.c). No libbpf. */
 #ifndef MOAT_BPF_H
 #define MOAT_BPF_H
 
@@ -59,5 +60,19 @@ int bpf_map_update (int map_fd, const void *key, const void *value);
 int bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd);
 /* The next key after KEY (NULL: the first). 0, or -errno (-ENOENT: none). */
 int bpf_map_next_key (int map_fd, const void *key, void *ret_next);
+/* Delete KEY. 0 or -errno (-ENOENT: none). */
+int bpf_map_delete (int map_fd, const void *key);
+/* The value size of the map. 0 or -errno. */
+int bpf_map_value_size (int map_fd, uint32_t *ret);
+/* Make the map read-only to the bpf() syscall (programs may still write
+ * it: the lists' programs only read). 0 or -errno. */
+int bpf_map_freeze (int map_fd);
+
+/* Pin the program or map FD at PATH in a BPF filesystem (BPF_OBJ_PIN).
+ * 0 or -errno. */
+int bpf_obj_pin (int fd, const char *path);
+/* Open what is pinned at PATH (BPF_OBJ_GET): *ret_fd, O_CLOEXEC. 0 or
+ * -errno (-ENOENT: nothing there). */
+int bpf_obj_get (const char *path, int *ret_fd);
 
 #endif

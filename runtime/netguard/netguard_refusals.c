@@ -1,8 +1,11 @@
 /* What a container tried and the network guard refused, for `events
  * --stats` and the audit line of `delete`: the connect()/sendmsg()
- * programs count each refused destination in a map of the container's
- * (netguard_bpf.c), found again here through the programs attached to
- * its cgroup, so nothing is pinned and nothing outlives the cgroup. */
+ * programs count each refused destination, and the skb programs the
+ * packets they drop, in the container's value of a cgroup storage map
+ * (netguard_bpf.h), found here through the programs attached to its
+ * cgroup and read with the cgroup's id: one value per cgroup, whether
+ * the programs are shared with other containers or not, and gone with
+ * the attachments. */
 #include "netguard.h"
 
 #include <arpa/inet.h>
@@ -13,7 +16,7 @@
 #include <unistd.h>
 
 #include "../bpf/bpf.h"
-#include "netguard_bpf.h"
+#include "netguard_share.h"
 #include "../../lib/util.h"
 #include "../../oci/json.h"
 
@@ -25,7 +28,7 @@ struct refusal
 
 /* The maps of the connect4 program moat attached to this cgroup. */
 static int
-find_maps (int cgroup_fd, int *ret_refused, int *ret_overflow)
+find_maps (int cgroup_fd, int *ret_counts, int *ret_refused)
 {
   uint32_t ids[16], n = 16;
   int r = bpf_cgroup_query (cgroup_fd, BPF_CGROUP_INET4_CONNECT, ids, &n);
@@ -33,14 +36,58 @@ find_maps (int cgroup_fd, int *ret_refused, int *ret_overflow)
   if (r < 0)
     return r;
   for (uint32_t i = 0; i < n && i < 16; i++)
-    if (bpf_prog_map_by_name (ids[i], NETGUARD_REFUSED_MAP, ret_refused) == 0)
+    if (bpf_prog_map_by_name (ids[i], NETGUARD_COUNTS_MAP, ret_counts) == 0)
       {
-        if (bpf_prog_map_by_name (ids[i], NETGUARD_OVERFLOW_MAP, ret_overflow)
+        if (bpf_prog_map_by_name (ids[i], NETGUARD_REFUSED_MAP, ret_refused)
             == 0)
           return 0;
-        close (*ret_refused);
+        close (*ret_counts);
       }
   return -ENOENT;
+}
+
+/* Call FN on each entry of the refused map that is the container's. No
+ * key has family 0: asked for the one after it, a hash map answers with
+ * its first (as with a NULL key, which valgrind takes for a bad
+ * pointer). */
+static void
+each_refusal (int refused, uint64_t id,
+              void (*fn) (int refused, const struct netguard_refusal_key *key,
+                          void *data),
+              void *data)
+{
+  struct netguard_refusal_key key, last = { .family = 0 }, *prev = &last;
+
+  while (bpf_map_next_key (refused, prev, &key) == 0)
+    {
+      if (key.cgroup_id == id)
+        fn (refused, &key, data);
+      last = key;
+      prev = &last;
+    }
+}
+
+struct refusal_list
+{
+  struct refusal *list;
+  size_t n;
+};
+
+static void
+collect (int refused, const struct netguard_refusal_key *key, void *data)
+{
+  struct refusal_list *l = data;
+  /* An entry gone meanwhile is left out. */
+  if (l->n < NETGUARD_REFUSALS_KEPT + 8
+      && bpf_map_lookup (refused, key, &l->list[l->n].count) == 0)
+    l->list[l->n++].key = *key;
+}
+
+static void
+forget (int refused, const struct netguard_refusal_key *key, void *data)
+{
+  (void)data;
+  (void)bpf_map_delete (refused, key);
 }
 
 static int
@@ -110,46 +157,50 @@ jw_refusal (struct json_writer *w, const struct refusal *f)
 int
 netguard_refusals_json (int cgroup_fd, char **ret)
 {
-  cleanup_close int refused = -1, overflow = -1;
+  cleanup_close int counts_fd = -1, refused = -1;
+  struct netguard_counts counts = { 0 };
   cleanup_free struct refusal *list = NULL;
-  /* No key has family 0: asked for the one after it, a hash map answers
-   * with its first (as with a NULL key, which valgrind takes for a bad
-   * pointer). */
-  struct netguard_refusal_key key, last = { .family = 0 }, *prev = &last;
+  struct refusal_list l;
   struct json_writer *w;
-  uint64_t more = 0;
-  uint32_t zero = 0;
-  size_t n = 0;
+  uint64_t id;
   int r;
 
   *ret = NULL;
-  r = find_maps (cgroup_fd, &refused, &overflow);
+  r = find_maps (cgroup_fd, &counts_fd, &refused);
+  if (r == 0)
+    r = netguard_cgroup_id (cgroup_fd, &id);
+  if (r == 0)
+    r = bpf_map_lookup (counts_fd, &id, &counts);
   if (r < 0)
     return r;
-  list = xcalloc (NETGUARD_REFUSALS_KEPT + 1, sizeof (*list));
-  while (n <= NETGUARD_REFUSALS_KEPT
-         && bpf_map_next_key (refused, prev, &key) == 0)
-    {
-      last = key;
-      prev = &last;
-      list[n].key = key;
-      /* An entry gone meanwhile is left out. */
-      if (bpf_map_lookup (refused, &key, &list[n].count) == 0)
-        n++;
-    }
-  (void)bpf_map_lookup (overflow, &zero, &more);
-  qsort (list, n, sizeof (*list), by_count);
+  list = xcalloc (NETGUARD_REFUSALS_KEPT + 8, sizeof (*list));
+  l = (struct refusal_list){ list, 0 };
+  each_refusal (refused, id, collect, &l);
+  qsort (list, l.n, sizeof (*list), by_count);
 
   w = json_writer_new (false);
   jw_object_begin (w);
   jw_key (w, "refused");
   jw_array_begin (w);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < l.n; i++)
     jw_refusal (w, &list[i]);
   jw_array_end (w);
   jw_key (w, "overflow");
-  jw_uint (w, more);
+  jw_uint (w, counts.overflow);
+  jw_key (w, "dropped_packets");
+  jw_uint (w, counts.dropped_packets);
   jw_object_end (w);
   *ret = json_writer_finish (w);
   return 0;
+}
+
+void
+netguard_refusals_forget (int cgroup_fd)
+{
+  cleanup_close int counts_fd = -1, refused = -1;
+  uint64_t id;
+
+  if (find_maps (cgroup_fd, &counts_fd, &refused) == 0
+      && netguard_cgroup_id (cgroup_fd, &id) == 0)
+    each_refusal (refused, id, forget, NULL);
 }

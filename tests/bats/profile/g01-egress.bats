@@ -363,3 +363,26 @@ only_ok() {
 	[ "$status" -eq 0 ]
 	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.overflow == 46 and (.refused | length) == 256 and .refused[0].count == 2)'
 }
+
+@test "G1 strict: a datagram from outside to a listener in the container is dropped by the skb program, and counted" {
+	prepare_bundle spec
+	make_test_host
+	update_config '.process.args = ["nc", "-u", "-l", "-p", "9999"]'
+	next_id
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" --pid-file "$BUNDLE/$CID.pid" "$CID" </dev/null >"$BUNDLE/$CID.out" 2>&1
+	wire_container "$(cat "$BUNDLE/$CID.pid")"
+	moat start "$CID"
+	[ "$status" -eq 0 ]
+	# Until the listener is up, a datagram gets an ICMP error, not the
+	# program: send until the count moves (bounded).
+	for _ in $(seq 1 100); do
+		ip netns exec "$HOST_NS" bash -c "echo hello >/dev/udp/$NET.2/9999" 2>/dev/null || true
+		moat events --stats "$CID"
+		[ "$(jq .data.network.dropped_packets <<<"$output")" -ge 1 ] && break
+		sleep 0.05
+	done
+	[ "$(jq .data.network.dropped_packets <<<"$output")" -ge 1 ]
+	moat delete -f "$CID"
+	[ "$status" -eq 0 ]
+	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.dropped_packets >= 1)'
+}
