@@ -364,23 +364,23 @@ only_ok() {
 	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.overflow == 46 and (.refused | length) == 256 and .refused[0].count == 2)'
 }
 
-@test "G1 strict: a datagram from outside to a listener in the container is dropped by the skb program, and counted" {
+@test "G1 strict: a connection from outside to a listener in the container is dropped by the skb program, and counted" {
 	prepare_bundle spec
 	make_test_host
-	update_config '.process.args = ["nc", "-u", "-l", "-p", "9999"]'
+	update_config '.process.args = ["sh", "-c", "nc -ll -p 9999 -e true </dev/null; sleep 1000"]'
 	next_id
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" --pid-file "$BUNDLE/$CID.pid" "$CID" </dev/null >"$BUNDLE/$CID.out" 2>&1
-	wire_container "$(cat "$BUNDLE/$CID.pid")"
+	pid=$(cat "$BUNDLE/$CID.pid")
+	wire_container "$pid"
 	moat start "$CID"
 	[ "$status" -eq 0 ]
-	# Until the listener is up, a datagram gets an ICMP error, not the
-	# program: send until the count moves (bounded).
-	for _ in $(seq 1 100); do
-		ip netns exec "$HOST_NS" bash -c "echo hello >/dev/udp/$NET.2/9999" 2>/dev/null || true
-		moat events --stats "$CID"
-		[ "$(jq .data.network.dropped_packets <<<"$output")" -ge 1 ] && break
-		sleep 0.05
-	done
+	wait_listen "$pid" 9999
+	# The SYN reaches the listening socket's ingress program, which drops
+	# it: the connect times out, and the count says why.
+	run ip netns exec "$HOST_NS" "$BUSYBOX" nc -w 1 "$NET.2" 9999 </dev/null
+	[ "$status" -ne 0 ]
+	moat events --stats "$CID"
+	[ "$status" -eq 0 ]
 	[ "$(jq .data.network.dropped_packets <<<"$output")" -ge 1 ]
 	moat delete -f "$CID"
 	[ "$status" -eq 0 ]
