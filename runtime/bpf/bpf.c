@@ -204,14 +204,18 @@ bpf_map_next_key (int map_fd, const void *key, void *ret_next)
 }
 
 int
-bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
+bpf_prog_maps_by_name (uint32_t prog_id, const char *const *names, int *ret_fds,
+                       size_t n)
 {
   union bpf_attr attr;
   struct bpf_prog_info info;
   uint32_t map_ids[16] = { 0 }; /* the kernel fills them; valgrind cannot
                                  * tell */
   cleanup_close int prog_fd = -1;
+  size_t found = 0;
 
+  for (size_t j = 0; j < n; j++)
+    ret_fds[j] = -1;
   memset (&attr, 0, sizeof (attr));
   attr.prog_id = prog_id;
   prog_fd = (int)bpf_sys (BPF_PROG_GET_FD_BY_ID, &attr);
@@ -226,7 +230,7 @@ bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
   attr.info.info = (uint64_t)(uintptr_t)&info;
   if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0)
     return -errno;
-  for (uint32_t i = 0; i < info.nr_map_ids && i < 16; i++)
+  for (uint32_t i = 0; i < info.nr_map_ids && i < 16 && found < n; i++)
     {
       struct bpf_map_info map;
       int map_fd;
@@ -241,14 +245,27 @@ bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
       attr.info.bpf_fd = (uint32_t)map_fd;
       attr.info.info_len = sizeof (map);
       attr.info.info = (uint64_t)(uintptr_t)&map;
-      if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) == 0
-          && strncmp (map.name, name, sizeof (map.name)) == 0)
-        {
-          *ret_fd = map_fd;
-          return 0;
-        }
-      close (map_fd);
+      if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) == 0)
+        for (size_t j = 0; j < n; j++)
+          if (ret_fds[j] < 0
+              && strncmp (map.name, names[j], sizeof (map.name)) == 0)
+            {
+              ret_fds[j] = map_fd;
+              map_fd = -1;
+              found++;
+              break;
+            }
+      if (map_fd >= 0)
+        close (map_fd);
     }
+  if (found == n)
+    return 0;
+  for (size_t j = 0; j < n; j++)
+    if (ret_fds[j] >= 0)
+      {
+        close (ret_fds[j]);
+        ret_fds[j] = -1;
+      }
   return -ENOENT;
 }
 

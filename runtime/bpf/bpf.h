@@ -55,9 +55,11 @@ int bpf_map_create (enum bpf_map_type type, uint32_t key_size,
 int bpf_map_lookup (int map_fd, const void *key, void *value);
 /* Set KEY to VALUE (BPF_ANY). 0 or -errno. */
 int bpf_map_update (int map_fd, const void *key, const void *value);
-/* The map named NAME among those the program with id PROG_ID uses:
- * *ret_fd, O_CLOEXEC. 0, or -errno (-ENOENT: none of that name). */
-int bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd);
+/* The maps named NAMES[0..N) among those the program with id PROG_ID
+ * uses, in one pass: ret_fds[i], O_CLOEXEC, for NAMES[i]. 0, or -errno
+ * (-ENOENT: one of them is not there; no fd is left open then). */
+int bpf_prog_maps_by_name (uint32_t prog_id, const char *const *names,
+                           int *ret_fds, size_t n);
 /* The next key after KEY (NULL: the first). 0, or -errno (-ENOENT: none). */
 int bpf_map_next_key (int map_fd, const void *key, void *ret_next);
 /* Delete KEY. 0 or -errno (-ENOENT: none). */

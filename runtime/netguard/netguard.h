@@ -51,9 +51,10 @@ int netguard_fallback (pid_t pid, const struct netguard_rules *r,
  * on their way in or out}. -ENOENT where no guard of moat's counts
  * (the fallback). */
 int netguard_refusals_json (int cgroup_fd, char **ret);
-/* Remove the container's entries from the refused map that containers
- * with the same rules share (delete, once they are read). */
-void netguard_refusals_forget (int cgroup_fd);
+/* The same for delete (RET NULL: not wanted), and the container's entries
+ * removed from the refused map that containers with the same rules share.
+ * -ENOENT where no guard of moat's counts. */
+int netguard_refusals_take (int cgroup_fd, char **ret);
 
 /* The lists fit the fallback (NETGUARD_FALLBACK_MAX_ENTRIES): create
  * checks before it chooses the fallback, so that start cannot fail. */

@@ -26,22 +26,25 @@ struct refusal
   struct netguard_refusal_count count;
 };
 
-/* The maps of the connect4 program moat attached to this cgroup. */
+/* The counters and the refused map of the connect4 program moat attached
+ * to this cgroup. */
 static int
 find_maps (int cgroup_fd, int *ret_counts, int *ret_refused)
 {
+  static const char *const names[]
+      = { NETGUARD_COUNTS_MAP, NETGUARD_REFUSED_MAP };
   uint32_t ids[16], n = 16;
+  int fds[2];
   int r = bpf_cgroup_query (cgroup_fd, BPF_CGROUP_INET4_CONNECT, ids, &n);
 
   if (r < 0)
     return r;
   for (uint32_t i = 0; i < n && i < 16; i++)
-    if (bpf_prog_map_by_name (ids[i], NETGUARD_COUNTS_MAP, ret_counts) == 0)
+    if (bpf_prog_maps_by_name (ids[i], names, fds, 2) == 0)
       {
-        if (bpf_prog_map_by_name (ids[i], NETGUARD_REFUSED_MAP, ret_refused)
-            == 0)
-          return 0;
-        close (*ret_counts);
+        *ret_counts = fds[0];
+        *ret_refused = fds[1];
+        return 0;
       }
   return -ENOENT;
 }
@@ -84,7 +87,7 @@ collect (int refused, const struct netguard_refusal_key *key, void *data)
 }
 
 static void
-forget (int refused, const struct netguard_refusal_key *key, void *data)
+forget_one (int refused, const struct netguard_refusal_key *key, void *data)
 {
   (void)data;
   (void)bpf_map_delete (refused, key);
@@ -154,18 +157,21 @@ jw_refusal (struct json_writer *w, const struct refusal *f)
   jw_object_end (w);
 }
 
-int
-netguard_refusals_json (int cgroup_fd, char **ret)
+/* The container's refusals, as JSON into *RET (RET NULL: not wanted);
+ * FORGET: and their entries removed from the shared map. */
+static int
+refusals_read (int cgroup_fd, bool forget, char **ret)
 {
   cleanup_close int counts_fd = -1, refused = -1;
   struct netguard_counts counts = { 0 };
   cleanup_free struct refusal *list = NULL;
-  struct refusal_list l;
+  struct refusal_list l = { NULL, 0 };
   struct json_writer *w;
   uint64_t id;
   int r;
 
-  *ret = NULL;
+  if (ret)
+    *ret = NULL;
   r = find_maps (cgroup_fd, &counts_fd, &refused);
   if (r == 0)
     r = netguard_cgroup_id (cgroup_fd, &id);
@@ -173,10 +179,18 @@ netguard_refusals_json (int cgroup_fd, char **ret)
     r = bpf_map_lookup (counts_fd, &id, &counts);
   if (r < 0)
     return r;
-  list = xcalloc (NETGUARD_REFUSALS_KEPT + 8, sizeof (*list));
-  l = (struct refusal_list){ list, 0 };
-  each_refusal (refused, id, collect, &l);
-  qsort (list, l.n, sizeof (*list), by_count);
+  /* Nothing kept: nothing in the shared map to walk. */
+  if (counts.n_kept > 0 && ret)
+    {
+      list = xcalloc (NETGUARD_REFUSALS_KEPT + 8, sizeof (*list));
+      l.list = list;
+      each_refusal (refused, id, collect, &l);
+      qsort (list, l.n, sizeof (*list), by_count);
+    }
+  if (counts.n_kept > 0 && forget)
+    each_refusal (refused, id, forget_one, NULL);
+  if (ret == NULL)
+    return 0;
 
   w = json_writer_new (false);
   jw_object_begin (w);
@@ -194,13 +208,14 @@ netguard_refusals_json (int cgroup_fd, char **ret)
   return 0;
 }
 
-void
-netguard_refusals_forget (int cgroup_fd)
+int
+netguard_refusals_json (int cgroup_fd, char **ret)
 {
-  cleanup_close int counts_fd = -1, refused = -1;
-  uint64_t id;
+  return refusals_read (cgroup_fd, false, ret);
+}
 
-  if (find_maps (cgroup_fd, &counts_fd, &refused) == 0
-      && netguard_cgroup_id (cgroup_fd, &id) == 0)
-    each_refusal (refused, id, forget, NULL);
+int
+netguard_refusals_take (int cgroup_fd, char **ret)
+{
+  return refusals_read (cgroup_fd, true, ret);
 }
