@@ -91,6 +91,19 @@ bpf_prog_load (enum bpf_prog_type type, enum bpf_attach_type expected,
   return 0;
 }
 
+/* BPF_OBJ_GET_INFO_BY_FD into INFO (zeroed first) of LEN bytes. */
+static int
+obj_info (int fd, void *info, uint32_t len)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.info.bpf_fd = (uint32_t)fd;
+  attr.info.info_len = len;
+  attr.info.info = (uint64_t)(uintptr_t)info;
+  return bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0 ? -errno : 0;
+}
+
 static int
 cgroup_op (int cmd, int cgroup_fd, int prog_fd, enum bpf_attach_type hook)
 {
@@ -224,11 +237,7 @@ bpf_prog_maps_by_name (uint32_t prog_id, const char *const *names, int *ret_fds,
   memset (&info, 0, sizeof (info));
   info.nr_map_ids = sizeof (map_ids) / sizeof (map_ids[0]);
   info.map_ids = (uint64_t)(uintptr_t)map_ids;
-  memset (&attr, 0, sizeof (attr));
-  attr.info.bpf_fd = (uint32_t)prog_fd;
-  attr.info.info_len = sizeof (info);
-  attr.info.info = (uint64_t)(uintptr_t)&info;
-  if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0)
+  if (obj_info (prog_fd, &info, sizeof (info)) < 0)
     return -errno;
   for (uint32_t i = 0; i < info.nr_map_ids && i < 16 && found < n; i++)
     {
@@ -241,11 +250,7 @@ bpf_prog_maps_by_name (uint32_t prog_id, const char *const *names, int *ret_fds,
       if (map_fd < 0)
         continue;
       memset (&map, 0, sizeof (map));
-      memset (&attr, 0, sizeof (attr));
-      attr.info.bpf_fd = (uint32_t)map_fd;
-      attr.info.info_len = sizeof (map);
-      attr.info.info = (uint64_t)(uintptr_t)&map;
-      if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) == 0)
+      if (obj_info (map_fd, &map, sizeof (map)) == 0)
         for (size_t j = 0; j < n; j++)
           if (ret_fds[j] < 0
               && strncmp (map.name, names[j], sizeof (map.name)) == 0)
@@ -308,18 +313,14 @@ bpf_obj_get (const char *path, int *ret_fd)
 int
 bpf_map_value_size (int map_fd, uint32_t *ret)
 {
-  union bpf_attr attr;
   struct bpf_map_info info;
+  int r;
 
   memset (&info, 0, sizeof (info));
-  memset (&attr, 0, sizeof (attr));
-  attr.info.bpf_fd = (uint32_t)map_fd;
-  attr.info.info_len = sizeof (info);
-  attr.info.info = (uint64_t)(uintptr_t)&info;
-  if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0)
-    return -errno;
-  *ret = info.value_size;
-  return 0;
+  r = obj_info (map_fd, &info, sizeof (info));
+  if (r == 0)
+    *ret = info.value_size;
+  return r;
 }
 
 int
@@ -331,4 +332,17 @@ bpf_map_delete (int map_fd, const void *key)
   attr.map_fd = (uint32_t)map_fd;
   attr.key = (uint64_t)(uintptr_t)key;
   return bpf_sys (BPF_MAP_DELETE_ELEM, &attr) < 0 ? -errno : 0;
+}
+
+int
+bpf_prog_id (int prog_fd, uint32_t *ret)
+{
+  struct bpf_prog_info info;
+  int r;
+
+  memset (&info, 0, sizeof (info));
+  r = obj_info (prog_fd, &info, sizeof (info));
+  if (r == 0)
+    *ret = info.id;
+  return r;
 }

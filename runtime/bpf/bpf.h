@@ -62,6 +62,9 @@ int bpf_prog_maps_by_name (uint32_t prog_id, const char *const *names,
                            int *ret_fds, size_t n);
 /* The next key after KEY (NULL: the first). 0, or -errno (-ENOENT: none). */
 int bpf_map_next_key (int map_fd, const void *key, void *ret_next);
+/* The id of the program PROG_FD (as bpftool and BPF_PROG_QUERY name it).
+ * 0 or -errno. */
+int bpf_prog_id (int prog_fd, uint32_t *ret);
 /* Delete KEY. 0 or -errno (-ENOENT: none). */
 int bpf_map_delete (int map_fd, const void *key);
 /* The value size of the map. 0 or -errno. */
