@@ -230,22 +230,8 @@ global_cb (void *p, int id, const char *val, struct moat_error **err)
 static char *
 printable_id (const char *id)
 {
-  char *out;
-  size_t n = 0;
-
-  if (container_id_check (id, NULL) == 0)
-    return xstrdup (id);
-  out = xmalloc (64 * 4 + 4);
-  for (size_t i = 0; id[i] && i < 64; i++)
-    {
-      unsigned char c = (unsigned char)id[i];
-      if (c < 0x20 || c == 0x7f)
-        n += sprintf (out + n, "\\x%02x", c);
-      else
-        out[n++] = (char)c;
-    }
-  strcpy (out + n, strlen (id) > 64 ? "..." : "");
-  return out;
+  return container_id_check (id, NULL) == 0 ? xstrdup (id)
+                                            : printable_text (id, 64);
 }
 
 static void
@@ -455,8 +441,10 @@ main (int argc, char **argv)
     {
       const char *msg = err && err->msg ? err->msg : "failed";
       cleanup_free char *id = ctx.id ? printable_id (ctx.id) : NULL;
-      cleanup_free char *full = id ? xasprintf ("%s %s: %s", ctx.verb, id, msg)
-                                   : xasprintf ("%s: %s", ctx.verb, msg);
+      cleanup_free char *shown = printable_text (msg, SIZE_MAX);
+      cleanup_free char *full
+          = id ? xasprintf ("%s %s: %s", ctx.verb, id, shown)
+               : xasprintf ("%s: %s", ctx.verb, shown);
       fprintf (stderr, "moat: %s\n", full);
       log_error (msg);
     }

@@ -191,7 +191,7 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
   for (; l && *told < l->n; (*told)++)
     {
       const struct override *o = &l->v[*told];
-      const char *asked = o->asked ? o->asked : "(empty)";
+      cleanup_free char *asked = NULL, *path = NULL;
       const char *why;
 
       /* Told with its reason at create (container_warn_ignored). */
@@ -209,9 +209,10 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
       else
         continue;
       /* A privileged config lists every host device: one line still. */
-      fprintf (stderr, "moat: %s%s%s: warning: %s: asked %.300s%s, %s%s (%s)\n",
-               verb, id ? " " : "", id ? id : "", o->path, asked,
-               strlen (asked) > 300 ? "..." : "",
+      asked = printable_text (o->asked ? o->asked : "(empty)", 300);
+      path = printable_text (o->path, 300);
+      fprintf (stderr, "moat: %s%s%s: warning: %s: asked %s, %s%s (%s)\n", verb,
+               id ? " " : "", id ? id : "", path, asked,
                o->enforced ? "holds " : "ignored",
                o->enforced ? o->enforced : "", why);
     }

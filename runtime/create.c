@@ -32,6 +32,7 @@
 #include "../policy/profile.h"
 #include "seccomp/seccomp.h"
 #include "seccomp/seccomp_agent.h"
+#include "seccomp/seccomp_refusals.h"
 #include "init/selinux.h"
 #include "init/landlock.h"
 #include "statedir.h"
@@ -219,9 +220,12 @@ container_warn_ignored (const struct override_list *ov)
   for (size_t i = 0; i < ov->n; i++)
     if (ov->v[i].kind == OVERRIDE_IGNORED
         && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
-      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
-               ov->v[i].asked ? ov->v[i].asked : "",
-               ov->v[i].enforced ? ov->v[i].enforced : "");
+      {
+        cleanup_free char *asked
+            = printable_text (ov->v[i].asked ? ov->v[i].asked : "", 300);
+        fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
+                 asked, ov->v[i].enforced ? ov->v[i].enforced : "");
+      }
 }
 
 /* ROOT/ID, locked: from here on the id is taken. */
@@ -426,7 +430,8 @@ phase_clone (struct create_ctx *c, struct moat_error **err)
   ia->ns_fds[NS_PID] = ia->ns_fds[NS_TIME] = -1;
   ia->mount_src_fds = c->src_fds;
   ia->seccomp_config = c->sc_config.n_insns ? &c->sc_config : NULL;
-  ia->seccomp_builtin = &c->sc_builtin;
+  ia->seccomp_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
+                                            &c->sc_builtin, &ia->refusal_sock);
   ia->cgroup_mode = c->cgmode;
   ia->no_pivot = c->o->no_pivot;
   ia->new_userns
@@ -621,10 +626,22 @@ phase_terminal (struct create_ctx *c, struct moat_error **err)
 static int
 phase_ready (struct create_ctx *c, struct moat_error **err)
 {
+  cleanup_free char *exec_list = NULL;
   int r;
 
-  r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
-                           c->pid, c->state_json, err);
+  /* G14: kept for `moat exec` (landlock.c); none: exec reads the
+   * directories itself. */
+  r = sync_recv_data (c->sync_fd, SYNC_LANDLOCK_EXEC, &exec_list, err);
+  if (r == 0 && exec_list[0])
+    {
+      r = write_file_atomic (c->dirfd, LANDLOCK_EXEC_LIST_FILE, exec_list,
+                             strlen (exec_list), 0600);
+      if (r < 0)
+        return moat_fail (err, -r, "writing %s", LANDLOCK_EXEC_LIST_FILE);
+    }
+  if (r == 0)
+    r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
+                             c->pid, c->state_json, err);
   if (r < 0)
     return r;
   debug_pause ("before-ready");
