@@ -332,7 +332,8 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
-      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
+      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, NETGUARD_PIN_DIR,
+                           err);
       if (r < 0)
         return moat_error_wrap (err, "network guard");
       c->st.netguard = "cgroup-bpf";

@@ -332,14 +332,15 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
     }
   if (st->cgroup && cgroup_open (st->cgroup, &cg, NULL) == 0)
     {
-      /* Read before the cgroup, and with it the guard, goes. */
-      if (g->audit && cgroup_unified_fd (cg) >= 0)
+      /* Read (and taken out of the map containers share) before the
+       * cgroup, and with it the guard, goes. */
+      if (cgroup_unified_fd (cg) >= 0)
         {
-          free (g->audit->refused_connects);
-          if (netguard_refusals_json (cgroup_unified_fd (cg),
-                                      &g->audit->refused_connects)
-              < 0)
-            g->audit->refused_connects = NULL;
+          char **into = g->audit ? &g->audit->refused_connects : NULL;
+          if (into)
+            free (*into);
+          if (netguard_refusals_take (cgroup_unified_fd (cg), into) < 0 && into)
+            *into = NULL;
         }
       r = cgroup_destroy (cg, err);
       cgroup_free (cg);
