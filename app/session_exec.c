@@ -104,7 +104,8 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
                           .user = o->user,
                           .detach = true,
                           .sub_cgroup = cgpath,
-                          .ret_pid = &rs->pid };
+                          .ret_pid = &rs->pid,
+                          .refusals = &rs->refusals };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   struct cgroup *cg = NULL;
   struct sandbox_pipes pipes;
@@ -113,9 +114,11 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
   signal (SIGPIPE, SIG_IGN);
   rs->started_ms = sandbox_now_ms ();
   rs->started_ns = sandbox_now_ns ();
-  if (sandbox_pipes_in (&pipes, infd, err) < 0)
+  if (seccomp_refusals_open (&rs->refusals, err) < 0
+      || sandbox_pipes_in (&pipes, infd, err) < 0)
     return -1;
   r = container_exec (g, &eo, &status, err);
+  seccomp_refusals_started (&rs->refusals);
   sandbox_pipes_out (&pipes, rs, devnull, so->output_limit, so->stderr_fd);
   if (r == 0)
     r = cgroup_open (cgpath, &cg, err);
@@ -132,6 +135,7 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
     }
   cgroup_free (cg);
   sandbox_streams_close (rs);
+  seccomp_refusals_clear (&rs->refusals);
   return r;
 }
 

@@ -50,14 +50,6 @@ cleanup_overridesp (struct override_list *l)
 }
 #define cleanup_overrides __attribute__ ((cleanup (cleanup_overridesp)))
 
-/* The container's effective profile as create decided it (ROOT/ID/
- * policy.json), for the verbs that still judge new input against it
- * (update's resources, start's fallback guard). A state dir without
- * policy.json, or with another version of it, is refused.
- * container_policy.c. */
-int container_load_policy (const struct moat_globals *g, int dirfd,
-                           const struct container_state *st,
-                           struct profile **ret, struct moat_error **err);
 /* The decision as create saved it, read without the policy: the final
  * spec as applied and the bounds of every process (exec, start, delete). */
 struct decision;
@@ -133,6 +125,12 @@ int container_adopt_userns (struct spec *s, const struct profile *p,
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
                                        struct moat_error **err);
+/* create's warnings on stderr: a nameserver the guard refuses anyway;
+ * the network requests (run.moat.*) the profile ignored. container.c. */
+void container_warn_dns (const struct profile *p, const struct cidr *dns,
+                         size_t n_dns);
+void container_warn_ignored (const struct override_list *ov);
+
 /* What create hands a `start` in the same process (run, sandbox): the
  * state dir still locked, the state as saved, the final spec. start then
  * reads none of what create has just written. create_carry_release

@@ -95,48 +95,57 @@ warn_hook (const char *what, struct moat_error **err)
 }
 
 /* No cgroup v2 hierarchy: the guard is set up in the container's network
- * namespace before its first instruction, with the nameservers create
- * read (saved with the decision), not resolv.conf as it is now. */
+ * namespace before its first instruction, with the lists and the
+ * nameservers create judged (saved with the decision), not with the
+ * operator config or resolv.conf as they are now. */
 static int
-start_fallback_guard (const struct moat_globals *g, int dirfd,
-                      const struct container_state *st, struct moat_error **err)
+start_fallback_guard (const struct container_state *st,
+                      const struct decision *d, struct moat_error **err)
 {
-  cleanup_profile struct profile *eff = NULL;
-  cleanup_decision struct decision *d = NULL;
-  struct netguard_rules rules;
+  const struct decision_guard *saved = &d->guard;
   struct cidr dns[NETGUARD_MAX_DNS];
   size_t n_dns = 0;
+  struct netguard_rules rules = {
+    .egress = saved->egress,
+    .allowlist = saved->allowlist,
+    .deny = saved->deny,
+    .n_deny = saved->n_deny,
+    .allow = saved->allow,
+    .n_allow = saved->n_allow,
+    .private_nets = saved->private_nets,
+    .n_private = saved->n_private,
+  };
   int r;
 
-  r = container_load_decision (g, dirfd, st, &d, err);
-  if (r == 0)
-    r = container_load_policy (g, dirfd, st, &eff, err);
-  if (r < 0)
-    return r;
   for (size_t i = 0; d->nameservers[i] && n_dns < NETGUARD_MAX_DNS; i++)
     if (cidr_parse (d->nameservers[i], &dns[n_dns]) == 0)
       n_dns++;
-  profile_netguard_rules (eff, dns, n_dns, &rules);
+  rules.dns = dns;
+  rules.n_dns = n_dns;
   r = netguard_fallback (st->pid, &rules, err);
   if (r < 0)
     return moat_error_wrap (err, "network guard (fallback)");
   return 0;
 }
 
-/* start of a container known to be "created": s is its final spec. */
+/* start of a container known to be "created": s is its final spec, d its
+ * saved decision where the caller read it (NULL: read here if needed). */
 static int
 start_created (const struct moat_globals *g, int dirfd,
                struct container_state *st, const struct spec *s,
-               struct moat_error **err)
+               const struct decision *d, struct moat_error **err)
 {
   cleanup_close int fifo = -1;
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
+  cleanup_decision struct decision *loaded = NULL;
   int r;
 
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
-      r = start_fallback_guard (g, dirfd, st, err);
+      r = d ? 0 : container_load_decision (g, dirfd, st, &loaded, err);
+      if (r == 0)
+        r = start_fallback_guard (st, d ? d : loaded, err);
       if (r < 0)
         return r;
     }
@@ -193,7 +202,7 @@ container_start (const struct moat_globals *g, const char *id,
   r = container_load_decision (g, dirfd, st, &d, err);
   if (r < 0)
     return r;
-  return start_created (g, dirfd, st, d->spec, err);
+  return start_created (g, dirfd, st, d->spec, d, err);
 }
 
 /* Create has just made it, and held the lock since: it is "created" (or
@@ -202,7 +211,7 @@ int
 container_start_carried (const struct moat_globals *g,
                          struct create_carry *carry, struct moat_error **err)
 {
-  int r = start_created (g, carry->dirfd, carry->st, carry->spec, err);
+  int r = start_created (g, carry->dirfd, carry->st, carry->spec, NULL, err);
   (void)flock (carry->dirfd, LOCK_UN);
   return r;
 }
@@ -357,14 +366,15 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
     cgroup_open (st->cgroup, &cg, NULL);
   if (cg)
     {
-      /* Read before the cgroup, and with it the guard, goes. */
-      if (g->audit && cgroup_unified_fd (cg) >= 0)
+      /* Read (and taken out of the map containers share) before the
+       * cgroup, and with it the guard, goes. */
+      if (cgroup_unified_fd (cg) >= 0)
         {
-          free (g->audit->refused_connects);
-          if (netguard_refusals_json (cgroup_unified_fd (cg),
-                                      &g->audit->refused_connects)
-              < 0)
-            g->audit->refused_connects = NULL;
+          char **into = g->audit ? &g->audit->refused_connects : NULL;
+          if (into)
+            free (*into);
+          if (netguard_refusals_take (cgroup_unified_fd (cg), into) < 0 && into)
+            *into = NULL;
         }
       r = cgroup_destroy (cg, err);
       cgroup_free (cg);
@@ -385,7 +395,7 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       char real[PATH_MAX];
       if (realpath (g->root, real))
         userns_block_release (d ? d->userns_pool_dir
-                                : g->profile->userns_pool_dir,
+                                : g->profile->config.userns_pool_dir,
                               st->userns_host_id, real, st->id);
     }
   return r;
