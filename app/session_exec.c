@@ -156,7 +156,8 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
                              .output_limit = o->output_limit,
                              .result_file = o->result_file,
                              .stderr_fd = o->stderr_fd,
-                             .json = o->json };
+                             .json = o->json,
+                             .all_overrides = o->all_overrides };
   int r;
 
   memset (&rs, 0, sizeof (rs));

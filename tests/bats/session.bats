@@ -317,6 +317,19 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session: an exec's record lists only the overrides it caused, all with --all-overrides" {
+	new_session
+	ms exec --json "$SID" -- true
+	[ "$status" -eq 0 ]
+	[ "$(echo "${lines[-1]}" | jq -c .overrides)" = "[]" ]
+	ms exec --json --env GH_TOKEN=x "$SID" -- true
+	[ "$(echo "${lines[-1]}" | jq -c '[.overrides[] | [.path, .asked]]')" = '[["process.env","GH_TOKEN"]]' ]
+	ms exec --json --all-overrides "$SID" -- true
+	[ "$(echo "${lines[-1]}" | jq '[.overrides[] | select(.path == "process.noNewPrivileges")] | length')" = 1 ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session: --user at create is each exec's and put's, exec --user overrides; HOME is writable; default deadline and cap" {
 	new_session --user 1000:1000
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'id -u; echo x >"$HOME/f" && cat "$HOME/f"'
