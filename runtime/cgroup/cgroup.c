@@ -342,8 +342,8 @@ frozen_by (const struct cgroup_hier *h)
 }
 
 int
-cgroup_create (const char *rel, const struct spec_resources *res,
-               struct cgroup **ret, struct moat_error **err)
+cg_create_in (const char *rel, const struct spec_resources *res, unsigned ctrls,
+              struct cgroup **ret, struct moat_error **err)
 {
   __attribute__ ((cleanup (cgroup_discardp))) struct cgroup *cg = NULL;
   int r = cgroup_new (rel, &cg, err);
@@ -353,6 +353,8 @@ cgroup_create (const char *rel, const struct spec_resources *res,
   for (size_t i = 0; i < cg->n_hiers; i++)
     {
       struct cgroup_hier *h = &cg->hiers[i];
+      if (!(h->ctrls & ctrls))
+        continue;
       r = cg_make_dirs (cg, h, err);
       if (r < 0)
         return moat_error_wrap (err, "creating cgroup %s", rel);
@@ -379,6 +381,13 @@ cgroup_create (const char *rel, const struct spec_resources *res,
     return moat_error_wrap (err, "creating cgroup %s", rel);
   *ret = steal_pointer (&cg);
   return 0;
+}
+
+int
+cgroup_create (const char *rel, const struct spec_resources *res,
+               struct cgroup **ret, struct moat_error **err)
+{
+  return cg_create_in (rel, res, ~0u, ret, err);
 }
 
 int

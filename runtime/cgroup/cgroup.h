@@ -64,6 +64,15 @@ int cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path,
  * Fails if it already holds processes. */
 int cgroup_create (const char *rel, const struct spec_resources *res,
                    struct cgroup **ret, struct moat_error **err);
+/* A cgroup beneath a container's to count and kill one process tree in
+ * (a session exec's): on cgroup v1 and hybrid hosts made only in the
+ * hierarchies that count (cpuacct, memory, pids) or hold a tree still
+ * (freezer), *ret_controllers their names ("cpuacct,memory,pids,freezer")
+ * for cgroup_add_pid_sub; in the other hierarchies the tree stays in the
+ * container's cgroup, whose limits and filters hold either way. On cgroup
+ * v2, the one hierarchy, *ret_controllers NULL. */
+int cgroup_create_tracking (const char *rel, struct cgroup **ret,
+                            char **ret_controllers, struct moat_error **err);
 /* Open an existing one (later verbs). -ENOENT if gone. */
 int cgroup_open (const char *rel, struct cgroup **ret, struct moat_error **err);
 void cgroup_free (struct cgroup *cg);

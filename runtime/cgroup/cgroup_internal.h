@@ -259,4 +259,8 @@ int cg_write_pair (struct cgroup_hier *h, const char *file1, const char *value1,
  * reached. */
 bool cg_backoff (unsigned *tries);
 
+/* cgroup_create in the hierarchies carrying one of ctrls (CG_*) only. */
+int cg_create_in (const char *rel, const struct spec_resources *res,
+                  unsigned ctrls, struct cgroup **ret, struct moat_error **err);
+
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -140,5 +141,32 @@ cgroup_add_pid_sub (struct cgroup *cg, pid_t pid, char *const *subs,
       if (r < 0)
         return r;
     }
+  return 0;
+}
+
+int
+cgroup_create_tracking (const char *rel, struct cgroup **ret,
+                        char **ret_controllers, struct moat_error **err)
+{
+  const unsigned tracking = CG_CPUACCT | CG_MEMORY | CG_PIDS | CG_FREEZER;
+  enum cgroup_mode mode;
+  struct cgroup *cg = NULL;
+  int r = cgroup_mode (&mode, err);
+
+  if (r == 0)
+    r = cg_create_in (rel, NULL, mode == CGROUP_MODE_V2 ? CG_UNIFIED : tracking,
+                      &cg, err);
+  if (r < 0)
+    return r;
+  *ret_controllers = NULL;
+  for (size_t i = 0; mode != CGROUP_MODE_V2 && i < cg->n_hiers; i++)
+    if (cg->hiers[i].fd >= 0)
+      {
+        char *had = *ret_controllers;
+        *ret_controllers = had ? xasprintf ("%s,%s", had, cg->hiers[i].name)
+                               : xstrdup (cg->hiers[i].name);
+        free (had);
+      }
+  *ret = cg;
   return 0;
 }

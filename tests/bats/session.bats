@@ -131,6 +131,24 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: the command's own cgroup is made only where it is counted or frozen (v1: cpuacct, memory, pids, freezer)" {
+	mountpoint -q /sys/fs/cgroup/pids || skip "no cgroup v1 pids hierarchy"
+	new_session
+	ms exec "$SID" -- cat /proc/self/cgroup
+	[ "$status" -eq 0 ]
+	# the session's cgroup namespace: its own cgroup is /
+	for h in pids memory freezer; do
+		echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_]+)*:/exec-[0-9a-f]+\$"
+	done
+	for h in cpu cpuset devices blkio name=systemd; do
+		if echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_]+)*:"; then
+			echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_=]+)*:/\$"
+		fi
+	done
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: moat killed with SIGKILL takes its command's tree, not the session" {
 	new_session
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$SID" -- \
