@@ -252,6 +252,12 @@ nothing_left() {
 	ms put "$SID" "$WORK/src/a.txt" /a.txt
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "moat: session put $SID: /a.txt: Read-only file system" ]]
+	# more than a pipe holds: the copy fails before reading it, one line
+	# still (moat used to die of SIGPIPE without a word)
+	head -c 1M /dev/zero >"$WORK/big"
+	ms put "$SID" "$WORK/big" /big
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: session put $SID: /big: Read-only file system" ]]
 	ms get "$SID" /no/such "$WORK/out"
 	[ "$status" -eq 1 ]
 	ms rm "$SID"
