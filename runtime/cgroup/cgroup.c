@@ -604,6 +604,14 @@ cgroup_pids (struct cgroup *cg, pid_t **ret, size_t *ret_n,
   return 0;
 }
 
+static bool
+cgroup_is_empty (struct cgroup *cg)
+{
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0;
+  return cgroup_pids (cg, &pids, &n, NULL) == 0 && n == 0;
+}
+
 static int
 signal_pids (struct cgroup *cg, int sig, struct moat_error **err)
 {
@@ -632,6 +640,10 @@ cgroup_kill_all (struct cgroup *cg, int sig, struct moat_error **err)
       r = cg_write (unified, "cgroup.kill", "1", err);
       return r < 0 ? moat_error_wrap (err, "killing cgroup %s", cg->rel) : 0;
     }
+  /* Nothing in it (a session exec whose command has ended): nothing can
+   * fork in there either, and freezing it is two writes for nothing. */
+  if (cgroup_is_empty (cg))
+    return 0;
   /* Otherwise hold the set still while we signal it, as runc does; where
    * there is no freezer a fork may slip through, and destroy loops. */
   if (cg->backend->is_frozen (cg, &was_frozen, &ignored) < 0)
@@ -695,7 +707,8 @@ cgroup_destroy (struct cgroup *cg, struct moat_error **err)
           return moat_fail (err, -r, "destroying cgroup %s", cg->rel);
         }
     }
-  cg_remove_moat_parents (cg);
+  if (!cg->keep_parents)
+    cg_remove_moat_parents (cg);
   cg_systemd_release (cg);
   return 0;
 }

@@ -129,6 +129,7 @@ struct cgroup
   struct cgroup_hier *hiers;
   size_t n_hiers;
   const struct cgroup_backend *backend;
+  bool keep_parents; /* a tracking cgroup: its parent is a live container's */
 };
 
 /* cgroup_devices.c: the device rules as a BPF_PROG_TYPE_CGROUP_DEVICE

@@ -158,6 +158,7 @@ cgroup_create_tracking (const char *rel, struct cgroup **ret,
                       &cg, err);
   if (r < 0)
     return r;
+  cg->keep_parents = true;
   *ret_controllers = NULL;
   for (size_t i = 0; mode != CGROUP_MODE_V2 && i < cg->n_hiers; i++)
     if (cg->hiers[i].fd >= 0)
