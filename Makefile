@@ -157,7 +157,7 @@ check-host: deps $(BUILD)/moat test-bins $(UNIT_BINS)
 
 bench: deps $(BUILD)/moat
 	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/bench.sh
-	MOAT=$(CURDIR)/$(BUILD)/moat bench/sandbox.sh
+	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/sandbox.sh
 
 # The config.json parsers under libFuzzer with ASan and UBSan. The fuzzer
 # links against an archive of the library built for it: the linker takes
