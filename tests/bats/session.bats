@@ -430,18 +430,32 @@ readme_setup() {
 	[ -z "$(ls "$ROOT")" ]
 }
 
-@test "session: the README's Python example runs as written and prints what it says" {
-	readme_setup
-	mkdir -p "$WORK/job"
-	readme_block session-python >"$WORK/example.py"
-	grep -q '^asyncio.run(main())' "$WORK/example.py"
+# The README's Python block $1 run in $WORK with the package of this tree;
+# its output in $output. $2: a line the block must have.
+run_readme_python() {
 	local repo
+	readme_block "$1" >"$WORK/example.py"
+	grep -q "$2" "$WORK/example.py"
 	repo="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 	run env -C "$WORK" MOAT="$WORK/bin/moat" PYTHONPATH="$repo/contrib/python" PYTHONDONTWRITEBYTECODE=1 \
 		/usr/bin/python3 "$WORK/example.py" </dev/null
 	echo "$output" >&2
+}
+
+@test "session: the README's Python example runs as written and prints what it says" {
+	readme_setup
+	mkdir -p "$WORK/job"
+	run_readme_python session-python '^asyncio.run(main())'
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "42 0" ]
 	[ "${lines[1]}" = "['0', '1', '2']" ]
+	nothing_left
+}
+
+@test "session: the README's run_code example runs as written and prints what it says" {
+	readme_setup
+	run_readme_python run-code-python run_code
+	[ "$status" -eq 0 ]
+	[ "$output" = 42 ]
 	nothing_left
 }
