@@ -2,11 +2,12 @@
 its state, each with a deadline and an output cap. The session is
 host_usr=True (the host's python3). See conftest.py."""
 
+import asyncio
 import shutil
 
 import pytest
 
-from moat_sandbox import Session
+from moat_sandbox import AsyncSession, Session
 
 
 @pytest.fixture
@@ -50,3 +51,13 @@ def test_a_cell_past_its_deadline_kills_the_interpreter_the_next_starts_fresh(py
     assert rec["fresh"] is True and rec["error"]["name"] == "NameError"
     # the session itself lives on
     assert py.exec("echo alive")["stdout_text"] == "alive\n"
+
+
+async def test_async_cells_keep_state_and_run_one_at_a_time(env):
+    if shutil.which("python3") is None:
+        pytest.skip("no python3 on the host for host_usr")
+    async with AsyncSession(moat=env["moat"], root=env["root"], config=env["config"],
+                            host_usr=True) as s:
+        await s.run_code("n = 0")
+        recs = await asyncio.gather(*(s.run_code("n += 1\nn") for _ in range(5)))
+        assert sorted(r["value"] for r in recs) == ["1", "2", "3", "4", "5"]

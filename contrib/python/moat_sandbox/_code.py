@@ -19,9 +19,9 @@ import os
 import selectors
 import subprocess
 import time
-from typing import IO, List, Optional, Union
+from typing import IO, Any, Dict, List, Optional, Union
 
-from ._core import Record, parse_duration
+Record = Dict[str, Any]  # as _core's (which imports this module)
 
 DEFAULT_CELL_TIMEOUT_S = 60.0
 DEFAULT_CELL_OUTPUT_LIMIT = 1 << 20
@@ -104,6 +104,7 @@ class CodeInterpreter:
             self._start(head, session_id)
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        from ._core import parse_duration  # _core imports this module
         deadline = parse_duration(timeout)
         limit_s = DEFAULT_CELL_TIMEOUT_S if deadline is None else deadline
         request = json.dumps({"code": code, "output_limit": output_limit}) + "\n"

@@ -10,7 +10,7 @@ import tempfile
 import time
 from typing import Dict, List, Optional, Tuple, Union
 
-from ._code import DEFAULT_CELL_OUTPUT_LIMIT, CodeInterpreter
+from ._code import DEFAULT_CELL_OUTPUT_LIMIT
 from ._core import (SANDBOX_OPTIONS, Callback, Command, MoatTimeout, Record, SessionBase,
                     command_argv, fail, finish_record, global_flags, moat_binary,
                     moat_deadline, option_flags)
@@ -127,8 +127,6 @@ class Session(SessionBase):
     removed on leaving the with block (or close()).
     """
 
-    _interpreter: Optional[CodeInterpreter] = None
-
     def create(self) -> str:
         out = _simple(self._create_argv(), self._moat_timeout)
         sid: str = json.loads(out)["id"]
@@ -166,16 +164,11 @@ class Session(SessionBase):
         past timeout, default 60 s: the interpreter was killed, its state
         is gone), "interpreter_died", "fresh" (this cell started a new
         interpreter)."""
-        if self.id is None:
-            raise RuntimeError("the session is not created (use with, or create())")
-        if self._interpreter is None:
-            self._interpreter = CodeInterpreter()
-        return self._interpreter.run(self._argv("exec"), self.id, code, timeout, output_limit)
+        interpreter, sid = self._code_interpreter()
+        return interpreter.run(self._argv("exec"), sid, code, timeout, output_limit)
 
     def close(self) -> None:
-        if self._interpreter is not None:
-            self._interpreter.stop()
-            self._interpreter = None
+        self._drop_interpreter()
         if self.id is not None:
             _simple(self._argv("rm", self.id), self._moat_timeout)
             self.id = None
