@@ -81,7 +81,9 @@ $(BUILD)/tests/unit/libunit.a: $(UNIT_LIB_OBJS)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD $@"; $(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ $(LDFLAGS) -o $@ $< \
-	  $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
+	  $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a $(PC_LIBS) $(UNIT_LIBS) -lcmocka
+# A fake systemd on a socketpair serves the systemd driver's wait.
+$(BUILD)/tests/unit/test_cgroup_systemd: UNIT_LIBS = $(shell $(PKG_CONFIG) --libs libsystemd)
 
 # Small static helpers run inside containers (no libc of the rootfs needed).
 $(BUILD)/tests/cmd/%: tests/cmd/%.c

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../runtime/cgroup/cgroup.h"
+#include "../runtime/seccomp/seccomp_refusals.h"
 #include "../policy/profile.h"
 #include "image.h"
 #include "sandbox.h"
@@ -62,6 +63,7 @@ struct sandbox_run_state
   int64_t started_ns, ended_ns; /* for the record's wall time */
   struct cgroup_usage use;
   struct sandbox_stream out, err;
+  struct seccomp_refusals refusals; /* the payload's, by syscall name */
 };
 
 /* What a sandbox or a session is made of before its container exists:

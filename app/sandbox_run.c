@@ -52,6 +52,12 @@ jw_outcome (struct json_writer *w, const struct sandbox_run_state *rs)
   jw_bool (w, rs->use.oom_kills > 0);
   jw_key (w, "pids_limit_hit");
   jw_bool (w, rs->use.pids_limit_hits > 0);
+  if (rs->refusals.on)
+    {
+      cleanup_free char *refused = seccomp_refusals_json (&rs->refusals);
+      jw_key (w, "refused_syscalls");
+      jw_raw (w, refused);
+    }
 }
 
 static void
@@ -269,8 +275,8 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->profile->image_cache, o->image, ret_rootfs, ret_digest,
-                     ret_imglock, ret_img, &notes, err)
+  if (image_prepare (g->profile->config.image_cache, o->image, ret_rootfs,
+                     ret_digest, ret_imglock, ret_img, &notes, err)
       < 0)
     return -1;
   if (notes.devices_skipped || notes.setid_stripped)
@@ -318,7 +324,8 @@ sandbox_execute (const struct moat_globals *g, const char *id,
                  const char *bundle, const struct sandbox_opts *o, int infd,
                  struct sandbox_run_state *rs, struct moat_error **err)
 {
-  struct create_opts co = { .id = id, .bundle = bundle };
+  struct create_opts co
+      = { .id = id, .bundle = bundle, .refusals = &rs->refusals };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   cleanup_close int dirfd = -1;
   cleanup_state struct container_state *st = NULL;
@@ -327,9 +334,11 @@ sandbox_execute (const struct moat_globals *g, const char *id,
   int master = -1;
   int r;
 
-  if (sandbox_pipes_in (&pipes, infd, err) < 0)
+  if (seccomp_refusals_open (&rs->refusals, err) < 0
+      || sandbox_pipes_in (&pipes, infd, err) < 0)
     return -1;
   r = container_create_internal (g, &co, true, &rs->pid, &master, err);
+  seccomp_refusals_started (&rs->refusals);
   sandbox_pipes_out (&pipes, rs, devnull, o->output_limit, o->stderr_fd);
   if (r == 0)
     r = container_load (g, id, false, NULL, &dirfd, &st, err);
@@ -351,6 +360,7 @@ sandbox_execute (const struct moat_globals *g, const char *id,
   if (cg)
     cgroup_free (cg);
   sandbox_streams_close (rs);
+  seccomp_refusals_clear (&rs->refusals);
   return r;
 }
 
@@ -444,7 +454,8 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
   /* The caller's --workdir is a volume (writable, executable) for this
    * sandbox's profile only. */
   ret->profile = profile_dup (g->profile);
-  ret->profile->caller_volume = ret->workdir ? xstrdup (ret->workdir) : NULL;
+  ret->profile->config.caller_volume
+      = ret->workdir ? xstrdup (ret->workdir) : NULL;
   return 0;
 }
 
@@ -530,7 +541,7 @@ sandbox_cache_list (const struct moat_globals *g, FILE *out,
                     struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_list (g->profile->image_cache, out, err);
+  return image_cache_list (g->profile->config.image_cache, out, err);
 }
 
 int
@@ -538,5 +549,5 @@ sandbox_cache_prune (const struct moat_globals *g, FILE *out,
                      struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_prune (g->profile->image_cache, out, err);
+  return image_cache_prune (g->profile->config.image_cache, out, err);
 }

@@ -348,7 +348,7 @@ session_hold_image (const struct moat_globals *g, const char *digest,
 
   if (holder == NULL)
     return moat_fail (err, errno, "session %s", dir);
-  return image_hold (g->profile->image_cache, digest, id, holder, err);
+  return image_hold (g->profile->config.image_cache, digest, id, holder, err);
 }
 
 int

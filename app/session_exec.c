@@ -109,7 +109,8 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
                           .user = o->user,
                           .detach = true,
                           .cgroup_subs = subs,
-                          .ret_pid = &rs->pid };
+                          .ret_pid = &rs->pid,
+                          .refusals = &rs->refusals };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   struct cgroup *cg = NULL;
   struct sandbox_pipes pipes;
@@ -126,13 +127,16 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
             ? xasprintf ("%s:%s", controllers, strrchr (cgpath, '/') + 1)
             : xstrdup (strrchr (cgpath, '/') + 1);
   subs[0] = sub;
-  if (sandbox_pipes_in (&pipes, infd, err) < 0)
+  if (seccomp_refusals_open (&rs->refusals, err) < 0
+      || sandbox_pipes_in (&pipes, infd, err) < 0)
     {
+      seccomp_refusals_clear (&rs->refusals);
       cgroup_destroy (cg, NULL);
       cgroup_free (cg);
       return -1;
     }
   r = container_exec (g, &eo, &status, err);
+  seccomp_refusals_started (&rs->refusals);
   sandbox_pipes_out (&pipes, rs, devnull, so->output_limit, so->stderr_fd);
   if (r == 0)
     {
@@ -147,6 +151,7 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
   cgroup_destroy (cg, NULL);
   cgroup_free (cg);
   sandbox_streams_close (rs);
+  seccomp_refusals_clear (&rs->refusals);
   return r;
 }
 

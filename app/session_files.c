@@ -69,6 +69,77 @@ send_header (int out, char type, mode_t mode, const char *name, uint64_t size)
   return 0;
 }
 
+/* A file's bytes go as extents, each a hole to skip and the data after
+ * it, so that a sparse file stays sparse: a payload's 1 TB hole in 64 MiB
+ * of scratch must not become 1 TB on the host's disk. */
+struct extent_header
+{
+  uint64_t hole;
+  uint64_t len;
+};
+
+/* Exactly len bytes from off: zeros where the file shrank meanwhile. */
+static int
+send_bytes (int out, int fd, uint64_t off, uint64_t len)
+{
+  char buf[65536];
+
+  while (len > 0)
+    {
+      size_t want = len < sizeof (buf) ? len : sizeof (buf);
+      ssize_t n = TEMP_FAILURE_RETRY (pread (fd, buf, want, (off_t)off));
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        {
+          memset (buf, 0, want);
+          n = (ssize_t)want;
+        }
+      if (write_all (out, buf, (size_t)n) < 0)
+        return -errno;
+      off += (uint64_t)n;
+      len -= (uint64_t)n;
+    }
+  return 0;
+}
+
+/* The first byte of data at or after off (size where none is); a file
+ * system that cannot tell has data everywhere. */
+static uint64_t
+next_data (int fd, uint64_t off, uint64_t size)
+{
+  off_t at = lseek (fd, (off_t)off, SEEK_DATA);
+  if (at < 0)
+    return errno == ENXIO ? size : off;
+  return (uint64_t)at < size ? (uint64_t)at : size;
+}
+
+static uint64_t
+next_hole (int fd, uint64_t off, uint64_t size)
+{
+  off_t at = lseek (fd, (off_t)off, SEEK_HOLE);
+  return at < 0 || (uint64_t)at > size ? size : (uint64_t)at;
+}
+
+static int
+send_extents (int out, int fd, uint64_t size)
+{
+  for (uint64_t off = 0; off < size;)
+    {
+      uint64_t data = next_data (fd, off, size);
+      uint64_t end = data < size ? next_hole (fd, data, size) : size;
+      struct extent_header x = { .hole = data - off, .len = end - data };
+      int r;
+
+      if (write_all (out, &x, sizeof (x)) < 0)
+        return -errno;
+      if ((r = send_bytes (out, fd, data, x.len)) < 0)
+        return r;
+      off = end;
+    }
+  return 0;
+}
+
 static int send_tree (int out, int fd, const char *name, const char *verb,
                       int depth);
 
@@ -108,8 +179,6 @@ static int
 send_tree (int out, int fd, const char *name, const char *verb, int depth)
 {
   struct stat st;
-  char buf[65536];
-  uint64_t left;
 
   if (fstat (fd, &st) < 0)
     return -errno;
@@ -125,23 +194,7 @@ send_tree (int out, int fd, const char *name, const char *verb, int depth)
     }
   if (send_header (out, 'F', st.st_mode, name, (uint64_t)st.st_size) < 0)
     return -errno;
-  /* Exactly the size announced: zeros if the file shrank meanwhile. */
-  for (left = (uint64_t)st.st_size; left > 0;)
-    {
-      size_t want = left < sizeof (buf) ? left : sizeof (buf);
-      ssize_t n = TEMP_FAILURE_RETRY (read (fd, buf, want));
-      if (n < 0)
-        return -errno;
-      if (n == 0)
-        {
-          memset (buf, 0, want);
-          n = (ssize_t)want;
-        }
-      if (write_all (out, buf, (size_t)n) < 0)
-        return -errno;
-      left -= (uint64_t)n;
-    }
-  return 0;
+  return send_extents (out, fd, (uint64_t)st.st_size);
 }
 
 static bool
@@ -153,26 +206,51 @@ plain_name (const char *s)
 
 static int recv_tree (int in, int dirfd, const char *top, int depth);
 
+/* A regular file only: what is there already may be the payload's fifo
+ * (a blocking open would wait for its reader for ever) or device node;
+ * such a name is refused as taken (EEXIST). */
 static int
 recv_file (int in, int dirfd, const char *name, const struct entry_header *h)
 {
-  cleanup_close int fd = openat (
-      dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  cleanup_close int fd
+      = openat (dirfd, name,
+                O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   char buf[65536];
   uint64_t left = h->size;
+  struct stat st;
 
   if (fd < 0)
+    return errno == ENXIO ? -EEXIST : -errno;
+  if (fstat (fd, &st) < 0)
+    return -errno;
+  if (!S_ISREG (st.st_mode))
+    return -EEXIST;
+  if (ftruncate (fd, 0) < 0 || fcntl (fd, F_SETFL, 0) < 0)
     return -errno;
   while (left > 0)
     {
-      size_t want = left < sizeof (buf) ? left : sizeof (buf);
-      int r = read_full (in, buf, want);
+      struct extent_header x;
+      int r = read_full (in, &x, sizeof (x));
       if (r < 0)
         return r;
-      if (write_all (fd, buf, want) < 0)
+      if (x.hole > left || x.len > left - x.hole)
+        return -EINVAL;
+      if (lseek (fd, (off_t)x.hole, SEEK_CUR) < 0)
         return -errno;
-      left -= want;
+      left -= x.hole + x.len;
+      while (x.len > 0)
+        {
+          size_t want = x.len < sizeof (buf) ? x.len : sizeof (buf);
+          if ((r = read_full (in, buf, want)) < 0)
+            return r;
+          if (write_all (fd, buf, want) < 0)
+            return -errno;
+          x.len -= want;
+        }
     }
+  /* A hole at the end: the size alone. */
+  if (ftruncate (fd, (off_t)h->size) < 0)
+    return -errno;
   return fchmod (fd, h->mode & 0777) < 0 ? -errno : 0;
 }
 
@@ -334,6 +412,7 @@ transfer_child (struct transfer *t, int data, int errpipe)
 static int
 transfer_run (struct transfer *t, struct moat_error **err)
 {
+  struct sigaction old_pipe;
   int data[2], errp[2];
   char msg[512];
   ssize_t n;
@@ -352,6 +431,9 @@ transfer_run (struct transfer *t, struct moat_error **err)
       close (data[1]);
       return moat_fail (err, errno, "pipe");
     }
+  /* A side that stops early (the destination refused) closes its end:
+   * the other gets EPIPE, not a signal, and the child's error is told. */
+  sigaction (SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &old_pipe);
   pid = fork ();
   if (pid == 0)
     {
@@ -370,6 +452,7 @@ transfer_run (struct transfer *t, struct moat_error **err)
   close (t->put ? data[1] : data[0]);
   n = pid > 0 ? TEMP_FAILURE_RETRY (read (errp[0], msg, sizeof (msg) - 1)) : 0;
   close (errp[0]);
+  sigaction (SIGPIPE, &old_pipe, NULL);
   if (pid > 0
       && (TEMP_FAILURE_RETRY (waitpid (pid, &status, 0)) < 0
           || !WIFEXITED (status) || WEXITSTATUS (status) != 0))

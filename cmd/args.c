@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/log.h"
+#include "../runtime/log/log.h"
 #include "cmd.h"
 
 /* Flags runc 1.1 and crun 1.8 know that moat does not implement: an engine

@@ -13,6 +13,7 @@
 #include "../runtime/init/landlock.h"
 #include "../runtime/init/selinux.h"
 #include "../policy/profile.h"
+#include "../policy/verdicts.h"
 #include "../runtime/userns/userns.h"
 #include "../lib/util.h"
 #include "cmd.h"
@@ -186,8 +187,8 @@ VERB (features)
                         "show as nobody");
     /* G14: what a container gets here ("abi N: ..." or why none). */
     {
-      cleanup_free char *ll = landlock_describe (
-          p ? p->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
+      cleanup_free char *ll = profile_landlock_verdict (
+          p ? p->config.landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
       jw_key (w, "run.moat.landlock");
       jw_string (w, ll);
     }

@@ -9,7 +9,7 @@
 
 #include "../oci/json.h"
 #include "../runtime/audit.h"
-#include "../runtime/log.h"
+#include "../runtime/log/log.h"
 #include "../policy/profile.h"
 #include "../runtime/init/selinux.h"
 #include "../lib/util.h"
@@ -232,22 +232,8 @@ global_cb (void *p, int id, const char *val, struct moat_error **err)
 static char *
 printable_id (const char *id)
 {
-  char *out;
-  size_t n = 0;
-
-  if (container_id_check (id, NULL) == 0)
-    return xstrdup (id);
-  out = xmalloc (64 * 4 + 4);
-  for (size_t i = 0; id[i] && i < 64; i++)
-    {
-      unsigned char c = (unsigned char)id[i];
-      if (c < 0x20 || c == 0x7f)
-        n += sprintf (out + n, "\\x%02x", c);
-      else
-        out[n++] = (char)c;
-    }
-  strcpy (out + n, strlen (id) > 64 ? "..." : "");
-  return out;
+  return container_id_check (id, NULL) == 0 ? xstrdup (id)
+                                            : printable_text (id, 64);
 }
 
 static void
@@ -322,8 +308,8 @@ debug_profile (const struct profile *p, const struct cmd_ctx *ctx)
              (long long)p->memory_limit, (long long)p->cpu_quota,
              (unsigned long long)p->cpu_period,
              (unsigned long long)p->tmpfs_size, (unsigned long long)p->nofile,
-             p->n_deny, p->audit_log,
-             p->audit_read_verbs ? " (read-only verbs too)" : "");
+             p->n_deny, p->config.audit_log,
+             p->config.audit_read_verbs ? " (read-only verbs too)" : "");
 }
 
 /* The verb's one audit line (G11), to the log create opened first or
@@ -339,7 +325,7 @@ write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
     .bundle = audit->bundle,
     .profile = audit->profile ? audit->profile : profile->name,
     .mechanism = audit->mechanism,
-    .network = audit->network,
+    .effective = audit->effective,
     .refused_connects = audit->refused_connects,
     .landlock = audit->landlock,
     .overrides = audit->overrides,
@@ -353,7 +339,7 @@ write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
   struct moat_error *aerr = NULL;
 
   if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
-                     : audit_write (profile->audit_log, &rec, &aerr))
+                     : audit_write (profile->config.audit_log, &rec, &aerr))
       < 0)
     {
       fprintf (stderr, "moat: warning: audit log: %s\n", aerr->msg);
@@ -371,7 +357,7 @@ verb_audit_release (struct verb_audit *audit)
   free (audit->config_digest);
   free (audit->command);
   free (audit->outcome);
-  free (audit->network);
+  free (audit->effective);
   free (audit->refused_connects);
   free (audit->landlock);
 }
@@ -446,7 +432,7 @@ main (int argc, char **argv)
         debug_profile (profile, &ctx);
       /* Verbs that start processes fail closed: no audit log, no container. */
       if (r == 0 && v->audit_first)
-        r = audit_open (profile->audit_log, &audit_fd, &err);
+        r = audit_open (profile->config.audit_log, &audit_fd, &err);
     }
   if (r == 0)
     r = v->fn (&ctx, argc - idx, argv + idx, &err);
@@ -457,8 +443,10 @@ main (int argc, char **argv)
     {
       const char *msg = err && err->msg ? err->msg : "failed";
       cleanup_free char *id = ctx.id ? printable_id (ctx.id) : NULL;
-      cleanup_free char *full = id ? xasprintf ("%s %s: %s", ctx.verb, id, msg)
-                                   : xasprintf ("%s: %s", ctx.verb, msg);
+      cleanup_free char *shown = printable_text (msg, SIZE_MAX);
+      cleanup_free char *full
+          = id ? xasprintf ("%s %s: %s", ctx.verb, id, shown)
+               : xasprintf ("%s: %s", ctx.verb, shown);
       fprintf (stderr, "moat: %s\n", full);
       log_error (msg);
     }
@@ -467,7 +455,7 @@ main (int argc, char **argv)
     audit_tell_clamps (&overrides, &audit.told, ctx.verb, ctx.id);
   audit_debug_overrides (&overrides, ctx.verb);
   log_phase (r < 0 ? "failed" : "done");
-  if (profile && (!v->read_only || profile->audit_read_verbs))
+  if (profile && (!v->read_only || profile->config.audit_read_verbs))
     write_verb_audit (&ctx, profile, &audit, r, err, audit_fd);
   else if (audit_fd >= 0)
     close (audit_fd);

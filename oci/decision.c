@@ -9,9 +9,43 @@
 #include "../lib/util.h"
 
 void
+jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
+          size_t n, uint16_t port)
+{
+  jw_key (w, key);
+  jw_array_begin (w);
+  for (size_t i = 0; i < n; i++)
+    {
+      struct cidr c = list[i];
+      cleanup_free char *text = NULL;
+      if (port)
+        c.port = port;
+      text = cidr_to_string (&c);
+      jw_string (w, text);
+    }
+  jw_array_end (w);
+}
+
+static void
+write_guard (struct json_writer *w, const struct decision_guard *g)
+{
+  jw_key (w, "guard");
+  jw_object_begin (w);
+  jw_key (w, "egress");
+  jw_bool (w, g->egress);
+  jw_key (w, "allowlist");
+  jw_bool (w, g->allowlist);
+  jw_cidrs (w, "deny", g->deny, g->n_deny, 0);
+  jw_cidrs (w, "allow", g->allow, g->n_allow, 0);
+  jw_cidrs (w, "private", g->private_nets, g->n_private, 0);
+  jw_object_end (w);
+}
+
+void
 decision_write_parts (struct json_writer *w, const struct spec *final,
                       const struct process_bounds *process,
                       const struct resource_bounds *resources,
+                      const struct decision_guard *guard,
                       char *const *nameservers, const char *userns_pool_dir)
 {
   jw_key (w, "process");
@@ -31,6 +65,7 @@ decision_write_parts (struct json_writer *w, const struct spec *final,
   jw_key (w, "cpu_period");
   jw_uint (w, resources->cpu_period);
   jw_object_end (w);
+  write_guard (w, guard);
   jw_strv_member (w, "nameservers", nameservers);
   jw_key (w, "userns_pool_dir");
   jw_string (w, userns_pool_dir);
@@ -84,6 +119,48 @@ read_resources (const json_node *o, struct resource_bounds *b,
   return 0;
 }
 
+/* guard.KEY: an array of CIDRs (with ports where allow has them). */
+static int
+read_cidrs (const json_node *o, const char *key, struct cidr **ret,
+            size_t *ret_n, struct moat_error **err)
+{
+  const json_node *v = json_get (o, key);
+
+  if (v == NULL || !json_is_array (v))
+    return moat_fail (err, 0, "guard.%s: expected an array of CIDRs", key);
+  *ret = xcalloc (json_array_len (v) + 1, sizeof (**ret));
+  for (size_t i = 0; i < json_array_len (v); i++)
+    {
+      const json_node *e = json_array_get (v, i);
+      if (!json_is_string (e)
+          || cidr_port_parse (json_string (e), &(*ret)[i]) < 0)
+        return moat_fail (err, 0, "guard.%s[%zu]: expected a CIDR", key, i);
+      *ret_n = i + 1;
+    }
+  return 0;
+}
+
+static int
+read_guard (const json_node *o, struct decision_guard *g,
+            struct moat_error **err)
+{
+  const json_node *egress
+      = o && json_is_object (o) ? json_get (o, "egress") : NULL;
+  const json_node *allowlist
+      = o && json_is_object (o) ? json_get (o, "allowlist") : NULL;
+
+  if (egress == NULL || !json_is_bool (egress) || allowlist == NULL
+      || !json_is_bool (allowlist))
+    return moat_fail (err, 0, "guard: egress and allowlist expected");
+  g->egress = json_bool (egress);
+  g->allowlist = json_bool (allowlist);
+  if (read_cidrs (o, "deny", &g->deny, &g->n_deny, err) < 0
+      || read_cidrs (o, "allow", &g->allow, &g->n_allow, err) < 0
+      || read_cidrs (o, "private", &g->private_nets, &g->n_private, err) < 0)
+    return -1;
+  return 0;
+}
+
 static int
 read_decision (const json_node *root, struct decision *d,
                struct moat_error **err)
@@ -112,7 +189,8 @@ read_decision (const json_node *root, struct decision *d,
   if (read_strv (proc, "credential_env", &d->process.credential_env, err) < 0
       || read_strv (root, "nameservers", &d->nameservers, err) < 0)
     return -1;
-  if (read_resources (json_get (root, "resources"), &d->resources, err) < 0)
+  if (read_resources (json_get (root, "resources"), &d->resources, err) < 0
+      || read_guard (json_get (root, "guard"), &d->guard, err) < 0)
     return -1;
   v = json_get (root, "userns_pool_dir");
   if (v == NULL || !json_is_string (v))
@@ -157,5 +235,8 @@ decision_free (struct decision *d)
   strv_free (d->process.credential_env);
   strv_free (d->nameservers);
   free (d->userns_pool_dir);
+  free (d->guard.deny);
+  free (d->guard.allow);
+  free (d->guard.private_nets);
   free (d);
 }

@@ -8,6 +8,7 @@
 #ifndef MOAT_DECISION_H
 #define MOAT_DECISION_H
 
+#include "../lib/cidr.h"
 #include "../lib/error.h"
 #include "process_bounds.h"
 #include "resource_bounds.h"
@@ -15,7 +16,23 @@
 
 /* policy.json's format. A state dir written in another one (an older
  * moat's) is refused: moat is 0.x, delete the container and create it. */
-#define DECISION_VERSION 2
+#define DECISION_VERSION 3
+
+/* The network guard's lists as create judged them (the policy's
+ * profile_netguard_rules, without the nameservers): what start's fallback
+ * guard installs on a host with no cgroup v2 hierarchy, so that start never
+ * judges again. */
+struct decision_guard
+{
+  bool egress;    /* false: loopback only */
+  bool allowlist; /* egress: nothing but allow (and dns) passes */
+  struct cidr *deny;
+  size_t n_deny;
+  struct cidr *allow;
+  size_t n_allow;
+  struct cidr *private_nets; /* egress without an allowlist */
+  size_t n_private;
+};
 
 struct decision
 {
@@ -25,6 +42,7 @@ struct decision
   struct resource_bounds resources; /* what update may set at most */
   char **nameservers;               /* CIDR text; empty unless egress */
   char *userns_pool_dir;            /* G12: the pool its block came from */
+  struct decision_guard guard;
 };
 
 /* Parse policy.json text. Refuses any other version with an error that says
@@ -39,7 +57,12 @@ struct json_writer;
 void decision_write_parts (struct json_writer *w, const struct spec *final,
                            const struct process_bounds *process,
                            const struct resource_bounds *resources,
+                           const struct decision_guard *guard,
                            char *const *nameservers,
                            const char *userns_pool_dir);
+/* JSON as the audit line, policy.json and the sandbox record write them:
+ * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port). */
+void jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
+               size_t n, uint16_t port);
 
 #endif

@@ -9,8 +9,9 @@
 #include <sys/types.h>
 
 #include "../lib/error.h"
-#include "cidr.h"
+#include "../lib/cidr.h"
 #include "netguard_rules.h"
+#include "../oci/decision.h"
 #include "../oci/override.h"
 #include "../oci/process_bounds.h"
 #include "../oci/spec.h"
@@ -33,6 +34,39 @@ enum profile_landlock
   PROFILE_LANDLOCK_OFF,
 };
 
+/* The operator's and the host's configuration: read from the operator
+ * config (and moat's flags), the same for every container of a profile;
+ * create judges under it, and the sandbox's caller (as trusted as the
+ * operator) adds to it, never to a decision. */
+struct operator_config
+{
+  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
+  char *image_cache;     /* sandbox --image's unpacked images, persistent:
+                            default /var/lib/moat/images */
+  bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
+  char **writable_bind_trees; /* G5: operator's trees binds may write to */
+  /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name
+   * (operator config only; none by default). */
+  char **seccomp_agents;
+  bool noexec_volumes; /* G13: the engines' volume trees noexec too */
+  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
+  /* Not from any config: the host tree `moat sandbox --workdir` names (its
+   * caller is as trusted as the operator), bound as a volume: writable and
+   * executable. NULL elsewhere. */
+  char *caller_volume;
+  /* G12's pool: each container's ids 0-65535 on a block of 65536 host ids
+   * from [userns_first, + blocks * 65536). */
+  uint32_t userns_first;          /* default 0x40000000 */
+  uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
+  char *userns_pool_dir;          /* machine-wide allocation records */
+  enum profile_landlock landlock; /* G14 */
+};
+
+/* A profile: the values one container is judged to get (the built-in
+ * profile, the operator's settings for it, then the container's
+ * annotations, which only tighten), and the configuration it was judged
+ * under. profile_apply_effective returns one per container; create saves
+ * it whole in the decision (policy.json). */
 struct profile
 {
   char *name;            /* "strict" or "egress" */
@@ -52,30 +86,11 @@ struct profile
   bool allowlist;
   struct cidr *private_nets; /* egress: the built-in non-public ranges */
   size_t n_private;
-  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
-  char *image_cache;     /* sandbox --image's unpacked images, persistent:
-                            default /var/lib/moat/images */
-  bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
-  char **writable_bind_trees; /* G5: operator's trees binds may write to */
-  /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name
-   * (operator config only; none by default). */
-  char **seccomp_agents;
-  bool noexec_volumes; /* G13: the engines' volume trees noexec too */
-  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
-  /* Not from any config: the host tree `moat sandbox --workdir` names (its
-   * caller is as trusted as the operator), bound as a volume: writable and
-   * executable. NULL elsewhere. */
-  char *caller_volume;
-  /* G12: a user namespace for every container, its ids 0-65535 on a block
-   * of 65536 host ids from the pool [userns_first, + blocks * 65536). */
-  bool userns;
-  uint32_t userns_first;          /* default 0x40000000 */
-  uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
-  char *userns_pool_dir;          /* machine-wide allocation records */
-  enum profile_landlock landlock; /* G14 */
+  bool userns; /* G12: a user namespace for every container */
   /* G8: the built-in filter's agent level for every container (operator
    * config "seccomp": "agent"); else only where an annotation asks. */
   bool seccomp_agent;
+  struct operator_config config;
 };
 
 /* Load the operator config (path NULL: /etc/moat/config.json if it exists,
@@ -192,6 +207,12 @@ int profile_policy_parse (const char *text, size_t len, struct profile **ret,
  * gid_map text (as /proc/PID/uid_map reads) must not reach host id 0. */
 int profile_check_joined_idmap (const char *map_text, const char *what,
                                 struct moat_error **err);
+/* The effective profile's audited fields (the field table's FIELD_AUDIT:
+ * limits, network lists with the nameservers, Landlock and seccomp modes,
+ * G12) as one JSON object, for create's audit line ("effective";
+ * malloc'ed). */
+char *profile_audit_json (const struct profile *p, const struct cidr *dns,
+                          size_t n_dns);
 /* The effective profile as pretty JSON (moat profile show). */
 int profile_to_json (const struct profile *p, char **ret,
                      struct moat_error **err);
@@ -199,15 +220,11 @@ int profile_to_json (const struct profile *p, char **ret,
  * (pointers into p and dns). */
 void profile_netguard_rules (const struct profile *p, const struct cidr *dns,
                              size_t n_dns, struct netguard_rules *ret);
-/* The effective network lists as a JSON object (moat profile show, the
- * audit line of create): the nameservers when with_dns. */
+/* The effective network lists as a JSON object (the field table's
+ * "network", in profile show and create's audit line): the nameservers
+ * when with_dns. */
 struct json_writer;
 void profile_network_json (struct json_writer *w, const struct profile *p,
                            const struct cidr *dns, size_t n_dns, bool with_dns);
-
-/* JSON as the audit line, policy.json and the sandbox record write them:
- * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port). */
-void jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
-               size_t n, uint16_t port);
 
 #endif

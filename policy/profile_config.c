@@ -129,14 +129,14 @@ profile_free (struct profile *p)
   free (p->name);
   strv_free (p->credential_env);
   profile_network_free (p);
-  free (p->audit_log);
-  free (p->image_cache);
-  strv_free (p->writable_bind_trees);
-  strv_free (p->seccomp_agents);
+  free (p->config.audit_log);
+  free (p->config.image_cache);
+  strv_free (p->config.writable_bind_trees);
+  strv_free (p->config.seccomp_agents);
   for (int k = 0; k < ENGINE__N; k++)
-    strv_free (p->engine_roots[k]);
-  free (p->caller_volume);
-  free (p->userns_pool_dir);
+    strv_free (p->config.engine_roots[k]);
+  free (p->config.caller_volume);
+  free (p->config.userns_pool_dir);
   free (p);
 }
 
@@ -149,14 +149,15 @@ profile_dup (const struct profile *p)
   d->name = xstrdup (p->name);
   d->credential_env = strv_dup (p->credential_env);
   profile_network_dup (d, p);
-  d->audit_log = xstrdup (p->audit_log);
-  d->image_cache = xstrdup (p->image_cache);
-  d->writable_bind_trees = strv_dup (p->writable_bind_trees);
-  d->seccomp_agents = strv_dup (p->seccomp_agents);
+  d->config.audit_log = xstrdup (p->config.audit_log);
+  d->config.image_cache = xstrdup (p->config.image_cache);
+  d->config.writable_bind_trees = strv_dup (p->config.writable_bind_trees);
+  d->config.seccomp_agents = strv_dup (p->config.seccomp_agents);
   for (int k = 0; k < ENGINE__N; k++)
-    d->engine_roots[k] = strv_dup (p->engine_roots[k]);
-  d->caller_volume = p->caller_volume ? xstrdup (p->caller_volume) : NULL;
-  d->userns_pool_dir = xstrdup (p->userns_pool_dir);
+    d->config.engine_roots[k] = strv_dup (p->config.engine_roots[k]);
+  d->config.caller_volume
+      = p->config.caller_volume ? xstrdup (p->config.caller_volume) : NULL;
+  d->config.userns_pool_dir = xstrdup (p->config.userns_pool_dir);
   return d;
 }
 
@@ -186,12 +187,12 @@ profile_init_default (struct profile *p, const char *name,
     .tmpfs_size = 64 * MIB,
     .nofile = 1024,
     .credential_env = strv_dup ((char *const *)profile_default_credential_env),
-    .audit_log = xstrdup ("/var/log/moat/audit.jsonl"),
-    .image_cache = xstrdup ("/var/lib/moat/images"),
+    .config.audit_log = xstrdup ("/var/log/moat/audit.jsonl"),
+    .config.image_cache = xstrdup ("/var/lib/moat/images"),
     .userns = true,
-    .userns_first = USERNS_DEFAULT_FIRST,
-    .userns_blocks = USERNS_DEFAULT_BLOCKS,
-    .userns_pool_dir = xstrdup (USERNS_DEFAULT_POOL_DIR),
+    .config.userns_first = USERNS_DEFAULT_FIRST,
+    .config.userns_blocks = USERNS_DEFAULT_BLOCKS,
+    .config.userns_pool_dir = xstrdup (USERNS_DEFAULT_POOL_DIR),
   };
   return profile_network_init (p, err);
 }
@@ -414,7 +415,7 @@ apply_fields (const json_node *obj, const char *prefix, bool machine,
       const json_node *v;
       cleanup_free char *path = NULL;
 
-      if (f->config == C_NONE || f->machine != machine
+      if (f->config == C_NONE || !(f->flags & FIELD_MACHINE) != !machine
           || (v = profile_json_member (obj, f->show)) == NULL)
         continue;
       path = xasprintf ("%s%s%s", prefix, *prefix ? "." : "", f->show);
@@ -492,15 +493,15 @@ apply_userns (const json_node *obj, struct profile *p, struct moat_error **err)
         return moat_fail (err, 0,
                           "userns.first_id: expected a multiple of 65536, "
                           "at least 65536");
-      p->userns_first = (uint32_t)n;
+      p->config.userns_first = (uint32_t)n;
     }
   if ((v = json_get (obj, "blocks"))
       && get_positive (v, "userns.blocks", 65535, &n, err) < 0)
     return -1;
   else if (v)
-    p->userns_blocks = (uint32_t)n;
-  if ((uint64_t)p->userns_first
-          + (uint64_t)p->userns_blocks * PROFILE_USERNS_BLOCK
+    p->config.userns_blocks = (uint32_t)n;
+  if ((uint64_t)p->config.userns_first
+          + (uint64_t)p->config.userns_blocks * PROFILE_USERNS_BLOCK
       > 0xffff0000ull)
     return moat_fail (err, 0,
                       "userns: first_id + blocks * 65536 reaches past "
@@ -509,8 +510,8 @@ apply_userns (const json_node *obj, struct profile *p, struct moat_error **err)
     {
       if (!json_is_string (v) || json_string (v)[0] != '/')
         return moat_fail (err, 0, "userns.pool_dir: expected an absolute path");
-      free (p->userns_pool_dir);
-      p->userns_pool_dir = xstrdup (json_string (v));
+      free (p->config.userns_pool_dir);
+      p->config.userns_pool_dir = xstrdup (json_string (v));
     }
   return 0;
 }
@@ -552,7 +553,7 @@ apply_config (const json_node *root, struct profile *const *profiles,
         return moat_fail (
             err, 0, "landlock: expected \"auto\", \"require\" or \"off\"");
       for (size_t i = 0; profile_names[i]; i++)
-        profiles[i]->landlock = (enum profile_landlock)m;
+        profiles[i]->config.landlock = (enum profile_landlock)m;
     }
   if ((v = json_get (root, "seccomp")))
     {

@@ -46,8 +46,9 @@ profile_check_seccomp_agent (const struct spec_seccomp *s,
                       "linux.seccomp.listenerPath %s: not an absolute path",
                       s->listener_path);
   norm = profile_path_normalize (s->listener_path);
-  for (size_t i = 0; p->seccomp_agents && p->seccomp_agents[i]; i++)
-    if (strcmp (norm, p->seccomp_agents[i]) == 0)
+  for (size_t i = 0; p->config.seccomp_agents && p->config.seccomp_agents[i];
+       i++)
+    if (strcmp (norm, p->config.seccomp_agents[i]) == 0)
       return 0;
   return moat_fail (err, 0,
                     "linux.seccomp.listenerPath %s: not a seccomp agent the "

@@ -93,6 +93,23 @@ enum config_kind
   C_PATH,  /* one absolute path */
 };
 
+/* What a show function may need beyond the profile: the nameservers
+ * create read (the audit line has them; profile show does not). */
+struct show_ctx
+{
+  const struct cidr *dns;
+  size_t n_dns;
+  bool with_dns;
+};
+
+/* Where a field is written besides the saved form (flags). */
+enum field_flag
+{
+  FIELD_MACHINE = 1, /* operator config's top level only, every profile */
+  FIELD_AUDIT = 2,   /* create's audit line ("effective"), under its show
+                        key */
+};
+
 struct field
 {
   const char *saved; /* key in the saved form; NULL: not saved */
@@ -100,10 +117,11 @@ struct field
   enum field_type type;
   size_t offset;
   int64_t min;
-  void (*show_fn) (struct json_writer *w, const struct profile *p);
+  void (*show_fn) (struct json_writer *w, const struct profile *p,
+                   const struct show_ctx *ctx);
   enum config_kind config;
-  uint64_t max; /* C_COUNT */
-  bool machine; /* operator config's top level only, for every profile */
+  uint64_t max;   /* C_COUNT */
+  unsigned flags; /* enum field_flag */
 };
 
 /* The table (profile_fields.c). */
@@ -112,7 +130,8 @@ extern const size_t profile_n_fields;
 #define PROFILE_FIELD(p, f, type) ((type *)((char *)(p) + (f)->offset))
 
 /* The profile's fields in the saved form (policy.json's "profile"), and
- * read back: one table (profile_fields.c), which `profile show` uses too. */
+ * read back: one table (profile_fields.c), which `profile show` and the
+ * audit line use too. */
 struct json_writer;
 void profile_write_saved (struct json_writer *w, const struct profile *p);
 int profile_read_saved (const struct json_node *o, struct profile *p,

@@ -168,8 +168,9 @@ static bool
 in_engine_root (const char *path, enum engine_kind kind,
                 const struct profile *p, bool or_above, const char **ret_rel)
 {
-  const char *const *roots[2] = { default_engine_roots[kind],
-                                  (const char *const *)p->engine_roots[kind] };
+  const char *const *roots[2]
+      = { default_engine_roots[kind],
+          (const char *const *)p->config.engine_roots[kind] };
 
   for (size_t r = 0; r < 2; r++)
     for (size_t i = 0; roots[r] && roots[r][i]; i++)
@@ -231,14 +232,14 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
     if (path_in_or_above_tree (path, podman_state_dirs[i]))
       return BIND_REFUSED;
   /* The audit log records what hostile code did: it must not edit it. */
-  if (p->audit_log && p->audit_log[0] == '/')
+  if (p->config.audit_log && p->config.audit_log[0] == '/')
     {
-      cleanup_free char *dir = profile_path_normalize (p->audit_log);
+      cleanup_free char *dir = profile_path_normalize (p->config.audit_log);
       *strrchr (dir, '/') = '\0';
       if (dir[0] != '\0' && path_in_or_above_tree (path, dir))
         return BIND_REFUSED;
     }
-  if (p->caller_volume && path_in_tree (path, p->caller_volume))
+  if (p->config.caller_volume && path_in_tree (path, p->config.caller_volume))
     return BIND_VOLUME;
   for (size_t i = 0; readonly_trees[i]; i++)
     if (path_in_tree (path, readonly_trees[i]))
@@ -248,8 +249,9 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
     return BIND_OTHER;
   if (bundle && path_in_tree (path, bundle))
     return BIND_WRITABLE;
-  for (size_t i = 0; p->writable_bind_trees && p->writable_bind_trees[i]; i++)
-    if (path_in_tree (path, p->writable_bind_trees[i]))
+  for (size_t i = 0;
+       p->config.writable_bind_trees && p->config.writable_bind_trees[i]; i++)
+    if (path_in_tree (path, p->config.writable_bind_trees[i]))
       return BIND_WRITABLE;
   return BIND_OTHER;
 }
@@ -343,7 +345,8 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   ro = c == BIND_HOST_FILE || c == BIND_HOST_PROGRAMS || c == BIND_OTHER;
   /* G13: what a container can write, it cannot run; read-only binds too,
    * as another container (or the host) may write the same tree. */
-  noexec = c != BIND_HOST_PROGRAMS && !(c == BIND_VOLUME && !p->noexec_volumes);
+  noexec = c != BIND_HOST_PROGRAMS
+           && !(c == BIND_VOLUME && !p->config.noexec_volumes);
   asked = strv_join (m->options, ",");
   asked_rw = !strv_has ((const char *const *)m->options, "ro");
   asked_exec = strv_has ((const char *const *)m->options, "exec");
@@ -382,7 +385,7 @@ profile_bind_idmapped (const char *resolved_path, const struct profile *p)
   if (resolved_path == NULL || resolved_path[0] != '/')
     return false;
   norm = profile_path_normalize (resolved_path);
-  if (p->caller_volume && path_in_tree (norm, p->caller_volume))
+  if (p->config.caller_volume && path_in_tree (norm, p->config.caller_volume))
     return true;
   return engine_tree_class (norm, p) != BIND_OTHER;
 }

@@ -327,24 +327,6 @@ profile_network_allow_text (const struct profile *p)
   return steal_pointer (&text);
 }
 
-void
-jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
-          size_t n, uint16_t port)
-{
-  jw_key (w, key);
-  jw_array_begin (w);
-  for (size_t i = 0; i < n; i++)
-    {
-      struct cidr c = list[i];
-      cleanup_free char *text = NULL;
-      if (port)
-        c.port = port;
-      text = cidr_to_string (&c);
-      jw_string (w, text);
-    }
-  jw_array_end (w);
-}
-
 const char *
 profile_network_mode (const struct profile *p)
 {

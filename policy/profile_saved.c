@@ -24,6 +24,21 @@ profile_policy_to_json (const struct profile *eff,
   struct process_bounds bounds = profile_process_bounds (eff);
   struct resource_bounds resources = profile_resource_bounds (eff);
   cleanup_strv char **nameservers = xcalloc (1, sizeof (char *));
+  struct netguard_rules rules;
+  struct decision_guard guard;
+
+  /* The lists without the nameservers, which are saved on their own. */
+  profile_netguard_rules (eff, NULL, 0, &rules);
+  guard = (struct decision_guard){
+    .egress = rules.egress,
+    .allowlist = rules.allowlist,
+    .deny = (struct cidr *)rules.deny,
+    .n_deny = rules.n_deny,
+    .allow = (struct cidr *)rules.allow,
+    .n_allow = rules.n_allow,
+    .private_nets = (struct cidr *)rules.private_nets,
+    .n_private = rules.n_private,
+  };
 
   for (size_t i = 0; i < n_dns; i++)
     {
@@ -36,8 +51,8 @@ profile_policy_to_json (const struct profile *eff,
   jw_key (w, "profile");
   profile_write_saved (w, eff);
   jw_overrides (w, "overrides", ov);
-  decision_write_parts (w, final, &bounds, &resources, nameservers,
-                        eff->userns_pool_dir);
+  decision_write_parts (w, final, &bounds, &resources, &guard, nameservers,
+                        eff->config.userns_pool_dir);
   jw_object_end (w);
   return json_writer_finish (w);
 }

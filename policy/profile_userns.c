@@ -26,9 +26,9 @@ check_mappings (const struct spec_idmap *m, size_t n, const char *what,
                 const struct profile *p, struct override_list *ov,
                 struct moat_error **err)
 {
-  uint64_t pool_lo = p->userns_first;
+  uint64_t pool_lo = p->config.userns_first;
   uint64_t pool_hi
-      = pool_lo + (uint64_t)p->userns_blocks * PROFILE_USERNS_BLOCK;
+      = pool_lo + (uint64_t)p->config.userns_blocks * PROFILE_USERNS_BLOCK;
 
   for (size_t i = 0; i < n; i++)
     {

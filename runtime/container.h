@@ -13,14 +13,15 @@
 
 struct profile;
 struct override_list;
+struct seccomp_refusals;
 
 /* What a verb reports for the audit line (G11); filled as it goes. */
 struct verb_audit
 {
   char *bundle;
-  char *profile;                   /* the container's, once it is known */
-  const char *mechanism;           /* network guard used */
-  char *network;                   /* create: its network lists (JSON) */
+  char *profile;         /* the container's, once it is known */
+  const char *mechanism; /* network guard used */
+  char *effective; /* create: the effective profile's audited fields (JSON) */
   char *refused_connects;          /* delete: what the guard refused (JSON) */
   char *landlock;                  /* G14: what the container gets */
   struct override_list *overrides; /* owned by the caller */
@@ -55,6 +56,9 @@ struct create_opts
   bool detach;     /* run only */
   bool keep;       /* run only: don't delete after exit */
   bool init_reaps; /* a session's: the init runs nothing, only reaps */
+  /* Count the payload's refused syscalls (seccomp_refusals.h): moat
+   * supervises it to the end. NULL: the kernel answers them. */
+  struct seccomp_refusals *refusals;
 };
 
 struct exec_opts
@@ -78,6 +82,8 @@ struct exec_opts
    * killed; and its pid, for a caller that waits itself (with detach). */
   const char *sub_cgroup;
   pid_t *ret_pid;
+  /* As create_opts' (with detach: the caller waits). */
+  struct seccomp_refusals *refusals;
 };
 
 struct update_opts

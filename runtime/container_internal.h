@@ -50,14 +50,6 @@ cleanup_overridesp (struct override_list *l)
 }
 #define cleanup_overrides __attribute__ ((cleanup (cleanup_overridesp)))
 
-/* The container's effective profile as create decided it (ROOT/ID/
- * policy.json), for the verbs that still judge new input against it
- * (update's resources, start's fallback guard). A state dir without
- * policy.json, or with another version of it, is refused.
- * container_policy.c. */
-int container_load_policy (const struct moat_globals *g, int dirfd,
-                           const struct container_state *st,
-                           struct profile **ret, struct moat_error **err);
 /* The decision as create saved it, read without the policy: the final
  * spec as applied and the bounds of every process (exec, start, delete). */
 struct decision;

@@ -66,23 +66,6 @@ warn_profile_ignored (const struct moat_globals *g,
 }
 
 int
-container_load_policy (const struct moat_globals *g, int dirfd,
-                       const struct container_state *st, struct profile **ret,
-                       struct moat_error **err)
-{
-  cleanup_free char *text = NULL;
-  size_t len;
-  int r;
-
-  r = read_policy_text (dirfd, &text, &len, err);
-  if (r == 0)
-    r = profile_policy_parse (text, len, ret, NULL, err);
-  if (r == 0)
-    warn_profile_ignored (g, st, (*ret)->name);
-  return r;
-}
-
-int
 container_load_decision (const struct moat_globals *g, int dirfd,
                          const struct container_state *st,
                          struct decision **ret, struct moat_error **err)

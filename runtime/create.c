@@ -25,13 +25,16 @@
 #include "audit.h"
 #include "cgroup/cgroup.h"
 #include "container_internal.h"
-#include "debug.h"
+#include "log/debug.h"
 #include "userns/idmap.h"
 #include "init/linux.h"
 #include "netguard/netguard.h"
+#include "netguard_dns.h"
 #include "../policy/profile.h"
+#include "../policy/verdicts.h"
 #include "seccomp/seccomp.h"
-#include "seccomp/seccomp_agent.h"
+#include "seccomp_agent.h"
+#include "seccomp/seccomp_refusals.h"
 #include "init/selinux.h"
 #include "init/landlock.h"
 #include "statedir.h"
@@ -149,7 +152,7 @@ create_ctx_undo (struct create_ctx *c, const char *id)
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
   if (c->userns_first)
-    userns_block_release (c->profile->userns_pool_dir, c->userns_first,
+    userns_block_release (c->profile->config.userns_pool_dir, c->userns_first,
                           c->root_path, id);
 }
 
@@ -219,9 +222,12 @@ container_warn_ignored (const struct override_list *ov)
   for (size_t i = 0; i < ov->n; i++)
     if (ov->v[i].kind == OVERRIDE_IGNORED
         && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
-      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
-               ov->v[i].asked ? ov->v[i].asked : "",
-               ov->v[i].enforced ? ov->v[i].enforced : "");
+      {
+        cleanup_free char *asked
+            = printable_text (ov->v[i].asked ? ov->v[i].asked : "", 300);
+        fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
+                 asked, ov->v[i].enforced ? ov->v[i].enforced : "");
+      }
 }
 
 /* ROOT/ID, locked: from here on the id is taken. */
@@ -321,10 +327,8 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
   profile_netguard_rules (c->eff, c->dns, c->n_dns, &rules);
   if (g->audit)
     {
-      struct json_writer *w = json_writer_new (false);
-      profile_network_json (w, c->eff, c->dns, c->n_dns, true);
-      free (g->audit->network);
-      g->audit->network = json_writer_finish (w);
+      free (g->audit->effective);
+      g->audit->effective = profile_audit_json (c->eff, c->dns, c->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
@@ -425,7 +429,8 @@ phase_clone (struct create_ctx *c, struct moat_error **err)
   ia->ns_fds[NS_PID] = ia->ns_fds[NS_TIME] = -1;
   ia->mount_src_fds = c->src_fds;
   ia->seccomp_config = c->sc_config.n_insns ? &c->sc_config : NULL;
-  ia->seccomp_builtin = &c->sc_builtin;
+  ia->seccomp_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
+                                            &c->sc_builtin, &ia->refusal_sock);
   ia->cgroup_mode = c->cgmode;
   ia->no_pivot = c->o->no_pivot;
   ia->new_userns
@@ -620,10 +625,22 @@ phase_terminal (struct create_ctx *c, struct moat_error **err)
 static int
 phase_ready (struct create_ctx *c, struct moat_error **err)
 {
+  cleanup_free char *exec_list = NULL;
   int r;
 
-  r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
-                           c->pid, c->state_json, err);
+  /* G14: kept for `moat exec` (landlock.c); none: exec reads the
+   * directories itself. */
+  r = sync_recv_data (c->sync_fd, SYNC_LANDLOCK_EXEC, &exec_list, err);
+  if (r == 0 && exec_list[0])
+    {
+      r = write_file_atomic (c->dirfd, LANDLOCK_EXEC_LIST_FILE, exec_list,
+                             strlen (exec_list), 0600);
+      if (r < 0)
+        return moat_fail (err, -r, "writing %s", LANDLOCK_EXEC_LIST_FILE);
+    }
+  if (r == 0)
+    r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
+                             c->pid, c->state_json, err);
   if (r < 0)
     return r;
   debug_pause ("before-ready");
@@ -688,6 +705,9 @@ container_create_internal (const struct moat_globals *g,
   cleanup_free char *config_text = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
+  cleanup_free char *landlock_text = NULL;
+  /* The kernel probes the verdicts need, gathered before judging. */
+  const struct host_facts facts = { .landlock_abi = landlock_abi () };
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -709,10 +729,15 @@ container_create_internal (const struct moat_globals *g,
   if (r < 0)
     return r;
   container_warn_ignored (ov);
-  r = landlock_decide (s, eff->landlock, landlock_abi (), g->audit, err);
+  r = profile_decide_landlock (s, eff, &facts, &landlock_text, err);
   if (r < 0)
     return r;
-  seccomp_level_record (s, eff->seccomp_agent);
+  if (g->audit)
+    {
+      free (g->audit->landlock);
+      g->audit->landlock = steal_pointer (&landlock_text);
+    }
+  profile_decide_seccomp_level (s, eff);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)

@@ -18,8 +18,10 @@
 #include "container_internal.h"
 #include "init/landlock.h"
 #include "init/linux.h"
+#include "init/mount_ops.h"
 #include "init/selinux.h"
 #include "seccomp/seccomp.h"
+#include "seccomp/seccomp_refusals.h"
 #include "init/sync.h"
 #include "init/terminal.h"
 #include "../lib/util.h"
@@ -131,9 +133,11 @@ struct exec_child
   int ns_flags;
   int sync_fd;
   const struct spec_process *proc;
-  const struct spec *spec; /* G14: the mount plan's rules */
-  const char *landlock;    /* G14: create's decision, from the state */
+  const struct spec *spec;   /* G14: the mount plan's rules */
+  const char *landlock;      /* G14: create's decision, from the state */
+  const char *landlock_exec; /* G14: the init's exec list; NULL: none */
   const struct seccomp_prog *sc_config, *sc_builtin;
+  int refusal_sock; /* -1: nobody counts the refusals */
   int preserve_fds;
   /* It joins its cgroups itself, as the init: cgroup_open_join_files. */
   struct cgroup *cg;
@@ -205,13 +209,21 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
         close (root);
     }
   if (err == NULL)
-    landlock_prepare (c->spec, c->landlock, false, &landlock_fd, &err);
+    {
+      /* The init's plan but for its rootfs path and cgroup mode: on a v1
+       * host its read-only cgroup mounts, beneath /sys, which is noexec
+       * and read-only itself: the same rules. */
+      cleanup_mount_plan struct mount_plan plan = { 0 };
+      mount_plan_build (c->spec, "/", CGROUP_MODE_V2, false, &plan);
+      landlock_prepare (&plan, c->landlock, false, c->landlock_exec, NULL,
+                        &landlock_fd, &err);
+    }
   if (err == NULL)
     {
       prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
       /* On success execve closes sync_fd (CLOEXEC): moat sees EOF. */
       process_exec (c->proc, exec_path, cwd_fd, c->preserve_fds, landlock_fd,
-                    c->sc_config, c->sc_builtin, &err);
+                    c->sc_config, c->sc_builtin, c->refusal_sock, &err);
     }
   sync_send_error (c->sync_fd, err);
   _exit (err && err->errnum == ENOENT ? 127 : 126);
@@ -272,6 +284,7 @@ struct exec_ctx
   const struct spec *s; /* its final spec */
   struct spec_process *proc;
   struct seccomp_prog sc_config, sc_builtin;
+  char *landlock_exec; /* the init's exec list (G14); NULL: none */
   struct cgroup *cg;
   int *cgroup_fds; /* the child's, to join it (cgroup_open_join_files) */
   int unified_dir; /* CLONE_INTO_CGROUP's, -1 if none */
@@ -335,6 +348,7 @@ exec_ctx_release (struct exec_ctx *c)
   cgroup_free (c->cg);
   seccomp_prog_clear (&c->sc_config);
   seccomp_prog_clear (&c->sc_builtin);
+  free (c->landlock_exec);
   spec_process_free (c->proc);
   decision_free (c->d);
   if (c->st)
@@ -433,8 +447,16 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   ch->proc = c->proc;
   ch->spec = s;
   ch->landlock = landlock_decision (c->st->annotations, c->st->n_annotations);
+  /* Missing (a container of an older moat): the child reads the
+   * directories itself. */
+  if (read_file_at (c->dirfd, LANDLOCK_EXEC_LIST_FILE, 1 << 20,
+                    &c->landlock_exec, NULL)
+      < 0)
+    c->landlock_exec = NULL;
+  ch->landlock_exec = c->landlock_exec;
   ch->sc_config = c->sc_config.n_insns ? &c->sc_config : NULL;
-  ch->sc_builtin = &c->sc_builtin;
+  ch->sc_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
+                                       &c->sc_builtin, &ch->refusal_sock);
   ch->preserve_fds = c->o->preserve_fds;
   for (int t = 0; t < NS__MAX; t++)
     if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)

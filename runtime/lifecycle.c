@@ -94,26 +94,33 @@ warn_hook (const char *what, struct moat_error **err)
 }
 
 /* No cgroup v2 hierarchy: the guard is set up in the container's network
- * namespace before its first instruction, with the nameservers create
- * read (saved with the decision), not resolv.conf as it is now. */
+ * namespace before its first instruction, with the lists and the
+ * nameservers create judged (saved with the decision), not with the
+ * operator config or resolv.conf as they are now. */
 static int
-start_fallback_guard (const struct moat_globals *g, int dirfd,
-                      const struct container_state *st,
+start_fallback_guard (const struct container_state *st,
                       const struct decision *d, struct moat_error **err)
 {
-  cleanup_profile struct profile *eff = NULL;
-  struct netguard_rules rules;
+  const struct decision_guard *saved = &d->guard;
   struct cidr dns[NETGUARD_MAX_DNS];
   size_t n_dns = 0;
+  struct netguard_rules rules = {
+    .egress = saved->egress,
+    .allowlist = saved->allowlist,
+    .deny = saved->deny,
+    .n_deny = saved->n_deny,
+    .allow = saved->allow,
+    .n_allow = saved->n_allow,
+    .private_nets = saved->private_nets,
+    .n_private = saved->n_private,
+  };
   int r;
 
-  r = container_load_policy (g, dirfd, st, &eff, err);
-  if (r < 0)
-    return r;
   for (size_t i = 0; d->nameservers[i] && n_dns < NETGUARD_MAX_DNS; i++)
     if (cidr_parse (d->nameservers[i], &dns[n_dns]) == 0)
       n_dns++;
-  profile_netguard_rules (eff, dns, n_dns, &rules);
+  rules.dns = dns;
+  rules.n_dns = n_dns;
   r = netguard_fallback (st->pid, &rules, err);
   if (r < 0)
     return moat_error_wrap (err, "network guard (fallback)");
@@ -148,7 +155,7 @@ container_start (const struct moat_globals *g, const char *id,
   s = d->spec;
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
-      r = start_fallback_guard (g, dirfd, st, d, err);
+      r = start_fallback_guard (st, d, err);
       if (r < 0)
         return r;
     }
@@ -352,7 +359,7 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       char real[PATH_MAX];
       if (realpath (g->root, real))
         userns_block_release (d ? d->userns_pool_dir
-                                : g->profile->userns_pool_dir,
+                                : g->profile->config.userns_pool_dir,
                               st->userns_host_id, real, st->id);
     }
   return r;

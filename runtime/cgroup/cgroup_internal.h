@@ -166,6 +166,11 @@ void cg_systemd_release (struct cgroup *cg);
 /* After an update: the unit's properties follow the cgroup's files again,
  * so that systemd does not put the old limits back. */
 int cg_systemd_sync (struct cgroup *cg, struct moat_error **err);
+/* The wait for a systemd job's JobRemoved, on a direct connection on FD
+ * (taken over, as systemd's private socket is one): its result, or
+ * -ETIMEDOUT after TIMEOUT_USEC. For tests with a fake systemd. */
+int cg_systemd_wait_job_on_fd (int fd, const char *job, uint64_t timeout_usec,
+                               char **ret_result, struct moat_error **err);
 
 /* cgroup_dirs.c. rel is always normalized ("/a/b"). */
 size_t cg_count_components (const char *rel);

@@ -39,6 +39,9 @@ struct init_args
   const int *cgroup_self_fds;
   /* A session's init: runs nothing, reaps what the execs leave. */
   bool reaper;
+  /* Where the built-in filter's listener goes (seccomp_refusals.h); -1:
+   * nobody supervises. */
+  int refusal_sock;
 };
 
 /* clone flags for the namespaces the spec asks to create. */
@@ -118,11 +121,12 @@ int process_resolve_exec (const struct spec_process *p, char **ret_path,
 /* Apply rlimits, user, caps, no_new_privs, Landlock (the ruleset
  * landlock_fd, or -1), seccomp, fds, cwd; then execve. Returns only on
  * failure; with exec_path NULL (a session's reaping init) returns 0 with
- * everything applied but the execve. */
+ * everything applied but the execve. refusal_sock >= 0: the built-in
+ * filter's listener goes there (seccomp_refusals.h). */
 int process_exec (const struct spec_process *p, const char *exec_path,
                   int cwd_fd, int preserve_fds, int landlock_fd,
                   const struct seccomp_prog *seccomp_config,
-                  const struct seccomp_prog *seccomp_builtin,
+                  const struct seccomp_prog *seccomp_builtin, int refusal_sock,
                   struct moat_error **err);
 int process_set_rlimits (const struct spec_process *p, struct moat_error **err);
 int process_raise_rlimits (pid_t pid, const struct spec_process *p,

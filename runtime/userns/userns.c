@@ -178,18 +178,18 @@ userns_block_alloc (const struct profile *p, const char *root_path,
   uint32_t start = 0;
   int r;
 
-  if (p->userns_blocks == 0)
+  if (p->config.userns_blocks == 0)
     return moat_fail (err, 0, "user namespace: the id pool is empty");
-  r = pool_open_locked (p->userns_pool_dir, &dfd, &lock, err);
+  r = pool_open_locked (p->config.userns_pool_dir, &dfd, &lock, err);
   if (r < 0)
     return r;
   /* A random start: few records to step over when most blocks are free. */
   if (getrandom (&start, sizeof (start), GRND_NONBLOCK) != sizeof (start))
     start = (uint32_t)getpid ();
-  for (uint32_t k = 0; k < p->userns_blocks; k++)
+  for (uint32_t k = 0; k < p->config.userns_blocks; k++)
     {
-      uint32_t idx = (start + k) % p->userns_blocks;
-      uint32_t first = p->userns_first + idx * PROFILE_USERNS_BLOCK;
+      uint32_t idx = (start + k) % p->config.userns_blocks;
+      uint32_t first = p->config.userns_first + idx * PROFILE_USERNS_BLOCK;
       char name[16];
 
       snprintf (name, sizeof (name), "%" PRIu32, first);
@@ -201,12 +201,13 @@ userns_block_alloc (const struct profile *p, const char *root_path,
         }
       if (r != -EEXIST)
         return moat_fail (err, -r, "user namespace id pool %s/%s",
-                          p->userns_pool_dir, name);
+                          p->config.userns_pool_dir, name);
     }
   return moat_fail (err, 0,
                     "user namespace: every block of the id pool is held "
                     "(%" PRIu32 " blocks from host id %" PRIu32 ", %s)",
-                    p->userns_blocks, p->userns_first, p->userns_pool_dir);
+                    p->config.userns_blocks, p->config.userns_first,
+                    p->config.userns_pool_dir);
 }
 
 int
@@ -255,7 +256,7 @@ userns_block_release_owner (const struct profile *p, const char *root_path,
   struct dirent *de;
   DIR *d;
 
-  if (pool_open_locked (p->userns_pool_dir, &dfd, &lock, NULL) < 0)
+  if (pool_open_locked (p->config.userns_pool_dir, &dfd, &lock, NULL) < 0)
     return;
   d = fdopendir (fcntl (dfd, F_DUPFD_CLOEXEC, 3));
   if (d == NULL)
@@ -279,13 +280,13 @@ userns_block_adopt (const struct profile *p, const char *root_path,
   int r;
 
   *ret_first = 0;
-  r = pool_open_locked (p->userns_pool_dir, &dfd, &lock, err);
+  r = pool_open_locked (p->config.userns_pool_dir, &dfd, &lock, err);
   if (r < 0)
     return r;
   d = fdopendir (fcntl (dfd, F_DUPFD_CLOEXEC, 3));
   if (d == NULL)
     return moat_fail (err, errno, "user namespace id pool %s",
-                      p->userns_pool_dir);
+                      p->config.userns_pool_dir);
   while ((de = readdir (d)) && *ret_first == 0)
     {
       cleanup_free char *text = NULL;
@@ -317,7 +318,8 @@ userns_block_adopt (const struct profile *p, const char *root_path,
     }
   closedir (d);
   if (r < 0)
-    return moat_fail (err, -r, "user namespace id pool %s", p->userns_pool_dir);
+    return moat_fail (err, -r, "user namespace id pool %s",
+                      p->config.userns_pool_dir);
   return 0;
 }
 

@@ -18,8 +18,8 @@ bool userns_moat_maps (const struct spec *s);
 
 /* Take a free block of the operator's pool for ROOT_PATH/ID (the realpath
  * of --root and the container id): one record file per held block in
- * p->userns_pool_dir, made under the pool's lock. A record whose state dir
- * is gone (a crash, a kill -9 before delete) is stale and taken again.
+ * p->config.userns_pool_dir, made under the pool's lock. A record whose state
+ * dir is gone (a crash, a kill -9 before delete) is stale and taken again.
  * *ret_first: the block's first host id. */
 int userns_block_alloc (const struct profile *p, const char *root_path,
                         const char *id, uint32_t *ret_first,

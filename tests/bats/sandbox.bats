@@ -119,6 +119,31 @@ nothing_left() {
 	nothing_left
 }
 
+@test "sandbox: refused syscalls are counted by name in the record and the audit line, each with the filter's errno" {
+	add_testbin sysprobe
+	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- sh -c 'sysprobe io_uring; sysprobe io_uring; sysprobe bpf; sysprobe clone3; sysprobe socket vsock; sysprobe socket unix'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "io_uring_setup: Operation not permitted (errno 1)" ]
+	[ "${lines[2]}" = "bpf: Operation not permitted (errno 1)" ]
+	[ "${lines[3]}" = "clone3: Function not implemented (errno 38)" ]
+	[ "${lines[4]}" = "socket(AF_VSOCK): Operation not permitted (errno 1)" ]
+	[ "${lines[5]}" = ok ]
+	jq -e '.refused_syscalls == {"io_uring_setup": 2, "bpf": 1, "clone3": 1, "socket": 1}' "$BUNDLE/rec.json"
+	tail -n 1 "$AUDIT_LOG" | jq -e '.outcome.refused_syscalls == {"io_uring_setup": 2, "bpf": 1, "clone3": 1, "socket": 1}'
+	nothing_left
+}
+
+@test "sandbox: allowed syscalls are not counted; the refusal table is bounded" {
+	add_testbin sysprobe
+	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- true
+	jq -e '.refused_syscalls == {}' "$BUNDLE/rec.json"
+	# 70 syscall numbers no kernel has: 64 kept by number, 6 more counted.
+	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- sysprobe syscalls 1000 1069
+	[ "$output" = "70 of 70 failed" ]
+	jq -e '(.refused_syscalls | length) == 65 and .refused_syscalls["1000"] == 1 and .refused_syscalls["(others)"] == 6' "$BUNDLE/rec.json"
+	nothing_left
+}
+
 @test "sandbox: a default deadline and output cap, in the record" {
 	sb --rootfs "$BUNDLE/rootfs" --result "$BUNDLE/rec.json" -- true
 	[ "$status" -eq 0 ]

@@ -200,6 +200,19 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: each record counts its own command's refused syscalls" {
+	add_testbin sysprobe
+	new_session
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'sysprobe bpf; sysprobe bpf; sysprobe kexec'
+	[ "${lines[0]}" = "bpf: Operation not permitted (errno 1)" ]
+	jq -e '.refused_syscalls == {"bpf": 2, "kexec_load": 1}' "$BUNDLE/rec.json"
+	tail -n 1 "$AUDIT_LOG" | jq -e '.outcome.refused_syscalls == {"bpf": 2, "kexec_load": 1}'
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- true
+	jq -e '.refused_syscalls == {}' "$BUNDLE/rec.json"
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: --output-limit, --env, --cwd, --stdin, --json on its own line" {
 	new_session
 	printf 'in1\nin2\n' >"$WORK/in.txt"
@@ -260,6 +273,40 @@ nothing_left() {
 	[[ "$stderr" == "moat: session put $SID: /big: Read-only file system" ]]
 	ms get "$SID" /no/such "$WORK/out"
 	[ "$status" -eq 1 ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session put: a fifo the payload left at the destination is refused, not waited on for ever" {
+	new_session
+	echo a >"$WORK/a.txt"
+	ms exec "$SID" -- mkfifo /tmp/a.txt
+	[ "$status" -eq 0 ]
+	# timeout only bounds the hang the old code had; nothing is timed.
+	status=0
+	timeout 60 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$SID" "$WORK/a.txt" /tmp \
+		>"$BUNDLE/.ms-out" 2>"$BUNDLE/.ms-err" </dev/null || status=$?
+	cat "$BUNDLE/.ms-err" >&2
+	[ "$status" -eq 1 ]
+	[ "$(cat "$BUNDLE/.ms-err")" = "moat: session put $SID: /tmp: File exists" ]
+	ms exec "$SID" -- stat -c %F /tmp/a.txt
+	[ "$output" = fifo ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session get: a sparse file the payload made takes no more of the host's disk than it takes inside" {
+	new_session
+	# 1 GiB that the 64 MiB scratch holds: a hole, and one byte of data.
+	ms exec "$SID" -- sh -c 'truncate -s 1G /tmp/big && echo x | dd of=/tmp/big bs=1 seek=536870912 conv=notrunc 2>/dev/null'
+	[ "$status" -eq 0 ]
+	mkdir "$WORK/out"
+	ms get "$SID" /tmp/big "$WORK/out"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$WORK/out/big")" -eq 1073741824 ]
+	[ "$(dd if="$WORK/out/big" bs=1 skip=536870912 count=1 2>/dev/null)" = x ]
+	# Allocated: a few blocks, not a gigabyte.
+	[ "$(du -k "$WORK/out/big" | cut -f 1)" -lt 1024 ]
 	ms rm "$SID"
 	nothing_left
 }

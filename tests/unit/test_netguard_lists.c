@@ -11,6 +11,7 @@
 #include "netguard_skb.h"
 
 #include "../../policy/profile.h"
+#include "../../runtime/netguard_dns.h"
 
 /* ---- parsing ---- */
 

@@ -13,6 +13,7 @@
 
 #include "../../oci/decision.h"
 #include "../../policy/profile.h"
+#include "../../policy/verdicts.h"
 #include "../../lib/util.h"
 
 static struct profile *
@@ -55,7 +56,7 @@ assert_same_profile (const struct profile *a, const struct profile *b)
   assert_int_equal (a->cpu_period, b->cpu_period);
   assert_int_equal (a->tmpfs_size, b->tmpfs_size);
   assert_int_equal (a->nofile, b->nofile);
-  assert_string_equal (a->audit_log, b->audit_log);
+  assert_string_equal (a->config.audit_log, b->config.audit_log);
   assert_int_equal (a->n_deny, b->n_deny);
   for (size_t i = 0; i < a->n_deny; i++)
     assert_true (cidr_eq (&a->deny[i], &b->deny[i]));
@@ -107,9 +108,10 @@ test_policy_round_trip (void **state)
   if (profile_policy_parse (json, strlen (json), &back, &ov_back, &err) < 0)
     fail_msg ("parse: %s", err->msg);
   assert_same_profile (eff, back);
-  assert_int_equal (back->userns_first, eff->userns_first);
-  assert_int_equal (back->userns_blocks, eff->userns_blocks);
-  assert_string_equal (back->userns_pool_dir, eff->userns_pool_dir);
+  assert_int_equal (back->config.userns_first, eff->config.userns_first);
+  assert_int_equal (back->config.userns_blocks, eff->config.userns_blocks);
+  assert_string_equal (back->config.userns_pool_dir,
+                       eff->config.userns_pool_dir);
   /* The rest of the decision, read without the policy. */
   if (decision_parse (json, strlen (json), &d, &err) < 0)
     fail_msg ("decision: %s", err->msg);
@@ -118,11 +120,20 @@ test_policy_round_trip (void **state)
   assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
   assert_string_equal (d->nameservers[0], "10.96.0.10/32");
   assert_null (d->nameservers[1]);
-  assert_string_equal (d->userns_pool_dir, eff->userns_pool_dir);
+  assert_string_equal (d->userns_pool_dir, eff->config.userns_pool_dir);
   assert_int_equal (d->resources.pids_limit, 10); /* the annotation's */
   assert_int_equal (d->resources.cpu_quota, 7777);
   assert_int_equal (d->resources.memory_limit, eff->memory_limit);
   assert_int_equal (d->resources.cpu_period, eff->cpu_period);
+  /* The fallback guard's lists, as create judged them (start reads these,
+   * never the operator config). */
+  assert_true (d->guard.egress);
+  assert_false (d->guard.allowlist);
+  assert_int_equal (d->guard.n_deny, eff->n_deny);
+  for (size_t i = 0; i < eff->n_deny; i++)
+    assert_true (cidr_eq (&d->guard.deny[i], &eff->deny[i]));
+  assert_int_equal (d->guard.n_private, eff->n_private);
+  assert_true (d->guard.n_private > 0);
   spec_text = spec_to_json (spec);
   back_text = spec_to_json (d->spec);
   assert_string_equal (spec_text, back_text);
@@ -228,7 +239,8 @@ test_policy_malformed (void **state)
   expect_bad ("", "policy.json");
   expect_bad ("[]", "version");
   expect_bad ("{\"version\": 1}", "another moat");
-  expect_bad ("{\"version\": 2, \"profile\": {\"name\": \"lax\", \"egress\": "
+  expect_bad ("{\"version\": 2}", "another moat");
+  expect_bad ("{\"version\": 3, \"profile\": {\"name\": \"lax\", \"egress\": "
               "true}}",
               "unknown profile lax");
   expect_bad_saved ("\"pids_limit\":64", "\"pids_limit\":-1", "pids_limit");
@@ -237,6 +249,55 @@ test_policy_malformed (void **state)
   expect_bad_saved ("\"overrides\":[]",
                     "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]",
                     "overrides[0]");
+}
+
+/* The saved guard lists, read without the policy: a bad entry or a
+ * missing guard is an error, never a shorter list. */
+static void
+expect_bad_guard (const char *from, const char *to, const char *msg_part)
+{
+  char *text = saved_text ("egress", from, to);
+  struct decision *d = NULL;
+  struct moat_error *err = NULL;
+
+  assert_true (decision_parse (text, strlen (text), &d, &err) < 0);
+  assert_null (d);
+  if (strstr (err->msg, msg_part) == NULL)
+    fail_msg ("\"%s\" lacks \"%s\"", err->msg, msg_part);
+  moat_error_free (&err);
+  free (text);
+}
+
+static void
+test_decision_guard_malformed (void **state)
+{
+  expect_bad_guard ("\"private\":[", "\"private\":[\"nope\",",
+                    "guard.private[0]");
+  expect_bad_guard ("\"guard\":", "\"guarx\":", "guard:");
+  expect_bad_guard ("\"allow\":[],\"private\"", "\"allow\":7,\"private\"",
+                    "guard.allow");
+}
+
+/* G8's level is the policy's verdict, recorded on the hardened spec over
+ * whatever config.json's annotation said. */
+static void
+test_seccomp_level_verdict (void **state)
+{
+  struct spec *s = xcalloc (1, sizeof (*s));
+  struct profile eff = { .seccomp_agent = false };
+
+  spec_set_annotation (s, SECCOMP_LEVEL_ANNOTATION, "agent");
+  profile_decide_seccomp_level (s, &eff);
+  assert_string_equal (
+      spec_kv_get (s->annotations, s->n_annotations, SECCOMP_LEVEL_ANNOTATION),
+      "default");
+  eff.seccomp_agent = true;
+  profile_decide_seccomp_level (s, &eff);
+  assert_string_equal (
+      spec_kv_get (s->annotations, s->n_annotations, SECCOMP_LEVEL_ANNOTATION),
+      "agent");
+  assert_int_equal (s->n_annotations, 1);
+  spec_free (s);
 }
 
 static char **
@@ -373,6 +434,8 @@ main (void)
     cmocka_unit_test (test_policy_round_trip),
     cmocka_unit_test (test_policy_keeps_metadata_ranges),
     cmocka_unit_test (test_policy_malformed),
+    cmocka_unit_test (test_decision_guard_malformed),
+    cmocka_unit_test (test_seccomp_level_verdict),
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),

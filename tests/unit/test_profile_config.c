@@ -11,6 +11,7 @@
 
 #include "../../oci/json.h"
 #include "../../policy/profile.h"
+#include "../../policy/profile_internal.h"
 #include "../../lib/util.h"
 
 #define MIB (INT64_C (1) << 20)
@@ -114,7 +115,7 @@ test_defaults (void **state)
   assert_int_equal (p->cpu_period, 100000);
   assert_int_equal (p->tmpfs_size, 64 * MIB);
   assert_int_equal (p->nofile, 1024);
-  assert_string_equal (p->audit_log, "/var/log/moat/audit.jsonl");
+  assert_string_equal (p->config.audit_log, "/var/log/moat/audit.jsonl");
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
   assert_true (has_deny (p, AF_INET6, "fd00:ec2::254", 128));
   assert_true (strv_has (p->credential_env, "AWS_*"));
@@ -156,7 +157,7 @@ test_full_config (void **state)
   assert_int_equal (p->cpu_quota, 150000);
   assert_int_equal (p->tmpfs_size, 128 * MIB);
   assert_int_equal (p->nofile, 4096);
-  assert_string_equal (p->audit_log, "/srv/audit/moat.jsonl");
+  assert_string_equal (p->config.audit_log, "/srv/audit/moat.jsonl");
   assert_int_equal (strv_len (p->credential_env), 2);
   assert_true (strv_has (p->credential_env, "MY_CORP_*"));
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
@@ -387,6 +388,39 @@ test_bind_noexec (void **state)
   (void)state;
 }
 
+/* create's audit line is written from the field table: every field marked
+ * FIELD_AUDIT is there under its profile show key, no other one is, and
+ * the network lists carry the nameservers create read. */
+static void
+test_audit_from_table (void **state)
+{
+  struct profile *p = NULL;
+  struct moat_error *err = NULL;
+  struct cidr dns;
+  json_node *root = NULL;
+  char *text;
+
+  (void)state;
+  assert_int_equal (profile_load_builtin ("egress", &p, &err), 0);
+  assert_int_equal (cidr_parse ("10.96.0.10", &dns), 0);
+  text = profile_audit_json (p, &dns, 1);
+  assert_int_equal (json_parse (text, strlen (text), 1 << 20, &root, &err), 0);
+  for (size_t i = 0; i < profile_n_fields; i++)
+    {
+      const struct field *f = &profile_fields[i];
+      const json_node *v = f->show ? profile_json_member (root, f->show) : NULL;
+      if (!(f->flags & FIELD_AUDIT) != (v == NULL))
+        fail_msg ("%s: %s in the audit line", f->show ? f->show : f->saved,
+                  v ? "wrongly" : "missing");
+    }
+  assert_string_equal (json_string (json_array_get (
+                           json_get (json_get (root, "network"), "dns"), 0)),
+                       "10.96.0.10/32:53");
+  json_free (root);
+  free (text);
+  profile_free (p);
+}
+
 static void
 test_bind_sources (void **state)
 {
@@ -509,6 +543,7 @@ main (void)
     cmocka_unit_test (test_config_errors),
     cmocka_unit_test (test_load_failures),
     cmocka_unit_test (test_to_json),
+    cmocka_unit_test (test_audit_from_table),
     cmocka_unit_test (test_bind_sources),
     cmocka_unit_test (test_bind_noexec),
     cmocka_unit_test (test_parse_size),

@@ -62,9 +62,9 @@ test_defaults_and_show (void **state)
   (void)state;
   assert_non_null (p);
   assert_true (p->userns);
-  assert_int_equal (p->userns_first, 0x40000000u);
-  assert_int_equal (p->userns_blocks, 16384);
-  assert_string_equal (p->userns_pool_dir, "/run/moat-idpool");
+  assert_int_equal (p->config.userns_first, 0x40000000u);
+  assert_int_equal (p->config.userns_blocks, 16384);
+  assert_string_equal (p->config.userns_pool_dir, "/run/moat-idpool");
   assert_int_equal (profile_to_json (p, &json, NULL), 0);
   assert_non_null (strstr (json, "\"userns\""));
   free (json);
@@ -98,9 +98,9 @@ test_operator_keys (void **state)
   (void)state;
   assert_non_null (p);
   assert_false (p->userns);
-  assert_int_equal (p->userns_first, 2147483648u);
-  assert_int_equal (p->userns_blocks, 2);
-  assert_string_equal (p->userns_pool_dir, "/run/x");
+  assert_int_equal (p->config.userns_first, 2147483648u);
+  assert_int_equal (p->config.userns_blocks, 2);
+  assert_string_equal (p->config.userns_pool_dir, "/run/x");
   profile_free (p);
   for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
     {

@@ -298,7 +298,7 @@ only_ok() {
 	next_id
 	moat --profile egress create -b "$BUNDLE" "$CID"
 	[ "$status" -eq 0 ]
-	line=$(jq -c --arg id "$CID" 'select(.verb == "create" and .id == $id) | .network' "$AUDIT_LOG")
+	line=$(jq -c --arg id "$CID" 'select(.verb == "create" and .id == $id) | .effective.network' "$AUDIT_LOG")
 	[ "$(jq -r .mode <<<"$line")" = allowlist ]
 	[ "$(jq -c .allow <<<"$line")" = '["198.51.100.7/32:443"]' ]
 	[ "$(jq -c .dns <<<"$line")" = "[\"$NET.53/32:53\"]" ]

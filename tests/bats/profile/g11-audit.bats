@@ -166,3 +166,27 @@ lifecycle_audited() {
 	# The README's query finds the run and not the create.
 	[ "$(jq -c 'select(.refused)' "$AUDIT_LOG" | jq -r .verb | sort -u | tr '\n' ' ')" = "run " ]
 }
+
+@test "G11: create's audit line carries the effective profile from the field table: the limits an annotation tightened, the modes, the network lists" {
+	prepare_bundle spec
+	printf '{"audit_log": "%s", "limits": {"nofile": 512}, "seccomp": "agent"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	update_config '.annotations["run.moat.pids-limit"] = "10"'
+	next_id
+	moat create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	eff=$(audit_lines "$CID" | jq -c 'select(.verb == "create") | .effective')
+	echo "$eff" >&2
+	[ "$(jq -r .limits.pids <<<"$eff")" = 10 ]
+	[ "$(jq -r .limits.nofile <<<"$eff")" = 512 ]
+	[ "$(jq -r .limits.cpus <<<"$eff")" = 1.000 ]
+	[ "$(jq -r .seccomp <<<"$eff")" = agent ]
+	[ "$(jq -r .egress <<<"$eff")" = false ]
+	[ "$(jq -r .network.mode <<<"$eff")" = "loopback only" ]
+	[ "$(jq -r '.network.deny | index("169.254.0.0/16")' <<<"$eff")" != null ]
+	[ "$(jq -r .userns.enabled <<<"$eff")" = true ]
+	# What the table does not mark for the audit stays out of the line.
+	[ "$(jq -r 'has("masked_paths") or has("credential_env") or has("audit_log")' <<<"$eff")" = false ]
+	# profile show writes the same keys from the same table.
+	moat profile show
+	[ "$(jq -r .limits.nofile <<<"$output")" = 512 ]
+}

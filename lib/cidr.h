@@ -1,7 +1,8 @@
-/* CIDRs as the policy reads them from the operator config and the network
- * guard enforces them: a pure type and its arithmetic (no I/O, no
- * mechanism), shared by the policy (profile_network.c, profile_saved.c)
- * and the guard (netguard*.c). */
+/* CIDRs as the policy reads them from the operator config, the saved
+ * decision keeps them and the network guard enforces them: a pure type and
+ * its arithmetic (no I/O, no mechanism, no judgement), shared by the policy
+ * (profile_network.c), the decision (oci/decision.c) and the guard
+ * (netguard*.c). */
 #ifndef MOAT_CIDR_H
 #define MOAT_CIDR_H
 

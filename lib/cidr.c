@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "../lib/util.h"
+#include "util.h"
 
 static bool
 all_digits (const char *s)

@@ -1,0 +1,49 @@
+/* G14's and G8's verdicts from the host's facts (verdicts.h). */
+#include "verdicts.h"
+
+#include "../lib/util.h"
+
+char *
+profile_landlock_verdict (enum profile_landlock mode, int abi)
+{
+  if (mode == PROFILE_LANDLOCK_OFF)
+    return xstrdup ("off (operator config)");
+  if (abi == 0)
+    return xstrdup ("unavailable (kernel)");
+  if (abi < LANDLOCK_MIN_ABI)
+    return xasprintf ("unused: abi %d refuses renames across directories", abi);
+  return xasprintf (
+      "abi %d: writes beneath the writable mounts, exec outside the noexec "
+      "ones%s",
+      abi,
+      abi >= 6   ? "; abstract unix sockets and signals scoped"
+      : abi >= 3 ? ""
+                 : "; truncate not covered");
+}
+
+int
+profile_decide_landlock (struct spec *s, const struct profile *eff,
+                         const struct host_facts *facts, char **ret_text,
+                         struct moat_error **err)
+{
+  cleanup_free char *text
+      = profile_landlock_verdict (eff->config.landlock, facts->landlock_abi);
+
+  if (eff->config.landlock == PROFILE_LANDLOCK_REQUIRE
+      && facts->landlock_abi < LANDLOCK_MIN_ABI)
+    return moat_fail (err, 0,
+                      "landlock: required by the operator config: %s "
+                      "(needs ABI %d)",
+                      text, LANDLOCK_MIN_ABI);
+  spec_set_annotation (s, LANDLOCK_ANNOTATION, text);
+  if (ret_text)
+    *ret_text = steal_pointer (&text);
+  return 0;
+}
+
+void
+profile_decide_seccomp_level (struct spec *s, const struct profile *eff)
+{
+  spec_set_annotation (s, SECCOMP_LEVEL_ANNOTATION,
+                       eff->seccomp_agent ? "agent" : "default");
+}
