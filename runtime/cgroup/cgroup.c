@@ -604,14 +604,6 @@ cgroup_pids (struct cgroup *cg, pid_t **ret, size_t *ret_n,
   return 0;
 }
 
-static bool
-cgroup_is_empty (struct cgroup *cg)
-{
-  cleanup_free pid_t *pids = NULL;
-  size_t n = 0;
-  return cgroup_pids (cg, &pids, &n, NULL) == 0 && n == 0;
-}
-
 static int
 signal_pids (struct cgroup *cg, int sig, struct moat_error **err)
 {
@@ -642,7 +634,7 @@ cgroup_kill_all (struct cgroup *cg, int sig, struct moat_error **err)
     }
   /* Nothing in it (a session exec whose command has ended): nothing can
    * fork in there either, and freezing it is two writes for nothing. */
-  if (cgroup_is_empty (cg))
+  if (cg_is_empty (cg))
     return 0;
   /* Otherwise hold the set still while we signal it, as runc does; where
    * there is no freezer a fork may slip through, and destroy loops. */

@@ -8,8 +8,8 @@
  *   cgroup_systemd.c: transient units; cgroup_usage.c: sandbox records
  *   cgroup_dirs.c: making and removing the directories
  *   cgroup_path.c: cgroupsPath mapping
- *   cgroup_sub.c: exec --cgroup's sub-cgroups
- *   cgroup_fs.c: file access, cgroup_hier_for, and the kernel's cgroupfs
+ *   cgroup_sub.c: exec --cgroup's sub-cgroups, an exec's own join, tracking
+ * cgroups cgroup_fs.c: file access, cgroup_hier_for, and the kernel's cgroupfs
  *     (struct cgroup_fs), which attaches the device filter
  *     (cgroup_devices.c, through bpf.c). */
 #ifndef MOAT_CGROUP_INTERNAL_H
@@ -265,6 +265,8 @@ int cg_write_pair (struct cgroup_hier *h, const char *file1, const char *value1,
  * reached. */
 bool cg_backoff (unsigned *tries);
 
+/* No process in it, in any hierarchy (cgroup_sub.c). */
+bool cg_is_empty (struct cgroup *cg);
 /* cgroup_create in the hierarchies carrying one of ctrls (CG_*) only. */
 int cg_create_in (const char *rel, const struct spec_resources *res,
                   unsigned ctrls, struct cgroup **ret, struct moat_error **err);

@@ -1,5 +1,7 @@
 /* exec --cgroup: the process joins a sub-cgroup of the container's, as
- * runc's does (see cgroup_add_pid_sub in cgroup.h). */
+ * runc's does (see cgroup_add_pid_sub in cgroup.h); an exec that joins by
+ * itself (cgroup_open_join_files); a session exec's tracking cgroup
+ * (cgroup_create_tracking). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -228,4 +230,12 @@ cgroup_create_tracking (const char *rel, struct cgroup **ret,
       }
   *ret = cg;
   return 0;
+}
+
+bool
+cg_is_empty (struct cgroup *cg)
+{
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0;
+  return cgroup_pids (cg, &pids, &n, NULL) == 0 && n == 0;
 }
