@@ -8,8 +8,9 @@
  *   cgroup_systemd.c: transient units; cgroup_usage.c: sandbox records
  *   cgroup_dirs.c: making and removing the directories
  *   cgroup_path.c: cgroupsPath mapping
- *   cgroup_sub.c: exec --cgroup's sub-cgroups, an exec's own join, tracking
- * cgroups cgroup_fs.c: file access, cgroup_hier_for, and the kernel's cgroupfs
+ *   cgroup_sub.c: exec --cgroup's sub-cgroups, an exec's own join and
+ *     tracking cgroups
+ *   cgroup_fs.c: file access, cgroup_hier_for, and the kernel's cgroupfs
  *     (struct cgroup_fs), which attaches the device filter
  *     (cgroup_devices.c, through bpf.c). */
 #ifndef MOAT_CGROUP_INTERNAL_H
