@@ -73,6 +73,50 @@ jw_stream (struct json_writer *w, const char *key,
   jw_object_end (w);
 }
 
+/* Whether this request's flags caused o, rather than the profile's standing
+ * hardening of moat's own template: a clamped flag, a credential dropped
+ * from --env, or a change to a bind the caller asked for (--workdir at
+ * /work, --ro-bind, --host-usr; pairs are SRC, DST, ...). */
+static bool
+override_from_request (const struct override *ov, const struct sandbox_opts *o)
+{
+  if (strncmp (ov->path, "--", 2) == 0 || strcmp (ov->path, "process.env") == 0)
+    return true;
+  if (strncmp (ov->path, "mounts[/", 8) != 0)
+    return false;
+  const char *dst = ov->path + 7;
+  size_t n = strcspn (dst, "]");
+  if (o->workdir && n == 5 && strncmp (dst, "/work", 5) == 0)
+    return true;
+  for (size_t i = 0; o->ro_binds && o->ro_binds[i] && o->ro_binds[i + 1];
+       i += 2)
+    if (strlen (o->ro_binds[i + 1]) == n
+        && strncmp (dst, o->ro_binds[i + 1], n) == 0)
+      return true;
+  return false;
+}
+
+/* The record's overrides: this request's only, unless --all-overrides
+ * (the audit line always has them all). */
+static void
+jw_record_overrides (struct json_writer *w, const struct sandbox_opts *o,
+                     const struct override_list *ov)
+{
+  struct override_list mine = { 0 };
+
+  if (o->all_overrides || ov == NULL)
+    {
+      jw_overrides (w, "overrides", ov);
+      return;
+    }
+  for (size_t i = 0; i < ov->n; i++)
+    if (override_from_request (&ov->v[i], o))
+      override_list_add (&mine, ov->v[i].kind, ov->v[i].path, ov->v[i].asked,
+                         ov->v[i].enforced);
+  jw_overrides (w, "overrides", &mine);
+  override_list_clear (&mine);
+}
+
 char *
 sandbox_record_json (const struct moat_globals *g, const char *id,
                      const struct sandbox_opts *o,
@@ -130,7 +174,7 @@ sandbox_record_json (const struct moat_globals *g, const char *id,
   jw_object_end (w);
   jw_key (w, "image");
   jw_string (w, digest);
-  jw_overrides (w, "overrides", ov);
+  jw_record_overrides (w, o, ov);
   jw_object_end (w);
   return json_writer_finish (w);
 }
