@@ -3,21 +3,28 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "util.h"
 
-static bool
-all_digits (const char *s)
+/* The value of a string of 1 to max_len decimal digits (nothing else:
+ * strtol would also take " 8", "+8" or "-0"), or -1. */
+static int
+small_number (const char *s, size_t max_len)
 {
-  if (*s == '\0')
-    return false;
-  for (; *s; s++)
-    if (*s < '0' || *s > '9')
-      return false;
-  return true;
+  int v = 0;
+  size_t len = 0;
+
+  for (; *s; s++, len++)
+    {
+      if (*s < '0' || *s > '9' || len == max_len)
+        return -1;
+      v = v * 10 + (*s - '0');
+    }
+  return len ? v : -1;
 }
 
 int
@@ -43,10 +50,8 @@ cidr_parse (const char *s, struct cidr *ret)
   c.prefix = max;
   if (slash)
     {
-      int prefix;
-      /* Digits only: strtol would also take " 8", "+8" or "-0". */
-      if (!all_digits (slash + 1) || strlen (slash + 1) > 3
-          || parse_int (slash + 1, &prefix) < 0 || prefix > (int)max)
+      int prefix = small_number (slash + 1, 3);
+      if (prefix < 0 || prefix > (int)max)
         return -EINVAL;
       c.prefix = (uint8_t)prefix;
     }
@@ -95,8 +100,8 @@ cidr_port_parse (const char *s, struct cidr *ret)
     return -EINVAL;
   if (port)
     {
-      if (!all_digits (port) || strlen (port) > 5 || parse_int (port, &n) < 0
-          || n < 1 || n > 65535)
+      n = small_number (port, 5);
+      if (n < 1 || n > 65535)
         return -EINVAL;
       c.port = (uint16_t)n;
     }
@@ -115,6 +120,27 @@ cidr_to_string (const struct cidr *c)
   if (c->family == AF_INET6)
     return xasprintf ("[%s/%u]:%u", addr, c->prefix, c->port);
   return xasprintf ("%s/%u:%u", addr, c->prefix, c->port);
+}
+
+void
+cidr_list_digest (const struct cidr *list, size_t n,
+                  char ret[CIDR_LIST_DIGEST_LEN])
+{
+  uint64_t h = UINT64_C (0xcbf29ce484222325);
+
+  for (size_t i = 0; i < n; i++)
+    {
+      uint8_t entry[20] = {
+        list[i].family == AF_INET6 ? 6 : 4,
+        list[i].prefix,
+        (uint8_t)(list[i].port >> 8),
+        (uint8_t)list[i].port,
+      };
+      memcpy (entry + 4, list[i].addr, 16);
+      for (size_t k = 0; k < sizeof (entry); k++)
+        h = (h ^ entry[k]) * UINT64_C (0x100000001b3);
+    }
+  snprintf (ret, CIDR_LIST_DIGEST_LEN, "fnv1a64:%016" PRIx64, h);
 }
 
 static bool

@@ -7,6 +7,7 @@
 #define MOAT_CIDR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cidr
@@ -24,6 +25,13 @@ int cidr_parse (const char *s, struct cidr *ret);
 int cidr_port_parse (const char *s, struct cidr *ret);
 /* "10.0.0.0/8", "[2001:db8::/32]:443"; malloc'ed. */
 char *cidr_to_string (const struct cidr *c);
+/* A digest of a list, for a record that cannot hold the list itself:
+ * "fnv1a64:" and 16 hex digits of FNV-1a over each entry's family (4 or
+ * 6), prefix, port (big-endian) and 16 address bytes, in order. Names
+ * the list, is no security boundary. */
+#define CIDR_LIST_DIGEST_LEN (sizeof ("fnv1a64:") + 16)
+void cidr_list_digest (const struct cidr *list, size_t n,
+                       char ret[CIDR_LIST_DIGEST_LEN]);
 /* Every address of inner (and its port, if outer names one) is in outer. */
 bool cidr_contains (const struct cidr *outer, const struct cidr *inner);
 bool cidr_overlaps (const struct cidr *x, const struct cidr *y);

@@ -222,9 +222,13 @@ void profile_netguard_rules (const struct profile *p, const struct cidr *dns,
                              size_t n_dns, struct netguard_rules *ret);
 /* The effective network lists as a JSON object (the field table's
  * "network", in profile show and create's audit line): the nameservers
- * when with_dns. */
+ * when with_dns; when bounded (the audit line), a list longer than
+ * PROFILE_AUDIT_LIST_HEAD entries is written as its first entries, its
+ * length ("KEY_count") and a digest of the whole ("KEY_digest"). */
+#define PROFILE_AUDIT_LIST_HEAD 16
 struct json_writer;
 void profile_network_json (struct json_writer *w, const struct profile *p,
-                           const struct cidr *dns, size_t n_dns, bool with_dns);
+                           const struct cidr *dns, size_t n_dns, bool with_dns,
+                           bool bounded);
 
 #endif

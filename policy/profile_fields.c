@@ -39,7 +39,8 @@ static void
 show_network (struct json_writer *w, const struct profile *p,
               const struct show_ctx *ctx)
 {
-  profile_network_json (w, p, ctx->dns, ctx->n_dns, ctx->with_dns);
+  profile_network_json (w, p, ctx->dns, ctx->n_dns, ctx->with_dns,
+                        ctx->bounded_lists);
 }
 
 static void
@@ -325,7 +326,8 @@ char *
 profile_audit_json (const struct profile *p, const struct cidr *dns,
                     size_t n_dns)
 {
-  struct show_ctx ctx = { .dns = dns, .n_dns = n_dns, .with_dns = true };
+  struct show_ctx ctx
+      = { .dns = dns, .n_dns = n_dns, .with_dns = true, .bounded_lists = true };
   struct json_writer *w = json_writer_new (false);
   write_fields (w, p, FORM_AUDIT, &ctx);
   return json_writer_finish (w);

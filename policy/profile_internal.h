@@ -100,6 +100,7 @@ struct show_ctx
   const struct cidr *dns;
   size_t n_dns;
   bool with_dns;
+  bool bounded_lists; /* the audit line: long lists as head, count, digest */
 };
 
 /* Where a field is written besides the saved form (flags). */

@@ -189,6 +189,7 @@ parse_allow_list (const json_node *v, const char *path, struct cidr **ret,
   if (json_array_len (v) > NETGUARD_MAX_ALLOW)
     return moat_fail (err, 0, "%s: %zu entries, at most %d", path,
                       json_array_len (v), NETGUARD_MAX_ALLOW);
+  list = xcalloc (json_array_len (v) ? json_array_len (v) : 1, sizeof (*list));
   for (size_t i = 0; i < json_array_len (v); i++)
     {
       const json_node *s = json_array_get (v, i);
@@ -203,7 +204,7 @@ parse_allow_list (const json_node *v, const char *path, struct cidr **ret,
                           "%s[%zu]: %s is a cloud metadata address, refused "
                           "in every profile (G2)",
                           path, i, json_string (s));
-      cidr_list_add (&list, &n, &c);
+      list[n++] = c;
     }
   free (*ret);
   *ret = steal_pointer (&list);
@@ -226,6 +227,9 @@ profile_network_settings (const json_node *obj, const char *prefix,
       if (!json_is_array (v))
         return moat_fail (err, 0, "%s: expected an array of CIDR strings",
                           path);
+      /* Room for the whole list at once: not one realloc per entry. */
+      p->deny = xrealloc (p->deny,
+                          (p->n_deny + json_array_len (v)) * sizeof (*p->deny));
       for (size_t i = 0; i < json_array_len (v); i++)
         {
           const json_node *s = json_array_get (v, i);
@@ -236,7 +240,7 @@ profile_network_settings (const json_node *obj, const char *prefix,
           if (cidr_parse (json_string (s), &c) < 0)
             return moat_fail (err, 0, "%s[%zu]: not a CIDR: \"%s\"", path, i,
                               json_string (s));
-          cidr_list_add (&p->deny, &p->n_deny, &c);
+          p->deny[p->n_deny++] = c;
         }
       if (p->n_deny > NETGUARD_MAX_DENY)
         return moat_fail (err, 0,
@@ -352,18 +356,49 @@ profile_network_mode (const struct profile *p)
   return p->allowlist ? "allowlist" : "public";
 }
 
+/* A list in the audit line: past PROFILE_AUDIT_LIST_HEAD entries, the
+ * head, the length and a digest of the whole, so that a create's line
+ * stays short (and cheap to write) with 10,000 entries and two lines
+ * still tell whether their lists were the same. */
+static void
+jw_cidrs_bounded (struct json_writer *w, const char *key,
+                  const struct cidr *list, size_t n, uint16_t port,
+                  bool bounded)
+{
+  char digest[CIDR_LIST_DIGEST_LEN];
+
+  if (!bounded || n <= PROFILE_AUDIT_LIST_HEAD)
+    {
+      jw_cidrs (w, key, list, n, port);
+      return;
+    }
+  jw_cidrs (w, key, list, PROFILE_AUDIT_LIST_HEAD, port);
+  {
+    cleanup_free char *count_key = xasprintf ("%s_count", key);
+    jw_key (w, count_key);
+    jw_uint (w, n);
+  }
+  cidr_list_digest (list, n, digest);
+  {
+    cleanup_free char *digest_key = xasprintf ("%s_digest", key);
+    jw_key (w, digest_key);
+    jw_string (w, digest);
+  }
+}
+
 void
 profile_network_json (struct json_writer *w, const struct profile *p,
-                      const struct cidr *dns, size_t n_dns, bool with_dns)
+                      const struct cidr *dns, size_t n_dns, bool with_dns,
+                      bool bounded)
 {
   jw_object_begin (w);
   jw_key (w, "mode");
   jw_string (w, profile_network_mode (p));
-  jw_cidrs (w, "deny", p->deny, p->n_deny, 0);
+  jw_cidrs_bounded (w, "deny", p->deny, p->n_deny, 0, bounded);
   if (p->egress)
     {
-      jw_cidrs (w, p->allowlist ? "allow" : "allow_private", p->allow,
-                p->n_allow, 0);
+      jw_cidrs_bounded (w, p->allowlist ? "allow" : "allow_private", p->allow,
+                        p->n_allow, 0, bounded);
       if (!p->allowlist)
         jw_cidrs (w, "private_refused", p->private_nets, p->n_private, 0);
       if (with_dns)

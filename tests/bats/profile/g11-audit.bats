@@ -190,3 +190,42 @@ lifecycle_audited() {
 	moat profile show
 	[ "$(jq -r .limits.nofile <<<"$output")" = 512 ]
 }
+
+@test "G11: lists of 10,000 entries give a bounded create line: the first 16 entries, the count and a digest of each list; profile show keeps them whole" {
+	prepare_bundle spec
+	deny=$(awk 'BEGIN { for (i = 0; i < 10000; i++) printf "\"203.%d.%d.0/24\",", int(i / 256), i % 256 }')
+	allow=$(awk 'BEGIN { for (i = 0; i < 10000; i++) printf "\"198.%d.%d.%d/32:443\",", 18 + int(i / 65536), int(i / 256) % 256, i % 256 }')
+	printf '{"audit_log": "%s", "egress_deny": [%s], "egress_allow": [%s]}\n' \
+		"$AUDIT_LOG" "${deny%,}" "${allow%,}" >"$MOAT_CONFIG"
+	next_id
+	moat --profile egress create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	line=$(audit_lines "$CID" | jq -c 'select(.verb == "create")')
+	echo "${#line} bytes" >&2
+	[ "${#line}" -lt 16384 ]
+	net=$(jq -c .effective.network <<<"$line")
+	# The 4 built-in ranges first, then the operator's.
+	[ "$(jq '.deny | length' <<<"$net")" -eq 16 ]
+	[ "$(jq -r '.deny[0]' <<<"$net")" = 169.254.0.0/16 ]
+	[ "$(jq -r '.deny[4]' <<<"$net")" = 203.0.0.0/24 ]
+	[ "$(jq .deny_count <<<"$net")" -eq 10004 ]
+	[ "$(jq '.allow | length' <<<"$net")" -eq 16 ]
+	[ "$(jq -r '.allow[15]' <<<"$net")" = 198.18.0.15/32:443 ]
+	[ "$(jq .allow_count <<<"$net")" -eq 10000 ]
+	[[ "$(jq -r .deny_digest <<<"$net")" =~ ^fnv1a64:[0-9a-f]{16}$ ]]
+	digest=$(jq -r .allow_digest <<<"$net")
+	# The digest covers the whole list: the last entry changed, it changes.
+	sed -i 's|198.18.39.15/32:443|198.18.39.16/32:443|' "$MOAT_CONFIG"
+	cid1=$CID
+	next_id
+	moat --profile egress create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	net2=$(audit_lines "$CID" | jq -c 'select(.verb == "create") | .effective.network')
+	[ "$(jq -r .allow_digest <<<"$net2")" != "$digest" ]
+	[ "$(jq -r .deny_digest <<<"$net2")" = "$(jq -r .deny_digest <<<"$net")" ]
+	moat delete -f "$cid1"
+	# profile show and the short lists are whole: no count, no digest.
+	moat --profile egress profile show
+	[ "$(jq '.network.deny | length' <<<"$output")" -eq 10004 ]
+	[ "$(jq '.network | has("deny_count")' <<<"$output")" = false ]
+}
