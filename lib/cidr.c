@@ -109,17 +109,118 @@ cidr_port_parse (const char *s, struct cidr *ret)
   return 0;
 }
 
+/* Decimal digits of v at p; returns the end. */
+static char *
+put_uint (char *p, unsigned v)
+{
+  char digits[10];
+  int n = 0;
+
+  do
+    digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n)
+    *p++ = digits[--n];
+  return p;
+}
+
+size_t
+cidr_format (const struct cidr *c, char buf[CIDR_TEXT_MAX])
+{
+  char *p = buf;
+  bool bracket = c->port && c->family == AF_INET6;
+
+  if (bracket)
+    *p++ = '[';
+  if (c->family == AF_INET)
+    /* By hand: inet_ntop's IPv4 path goes through sprintf, and a list of
+     * 10,000 entries is written at every create. */
+    for (int i = 0; i < 4; i++)
+      {
+        if (i)
+          *p++ = '.';
+        p = put_uint (p, c->addr[i]);
+      }
+  else if (inet_ntop (AF_INET6, c->addr, p, INET6_ADDRSTRLEN))
+    p += strlen (p);
+  else
+    *p++ = '?';
+  *p++ = '/';
+  p = put_uint (p, c->prefix);
+  if (bracket)
+    *p++ = ']';
+  if (c->port)
+    {
+      *p++ = ':';
+      p = put_uint (p, c->port);
+    }
+  *p = '\0';
+  return (size_t)(p - buf);
+}
+
 char *
 cidr_to_string (const struct cidr *c)
 {
-  char addr[INET6_ADDRSTRLEN] = "?";
+  char buf[CIDR_TEXT_MAX];
 
-  inet_ntop (c->family, c->addr, addr, sizeof (addr));
-  if (c->port == 0)
-    return xasprintf ("%s/%u", addr, c->prefix);
-  if (c->family == AF_INET6)
-    return xasprintf ("[%s/%u]:%u", addr, c->prefix, c->port);
-  return xasprintf ("%s/%u:%u", addr, c->prefix, c->port);
+  cidr_format (c, buf);
+  return xstrdup (buf);
+}
+
+char *
+cidr_list_join (const struct cidr *list, size_t n)
+{
+  char *text = xmalloc (n * CIDR_TEXT_MAX + 1);
+  size_t len = 0;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      if (i)
+        text[len++] = ',';
+      len += cidr_format (&list[i], text + len);
+    }
+  text[len] = '\0';
+  return text;
+}
+
+int
+cidr_list_split (const char *text, bool with_port, struct cidr **ret,
+                 size_t *ret_n)
+{
+  cleanup_free struct cidr *list = NULL;
+  size_t n = 0, cap = 1;
+
+  for (const char *p = text; *p; p++)
+    cap += *p == ',';
+  list = xcalloc (cap, sizeof (*list));
+  for (const char *p = text; *p;)
+    {
+      const char *end = strchrnul (p, ',');
+      char entry[CIDR_TEXT_MAX];
+      size_t len = (size_t)(end - p);
+
+      *ret_n = n; /* the entry at fault, if it is one */
+      if (len == 0 || len >= sizeof (entry))
+        return -EINVAL;
+      memcpy (entry, p, len);
+      entry[len] = '\0';
+      if ((with_port ? cidr_port_parse (entry, &list[n])
+                     : cidr_parse (entry, &list[n]))
+          < 0)
+        return -EINVAL;
+      n++;
+      if (*end == '\0')
+        break;
+      p = end + 1;
+      if (*p == '\0')
+        {
+          *ret_n = n;
+          return -EINVAL; /* a trailing comma */
+        }
+    }
+  *ret = steal_pointer (&list);
+  *ret_n = n;
+  return 0;
 }
 
 void

@@ -25,6 +25,16 @@ int cidr_parse (const char *s, struct cidr *ret);
 int cidr_port_parse (const char *s, struct cidr *ret);
 /* "10.0.0.0/8", "[2001:db8::/32]:443"; malloc'ed. */
 char *cidr_to_string (const struct cidr *c);
+/* The same into buf, without an allocation; returns its length. */
+#define CIDR_TEXT_MAX (1 + 46 + 5 + 1 + 6 + 1) /* [v6/128]:65535 and NUL */
+size_t cidr_format (const struct cidr *c, char buf[CIDR_TEXT_MAX]);
+/* A list as one string, "10.0.0.0/8,1.2.3.4/32:53" (malloc'ed), and back
+ * (an empty string is an empty list; on failure, *ret_n is the index of the
+ * entry at fault): a long list saved as one JSON string costs a reader one
+ * node, not one per entry. */
+char *cidr_list_join (const struct cidr *list, size_t n);
+int cidr_list_split (const char *text, bool with_port, struct cidr **ret,
+                     size_t *ret_n);
 /* A digest of a list, for a record that cannot hold the list itself:
  * "fnv1a64:" and 16 hex digits of FNV-1a over each entry's family (4 or
  * 6), prefix, port (big-endian) and 16 address bytes, in order. Names

@@ -17,13 +17,22 @@ jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
   for (size_t i = 0; i < n; i++)
     {
       struct cidr c = list[i];
-      cleanup_free char *text = NULL;
+      char text[CIDR_TEXT_MAX];
       if (port)
         c.port = port;
-      text = cidr_to_string (&c);
+      cidr_format (&c, text);
       jw_string (w, text);
     }
   jw_array_end (w);
+}
+
+void
+jw_cidrs_joined (struct json_writer *w, const char *key,
+                 const struct cidr *list, size_t n)
+{
+  cleanup_free char *text = cidr_list_join (list, n);
+  jw_key (w, key);
+  jw_string (w, text);
 }
 
 static void
@@ -35,9 +44,9 @@ write_guard (struct json_writer *w, const struct decision_guard *g)
   jw_bool (w, g->egress);
   jw_key (w, "allowlist");
   jw_bool (w, g->allowlist);
-  jw_cidrs (w, "deny", g->deny, g->n_deny, 0);
-  jw_cidrs (w, "allow", g->allow, g->n_allow, 0);
-  jw_cidrs (w, "private", g->private_nets, g->n_private, 0);
+  jw_cidrs_joined (w, "deny", g->deny, g->n_deny);
+  jw_cidrs_joined (w, "allow", g->allow, g->n_allow);
+  jw_cidrs_joined (w, "private", g->private_nets, g->n_private);
   jw_object_end (w);
 }
 
@@ -119,13 +128,22 @@ read_resources (const json_node *o, struct resource_bounds *b,
   return 0;
 }
 
-/* guard.KEY: an array of CIDRs (with ports where allow has them). */
+/* guard.KEY: the CIDRs as one string (see cidr_list_join), or an array of
+ * them (state dirs of an earlier moat). */
 static int
 read_cidrs (const json_node *o, const char *key, struct cidr **ret,
             size_t *ret_n, struct moat_error **err)
 {
   const json_node *v = json_get (o, key);
 
+  if (v && json_is_string (v))
+    {
+      size_t n;
+      if (cidr_list_split (json_string (v), true, ret, &n) < 0)
+        return moat_fail (err, 0, "guard.%s[%zu]: expected a CIDR", key, n);
+      *ret_n = n;
+      return 0;
+    }
   if (v == NULL || !json_is_array (v))
     return moat_fail (err, 0, "guard.%s: expected an array of CIDRs", key);
   *ret = xcalloc (json_array_len (v) + 1, sizeof (**ret));

@@ -64,5 +64,8 @@ void decision_write_parts (struct json_writer *w, const struct spec *final,
  * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port). */
 void jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
                size_t n, uint16_t port);
+/* KEY: the list as one string (cidr_list_join): policy.json's form. */
+void jw_cidrs_joined (struct json_writer *w, const char *key,
+                      const struct cidr *list, size_t n);
 
 #endif

@@ -219,6 +219,12 @@ write_value (struct json_writer *w, const struct field *f,
         bool deny = f->type == F_DENY;
         const struct cidr *v = deny ? p->deny : p->allow;
         size_t n = deny ? p->n_deny : p->n_allow;
+        if (ctx->joined_lists)
+          {
+            cleanup_free char *text = cidr_list_join (v, n);
+            jw_string (w, text);
+            break;
+          }
         jw_array_begin (w);
         for (size_t i = 0; i < n; i++)
           {
@@ -308,8 +314,8 @@ write_fields (struct json_writer *w, const struct profile *p,
 void
 profile_write_saved (struct json_writer *w, const struct profile *p)
 {
-  static const struct show_ctx none = { 0 };
-  write_fields (w, p, FORM_SAVED, &none);
+  static const struct show_ctx saved = { .joined_lists = true };
+  write_fields (w, p, FORM_SAVED, &saved);
 }
 
 int
@@ -348,35 +354,49 @@ profile_json_member (const json_node *o, const char *key)
   return o && json_is_object (o) ? json_get (o, key + g + 1) : NULL;
 }
 
+/* The saved deny or allow list: one string (policy.json), or an array. */
 static int
 read_cidrs (const json_node *v, const struct field *f, struct profile *p)
 {
   bool deny = f->type == F_DENY;
+  struct cidr **list = deny ? &p->deny : &p->allow;
+  size_t *n = deny ? &p->n_deny : &p->n_allow;
+  size_t n_builtin = *n;
+  cleanup_free struct cidr *saved = NULL;
+  size_t n_saved = 0;
 
-  if (!json_is_array (v))
-    return -1;
-  for (size_t i = 0; i < json_array_len (v); i++)
+  if (json_is_string (v))
     {
-      const json_node *e = json_array_get (v, i);
-      struct cidr c;
-      struct cidr **list = deny ? &p->deny : &p->allow;
-      size_t *n = deny ? &p->n_deny : &p->n_allow;
-      bool dup = false;
-
-      if (!json_is_string (e)
-          || (deny ? cidr_parse (json_string (e), &c)
-                   : cidr_port_parse (json_string (e), &c))
-                 < 0)
+      if (cidr_list_split (json_string (v), !deny, &saved, &n_saved) < 0)
         return -1;
+    }
+  else if (json_is_array (v))
+    {
+      saved = xcalloc (json_array_len (v) + 1, sizeof (*saved));
+      for (; n_saved < json_array_len (v); n_saved++)
+        {
+          const json_node *e = json_array_get (v, n_saved);
+          if (!json_is_string (e)
+              || (deny ? cidr_parse (json_string (e), &saved[n_saved])
+                       : cidr_port_parse (json_string (e), &saved[n_saved]))
+                     < 0)
+            return -1;
+        }
+    }
+  else
+    return -1;
+  *list = xrealloc (*list, (*n + n_saved + 1) * sizeof (**list));
+  for (size_t i = 0; i < n_saved; i++)
+    {
+      const struct cidr *c = &saved[i];
+      bool dup = false;
       /* The built-in deny list (G2's metadata ranges) stays, even if the
-       * saved list lost an entry. */
-      for (size_t j = 0; deny && j < *n && !dup; j++)
-        dup = (*list)[j].family == c.family && (*list)[j].prefix == c.prefix
-              && memcmp ((*list)[j].addr, c.addr, sizeof (c.addr)) == 0;
-      if (dup)
-        continue;
-      *list = xrealloc (*list, (*n + 1) * sizeof (c));
-      (*list)[(*n)++] = c;
+       * saved list lost an entry; the saved list repeats it. */
+      for (size_t j = 0; j < n_builtin && !dup; j++)
+        dup = (*list)[j].family == c->family && (*list)[j].prefix == c->prefix
+              && memcmp ((*list)[j].addr, c->addr, sizeof (c->addr)) == 0;
+      if (!dup)
+        (*list)[(*n)++] = *c;
     }
   return 0;
 }

@@ -101,6 +101,7 @@ struct show_ctx
   size_t n_dns;
   bool with_dns;
   bool bounded_lists; /* the audit line: long lists as head, count, digest */
+  bool joined_lists;  /* policy.json: deny and allow as one string each */
 };
 
 /* Where a field is written besides the saved form (flags). */

@@ -181,33 +181,39 @@ saved_text (const char *name, const char *from, const char *to)
   return out;
 }
 
-/* G2 holds even against a saved file without the metadata ranges. */
+/* G2 holds even against a saved file without the metadata ranges, in
+ * policy.json's form (one string) and in the array earlier moats wrote. */
 static void
 test_policy_keeps_metadata_ranges (void **state)
 {
-  char *text = saved_text ("egress", "\"deny\":[",
-                           "\"deny\":[\"10.0.0.0/8\"],\"x\":[");
-  struct profile *p = NULL;
-  struct moat_error *err = NULL;
-  bool metadata = false, ten = false;
-  char *deny = strstr (text, "\"deny\":[\"10.0.0.0/8\"]");
+  static const char *const forms[] = {
+    "\"deny\":\"10.0.0.0/8\",\"x\":\"",
+    "\"deny\":[\"10.0.0.0/8\"],\"x\":\"",
+  };
 
-  /* Only 10/8 left in the saved list: the rest is moved to "x". */
-  assert_non_null (deny);
-  if (profile_policy_parse (text, strlen (text), &p, NULL, &err) < 0)
-    fail_msg ("parse: %s", err->msg);
-  for (size_t i = 0; i < p->n_deny; i++)
+  for (size_t f = 0; f < 2; f++)
     {
-      struct cidr c;
-      assert_int_equal (cidr_parse ("169.254.0.0/16", &c), 0);
-      metadata |= cidr_eq (&p->deny[i], &c);
-      assert_int_equal (cidr_parse ("10.0.0.0/8", &c), 0);
-      ten |= cidr_eq (&p->deny[i], &c);
+      char *text = saved_text ("egress", "\"deny\":\"", forms[f]);
+      struct profile *p = NULL;
+      struct moat_error *err = NULL;
+      bool metadata = false, ten = false;
+
+      /* Only 10/8 left in the saved list: the rest is moved to "x". */
+      if (profile_policy_parse (text, strlen (text), &p, NULL, &err) < 0)
+        fail_msg ("parse: %s", err->msg);
+      for (size_t i = 0; i < p->n_deny; i++)
+        {
+          struct cidr c;
+          assert_int_equal (cidr_parse ("169.254.0.0/16", &c), 0);
+          metadata |= cidr_eq (&p->deny[i], &c);
+          assert_int_equal (cidr_parse ("10.0.0.0/8", &c), 0);
+          ten |= cidr_eq (&p->deny[i], &c);
+        }
+      assert_true (metadata);
+      assert_true (ten);
+      profile_free (p);
+      free (text);
     }
-  assert_true (metadata);
-  assert_true (ten);
-  profile_free (p);
-  free (text);
 }
 
 static void
@@ -244,7 +250,8 @@ test_policy_malformed (void **state)
               "true}}",
               "unknown profile lax");
   expect_bad_saved ("\"pids_limit\":64", "\"pids_limit\":-1", "pids_limit");
-  expect_bad_saved ("\"deny\":[", "\"deny\":[\"nope\",", "deny");
+  expect_bad_saved ("\"deny\":\"", "\"deny\":\"nope,", "deny");
+  expect_bad_saved ("\"deny\":\"", "\"deny\":[\"nope\"],\"x\":\"", "deny");
   expect_bad_saved ("\"userns_pool_dir\"", "\"pool\"", "userns_pool_dir");
   expect_bad_saved ("\"overrides\":[]",
                     "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]",
@@ -271,10 +278,14 @@ expect_bad_guard (const char *from, const char *to, const char *msg_part)
 static void
 test_decision_guard_malformed (void **state)
 {
-  expect_bad_guard ("\"private\":[", "\"private\":[\"nope\",",
+  expect_bad_guard ("\"private\":\"", "\"private\":\"nope,",
+                    "guard.private[0]");
+  expect_bad_guard ("\"private\":\"", "\"private\":\"10.0.0.0/8,,",
+                    "guard.private[1]");
+  expect_bad_guard ("\"private\":\"", "\"private\":[\"nope\"],\"x\":\"",
                     "guard.private[0]");
   expect_bad_guard ("\"guard\":", "\"guarx\":", "guard:");
-  expect_bad_guard ("\"allow\":[],\"private\"", "\"allow\":7,\"private\"",
+  expect_bad_guard ("\"allow\":\"\",\"private\"", "\"allow\":7,\"private\"",
                     "guard.allow");
 }
 
