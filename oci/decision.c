@@ -128,39 +128,40 @@ read_resources (const json_node *o, struct resource_bounds *b,
   return 0;
 }
 
-/* guard.KEY: the CIDRs as one string (see cidr_list_join), or an array of
- * them (state dirs of an earlier moat). */
+static const char *const guard_keys[DECISION_GUARD_LISTS]
+    = { "deny", "allow", "private" };
+
+/* guard.KEY's text, kept unparsed (decision_guard_lists reads it): one
+ * string (cidr_list_join), or the array an earlier moat wrote, checked and
+ * joined here. */
 static int
-read_cidrs (const json_node *o, const char *key, struct cidr **ret,
-            size_t *ret_n, struct moat_error **err)
+read_list_text (const json_node *o, const char *key, char **ret,
+                struct moat_error **err)
 {
   const json_node *v = json_get (o, key);
+  cleanup_free struct cidr *list = NULL;
 
   if (v && json_is_string (v))
     {
-      size_t n;
-      if (cidr_list_split (json_string (v), true, ret, &n) < 0)
-        return moat_fail (err, 0, "guard.%s[%zu]: expected a CIDR", key, n);
-      *ret_n = n;
+      *ret = xstrdup (json_string (v));
       return 0;
     }
   if (v == NULL || !json_is_array (v))
-    return moat_fail (err, 0, "guard.%s: expected an array of CIDRs", key);
-  *ret = xcalloc (json_array_len (v) + 1, sizeof (**ret));
+    return moat_fail (err, 0, "guard.%s: expected CIDRs", key);
+  list = xcalloc (json_array_len (v) + 1, sizeof (*list));
   for (size_t i = 0; i < json_array_len (v); i++)
     {
       const json_node *e = json_array_get (v, i);
       if (!json_is_string (e)
-          || cidr_port_parse (json_string (e), &(*ret)[i]) < 0)
+          || cidr_port_parse (json_string (e), &list[i]) < 0)
         return moat_fail (err, 0, "guard.%s[%zu]: expected a CIDR", key, i);
-      *ret_n = i + 1;
     }
+  *ret = cidr_list_join (list, json_array_len (v));
   return 0;
 }
 
 static int
-read_guard (const json_node *o, struct decision_guard *g,
-            struct moat_error **err)
+read_guard (const json_node *o, struct decision *d, struct moat_error **err)
 {
   const json_node *egress
       = o && json_is_object (o) ? json_get (o, "egress") : NULL;
@@ -170,13 +171,42 @@ read_guard (const json_node *o, struct decision_guard *g,
   if (egress == NULL || !json_is_bool (egress) || allowlist == NULL
       || !json_is_bool (allowlist))
     return moat_fail (err, 0, "guard: egress and allowlist expected");
-  g->egress = json_bool (egress);
-  g->allowlist = json_bool (allowlist);
-  if (read_cidrs (o, "deny", &g->deny, &g->n_deny, err) < 0
-      || read_cidrs (o, "allow", &g->allow, &g->n_allow, err) < 0
-      || read_cidrs (o, "private", &g->private_nets, &g->n_private, err) < 0)
-    return -1;
+  d->guard.egress = json_bool (egress);
+  d->guard.allowlist = json_bool (allowlist);
+  for (size_t i = 0; i < DECISION_GUARD_LISTS; i++)
+    if (read_list_text (o, guard_keys[i], &d->guard_text[i], err) < 0)
+      return -1;
   return 0;
+}
+
+int
+decision_guard_lists (const struct decision *d, struct decision_guard *ret,
+                      struct moat_error **err)
+{
+  struct decision_guard g
+      = { .egress = d->guard.egress, .allowlist = d->guard.allowlist };
+  struct cidr **lists[] = { &g.deny, &g.allow, &g.private_nets };
+  size_t *counts[] = { &g.n_deny, &g.n_allow, &g.n_private };
+
+  for (size_t i = 0; i < DECISION_GUARD_LISTS; i++)
+    if (cidr_list_split (d->guard_text[i], true, lists[i], counts[i]) < 0)
+      {
+        size_t at = *counts[i];
+        decision_guard_free (&g);
+        return moat_fail (err, 0, "policy.json: guard.%s[%zu]: expected a CIDR",
+                          guard_keys[i], at);
+      }
+  *ret = g;
+  return 0;
+}
+
+void
+decision_guard_free (struct decision_guard *g)
+{
+  free (g->deny);
+  free (g->allow);
+  free (g->private_nets);
+  *g = (struct decision_guard){ 0 };
 }
 
 static int
@@ -208,7 +238,7 @@ read_decision (const json_node *root, struct decision *d,
       || read_strv (root, "nameservers", &d->nameservers, err) < 0)
     return -1;
   if (read_resources (json_get (root, "resources"), &d->resources, err) < 0
-      || read_guard (json_get (root, "guard"), &d->guard, err) < 0)
+      || read_guard (json_get (root, "guard"), d, err) < 0)
     return -1;
   v = json_get (root, "userns_pool_dir");
   if (v == NULL || !json_is_string (v))
@@ -253,8 +283,8 @@ decision_free (struct decision *d)
   strv_free (d->process.credential_env);
   strv_free (d->nameservers);
   free (d->userns_pool_dir);
-  free (d->guard.deny);
-  free (d->guard.allow);
-  free (d->guard.private_nets);
+  decision_guard_free (&d->guard);
+  for (size_t i = 0; i < DECISION_GUARD_LISTS; i++)
+    free (d->guard_text[i]);
   free (d);
 }

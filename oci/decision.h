@@ -42,7 +42,12 @@ struct decision
   struct resource_bounds resources; /* what update may set at most */
   char **nameservers;               /* CIDR text; empty unless egress */
   char *userns_pool_dir;            /* G12: the pool its block came from */
+  /* Read back: egress and allowlist only; the lists stay text (deny, allow,
+   * private) until decision_guard_lists, which only start's fallback guard
+   * needs: the other verbs do not pay for 10,000 entries. */
   struct decision_guard guard;
+#define DECISION_GUARD_LISTS 3
+  char *guard_text[DECISION_GUARD_LISTS];
 };
 
 /* Parse policy.json text. Refuses any other version with an error that says
@@ -50,6 +55,11 @@ struct decision
 int decision_parse (const char *text, size_t len, struct decision **ret,
                     struct moat_error **err);
 void decision_free (struct decision *d);
+/* The saved guard lists, parsed: a bad entry is an error, never a shorter
+ * list. Free with decision_guard_free. */
+int decision_guard_lists (const struct decision *d, struct decision_guard *ret,
+                          struct moat_error **err);
+void decision_guard_free (struct decision_guard *g);
 
 /* The parts of policy.json this file owns, into an open object (the policy
  * writes the profile and the overrides around them). */

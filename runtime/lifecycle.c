@@ -102,20 +102,24 @@ static int
 start_fallback_guard (const struct container_state *st,
                       const struct decision *d, struct moat_error **err)
 {
-  const struct decision_guard *saved = &d->guard;
+  struct decision_guard saved;
   struct cidr dns[NETGUARD_MAX_DNS];
   size_t n_dns = 0;
-  struct netguard_rules rules = {
-    .egress = saved->egress,
-    .allowlist = saved->allowlist,
-    .deny = saved->deny,
-    .n_deny = saved->n_deny,
-    .allow = saved->allow,
-    .n_allow = saved->n_allow,
-    .private_nets = saved->private_nets,
-    .n_private = saved->n_private,
-  };
+  struct netguard_rules rules;
   int r;
+
+  if (decision_guard_lists (d, &saved, err) < 0)
+    return -1;
+  rules = (struct netguard_rules){
+    .egress = saved.egress,
+    .allowlist = saved.allowlist,
+    .deny = saved.deny,
+    .n_deny = saved.n_deny,
+    .allow = saved.allow,
+    .n_allow = saved.n_allow,
+    .private_nets = saved.private_nets,
+    .n_private = saved.n_private,
+  };
 
   for (size_t i = 0; d->nameservers[i] && n_dns < NETGUARD_MAX_DNS; i++)
     if (cidr_parse (d->nameservers[i], &dns[n_dns]) == 0)
@@ -123,6 +127,7 @@ start_fallback_guard (const struct container_state *st,
   rules.dns = dns;
   rules.n_dns = n_dns;
   r = netguard_fallback (st->pid, &rules, err);
+  decision_guard_free (&saved);
   if (r < 0)
     return moat_error_wrap (err, "network guard (fallback)");
   return 0;
