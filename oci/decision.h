@@ -34,6 +34,12 @@ struct decision_guard
   size_t n_private;
 };
 
+/* G2: cloud metadata, refused in every profile (NULL-terminated CIDR text;
+ * the guard adds every IPv6 form embedding the IPv4 ones). The policy puts
+ * them in every deny list; decision_parse adds them to the saved guard's
+ * whatever policy.json says, so no later verb opens what G2 closes. */
+extern const char *const decision_metadata_ranges[];
+
 struct decision
 {
   char *profile_name; /* the effective profile's name */

@@ -6,21 +6,12 @@
 #include "profile.h"
 #include "profile_internal.h"
 #include "../lib/util.h"
+#include "../oci/decision.h"
 #include "../oci/json.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-
-/* G2: cloud metadata, refused in every profile, with every IPv6 form
- * embedding the IPv4 ones (the netguard adds those). */
-static const char *const metadata_ranges[] = {
-  "169.254.0.0/16",     /* AWS, GCP, ECS, OpenStack, Oracle, DigitalOcean */
-  "100.100.100.200/32", /* Alibaba Cloud */
-  "168.63.129.16/32",   /* Azure WireServer */
-  "fd00:ec2::254/128",  /* AWS IMDS over IPv6 */
-  NULL,
-};
 
 /* Egress: what is not public. 127.0.0.0/8 is here for its IPv6 forms
  * (64:ff9b::127.0.0.1 is the NAT64 gateway's own loopback); the
@@ -73,7 +64,7 @@ add_builtin (struct cidr **list, size_t *n, const char *const *texts,
 int
 profile_network_init (struct profile *p, struct moat_error **err)
 {
-  if (add_builtin (&p->deny, &p->n_deny, metadata_ranges, err) < 0)
+  if (add_builtin (&p->deny, &p->n_deny, decision_metadata_ranges, err) < 0)
     return -1;
   if (p->egress
       && add_builtin (&p->private_nets, &p->n_private, private_ranges, err) < 0)
@@ -140,11 +131,11 @@ list_contains (const struct cidr *list, size_t n, const struct cidr *c)
 static bool
 is_metadata (const struct cidr *c)
 {
-  for (size_t i = 0; metadata_ranges[i]; i++)
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
     {
       struct cidr m[1 + CIDR_V6_EMBEDDINGS];
       int n = 1;
-      if (cidr_parse (metadata_ranges[i], &m[0]) < 0)
+      if (cidr_parse (decision_metadata_ranges[i], &m[0]) < 0)
         continue;
       if (m[0].family == AF_INET)
         {

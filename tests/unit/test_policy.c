@@ -210,6 +210,44 @@ test_policy_keeps_metadata_ranges (void **state)
   free (text);
 }
 
+/* The saved guard (what start's fallback guard installs, read without the
+ * policy) keeps G2 too: its deny list cut down to 10/8 still denies every
+ * metadata range. */
+static void
+test_decision_guard_keeps_metadata_ranges (void **state)
+{
+  const char *guard = "\"guard\":{\"egress\":true,\"allowlist\":false,";
+  cleanup_free char *from = xasprintf ("%s\"deny\":[", guard);
+  cleanup_free char *to
+      = xasprintf ("%s\"deny\":[\"10.0.0.0/8\"],\"x\":[", guard);
+  char *text = saved_text ("egress", from, to);
+  struct decision *d = NULL;
+  struct moat_error *err = NULL;
+  bool ten = false;
+
+  if (decision_parse (text, strlen (text), &d, &err) < 0)
+    fail_msg ("parse: %s", err->msg);
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
+    {
+      struct cidr m;
+      bool denied = false;
+      assert_int_equal (cidr_parse (decision_metadata_ranges[i], &m), 0);
+      for (size_t k = 0; k < d->guard.n_deny; k++)
+        denied |= cidr_contains (&d->guard.deny[k], &m);
+      if (!denied)
+        fail_msg ("%s not denied", decision_metadata_ranges[i]);
+    }
+  for (size_t k = 0; k < d->guard.n_deny; k++)
+    {
+      struct cidr c;
+      assert_int_equal (cidr_parse ("10.0.0.0/8", &c), 0);
+      ten |= cidr_eq (&d->guard.deny[k], &c);
+    }
+  assert_true (ten);
+  decision_free (d);
+  free (text);
+}
+
 static void
 expect_bad (const char *text, const char *msg_part)
 {
@@ -433,6 +471,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_policy_round_trip),
     cmocka_unit_test (test_policy_keeps_metadata_ranges),
+    cmocka_unit_test (test_decision_guard_keeps_metadata_ranges),
     cmocka_unit_test (test_policy_malformed),
     cmocka_unit_test (test_decision_guard_malformed),
     cmocka_unit_test (test_seccomp_level_verdict),
