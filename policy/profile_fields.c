@@ -107,7 +107,7 @@ show_seccomp (struct json_writer *w, const struct profile *p,
 #define AT(member) offsetof (struct profile, member)
 #define ENGINE(k, name)                                                        \
   {                                                                            \
-    "engine_roots." name, "engine_roots." name, F_STRV,                        \
+    NULL, "engine_roots." name, F_STRV,                                        \
         AT (config.engine_roots) + (k) * sizeof (char **), 0, NULL, C_TREES,   \
         0, 0                                                                   \
   }
@@ -143,22 +143,22 @@ const struct field profile_fields[] = {
   { NULL, "readonly_paths", F_SHOW, 0, 0, show_readonly, C_NONE, 0, 0 },
   { NULL, "allowed_sysctls", F_SHOW, 0, 0, show_sysctls, C_NONE, 0, 0 },
   { NULL, "allowed_devices", F_SHOW, 0, 0, show_devices, C_NONE, 0, 0 },
-  { "writable_bind_trees", "writable_bind_trees", F_STRV,
-    AT (config.writable_bind_trees), 0, NULL, C_TREES, 0, 0 },
-  { "noexec_volumes", "noexec_volumes", F_BOOL, AT (config.noexec_volumes), 0,
-    NULL, C_BOOL, 0, FIELD_AUDIT },
+  { NULL, "writable_bind_trees", F_STRV, AT (config.writable_bind_trees), 0,
+    NULL, C_TREES, 0, 0 },
+  { NULL, "noexec_volumes", F_BOOL, AT (config.noexec_volumes), 0, NULL, C_BOOL,
+    0, FIELD_AUDIT },
   ENGINE (ENGINE_DOCKER, "docker"),
   ENGINE (ENGINE_PODMAN, "podman"),
   ENGINE (ENGINE_CONTAINERD, "containerd"),
   ENGINE (ENGINE_KUBELET, "kubelet"),
-  { "audit_log", "audit_log", F_STR, AT (config.audit_log), 0, NULL, C_PATH, 0,
+  { NULL, "audit_log", F_STR, AT (config.audit_log), 0, NULL, C_PATH, 0,
     FIELD_MACHINE },
-  { "image_cache", "image_cache", F_STR, AT (config.image_cache), 0, NULL,
-    C_PATH, 0, FIELD_MACHINE },
-  { "audit_read_verbs", "audit_read_verbs", F_BOOL,
-    AT (config.audit_read_verbs), 0, NULL, C_BOOL, 0, FIELD_MACHINE },
-  { "seccomp_agents", "seccomp_agents", F_STRV, AT (config.seccomp_agents), 0,
-    NULL, C_TREES, 0, FIELD_MACHINE },
+  { NULL, "image_cache", F_STR, AT (config.image_cache), 0, NULL, C_PATH, 0,
+    FIELD_MACHINE },
+  { NULL, "audit_read_verbs", F_BOOL, AT (config.audit_read_verbs), 0, NULL,
+    C_BOOL, 0, FIELD_MACHINE },
+  { NULL, "seccomp_agents", F_STRV, AT (config.seccomp_agents), 0, NULL,
+    C_TREES, 0, FIELD_MACHINE },
   /* G14 and G8's level; create records both in the container's state. */
   { NULL, "landlock", F_SHOW, 0, 0, show_landlock, C_NONE, 0, FIELD_AUDIT },
   { NULL, "seccomp", F_SHOW, 0, 0, show_seccomp, C_NONE, 0, FIELD_AUDIT },
@@ -166,15 +166,13 @@ const struct field profile_fields[] = {
    * gives it back there). */
   { "userns", "userns.enabled", F_BOOL, AT (userns), 0, NULL, C_NONE, 0,
     FIELD_AUDIT },
-  { "userns_first", "userns.first_id", F_U32, AT (config.userns_first), 0, NULL,
-    C_NONE, 0, 0 },
-  { "userns_blocks", "userns.blocks", F_U32, AT (config.userns_blocks), 0, NULL,
-    C_NONE, 0, 0 },
-  { NULL, "userns.block_size", F_SHOW, 0, 0, show_block_size, C_NONE, 0, 0 },
-  { "userns_pool_dir", "userns.pool_dir", F_STR, AT (config.userns_pool_dir), 0,
-    NULL, C_NONE, 0, 0 },
-  { "caller_volume", NULL, F_OPT, AT (config.caller_volume), 0, NULL, C_NONE, 0,
+  { NULL, "userns.first_id", F_U32, AT (config.userns_first), 0, NULL, C_NONE,
+    0, 0 },
+  { NULL, "userns.blocks", F_U32, AT (config.userns_blocks), 0, NULL, C_NONE, 0,
     0 },
+  { NULL, "userns.block_size", F_SHOW, 0, 0, show_block_size, C_NONE, 0, 0 },
+  { NULL, "userns.pool_dir", F_STR, AT (config.userns_pool_dir), 0, NULL,
+    C_NONE, 0, 0 },
 };
 const size_t profile_n_fields
     = sizeof (profile_fields) / sizeof (profile_fields[0]);
@@ -200,7 +198,6 @@ write_value (struct json_writer *w, const struct field *f,
       jw_uint (w, *CFIELD (p, f, uint32_t));
       break;
     case F_STR:
-    case F_OPT:
       jw_string (w, *CFIELD (p, f, char *));
       break;
     case F_STRV:
@@ -280,7 +277,7 @@ write_fields (struct json_writer *w, const struct profile *p,
       const char *key = form_key (f, form);
       size_t g;
 
-      if (key == NULL || (f->type == F_OPT && *CFIELD (p, f, char *) == NULL))
+      if (key == NULL)
         continue;
       g = group_len (key);
       if (open && (g != open_len || strncmp (key, open, g) != 0))
@@ -405,7 +402,6 @@ read_value (const json_node *v, const struct field *f, struct profile *p)
         *PROFILE_FIELD (p, f, uint32_t) = (uint32_t)n;
       return 0;
     case F_STR:
-    case F_OPT:
       if (!json_is_string (v))
         return -1;
       free (*PROFILE_FIELD (p, f, char *));
@@ -453,8 +449,6 @@ profile_read_saved (const json_node *o, struct profile *p,
       if (f->saved == NULL || strcmp (f->saved, "name") == 0)
         continue;
       v = profile_json_member (o, f->saved);
-      if (v == NULL && f->type == F_OPT)
-        continue;
       if (v == NULL || read_value (v, f, p) < 0)
         return moat_fail (err, 0, "profile: %s: missing or malformed",
                           f->saved);

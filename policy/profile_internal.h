@@ -73,7 +73,6 @@ enum field_type
   F_UINT,  /* uint64_t, at least min */
   F_U32,   /* uint32_t */
   F_STR,   /* char *, required */
-  F_OPT,   /* char *, written only when set (caller_volume) */
   F_STRV,  /* char ** */
   F_DENY,  /* struct cidr * + n_deny: read back on top of the built-in */
   F_ALLOW, /* struct cidr * + n_allow, with ports */
