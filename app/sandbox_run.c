@@ -231,7 +231,7 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->profile->config.image_cache, o->image, ret_rootfs,
+  if (image_prepare (g->operator_config->image_cache, o->image, ret_rootfs,
                      ret_digest, ret_imglock, ret_img, &notes, err)
       < 0)
     return -1;
@@ -360,8 +360,7 @@ sandbox_prep_clear (struct sandbox_prep *p)
   free (p->config);
   if (p->imglock >= 0)
     close (p->imglock);
-  if (p->profile)
-    profile_free (p->profile);
+  operator_config_free (p->operator_config);
   memset (p, 0, sizeof (*p));
   p->imglock = -1;
 }
@@ -408,9 +407,10 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
       < 0)
     return -1;
   /* The caller's --workdir is a volume (writable, executable) for this
-   * sandbox's profile only. */
-  ret->profile = profile_dup (g->profile);
-  ret->profile->config.caller_volume
+   * sandbox only. */
+  ret->operator_config = operator_config_dup (g->operator_config);
+  free (ret->operator_config->caller_volume);
+  ret->operator_config->caller_volume
       = ret->workdir ? xstrdup (ret->workdir) : NULL;
   return 0;
 }
@@ -463,7 +463,7 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
     }
   eff.workdir = prep.workdir;
   eff.ro_binds = prep.pairs;
-  sg.profile = prep.profile;
+  sg.operator_config = prep.operator_config;
   if (o->id_buf)
     snprintf (o->id_buf, 32, "%s", id);
   bundle = xasprintf ("%s/.sandbox/%s", g->root, id);
@@ -497,7 +497,7 @@ sandbox_cache_list (const struct moat_globals *g, FILE *out,
                     struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_list (g->profile->config.image_cache, out, err);
+  return image_cache_list (g->operator_config->image_cache, out, err);
 }
 
 int
@@ -505,5 +505,5 @@ sandbox_cache_prune (const struct moat_globals *g, FILE *out,
                      struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_prune (g->profile->config.image_cache, out, err);
+  return image_cache_prune (g->operator_config->image_cache, out, err);
 }

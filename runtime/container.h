@@ -12,6 +12,7 @@
 #include "../oci/spec.h"
 
 struct profile;
+struct operator_config;
 struct override_list;
 struct seccomp_refusals;
 
@@ -40,7 +41,10 @@ struct moat_globals
   const char *config;       /* --config FILE (NULL: /etc/moat/config.json) */
   bool systemd_cgroup;
   bool debug;
-  const struct profile *profile;
+  const struct profile *profile; /* the base profile create judges under */
+  /* The operator's configuration (the audit log, the image cache, the
+   * trees, the G12 pool ...), apart from any container's decision. */
+  const struct operator_config *operator_config;
   struct verb_audit *audit;
 };
 

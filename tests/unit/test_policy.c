@@ -31,7 +31,7 @@ load (const char *text, const char *name)
   assert_non_null (f);
   fputs (text, f);
   fclose (f);
-  if (profile_load (path, name, &p, &err) < 0)
+  if (profile_load (path, name, &p, NULL, &err) < 0)
     fail_msg ("profile_load: %s", err->msg);
   unlink (path);
   rmdir (dir);
@@ -110,7 +110,7 @@ test_policy_round_trip (void **state)
   override_list_add (&ov, OVERRIDE_CHANGED, "mounts[/mnt].options", "rbind",
                      "rbind,ro");
   override_list_add (&ov, OVERRIDE_ADDED, "mounts[/tmp]", NULL, "tmpfs");
-  json = profile_policy_to_json (eff, &ov, spec, dns, 1);
+  json = profile_policy_to_json (eff, &ov, spec, dns, 1, "/run/moat-idpool");
   assert_null (strchr (json, '\n')); /* one line */
   if (profile_policy_parse (json, strlen (json), &back, &ov_back, &err) < 0)
     fail_msg ("parse: %s", err->msg);
@@ -136,7 +136,7 @@ test_policy_round_trip (void **state)
   assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
   assert_string_equal (d->nameservers[0], "10.96.0.10/32");
   assert_null (d->nameservers[1]);
-  assert_string_equal (d->userns_pool_dir, eff->config.userns_pool_dir);
+  assert_string_equal (d->userns_pool_dir, "/run/moat-idpool");
   assert_int_equal (d->resources.pids_limit, 10); /* the annotation's */
   assert_int_equal (d->resources.cpu_quota, 7777);
   assert_int_equal (d->resources.memory_limit, eff->memory_limit);
@@ -184,9 +184,9 @@ saved_text (const char *name, const char *from, const char *to)
   const char *config = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"}}";
   char *text, *at, *out;
 
-  assert_int_equal (profile_load_builtin (name, &p, &err), 0);
+  assert_int_equal (profile_load_builtin (name, &p, NULL, &err), 0);
   assert_int_equal (spec_parse (config, strlen (config), &s, &err), 0);
-  text = profile_policy_to_json (p, &ov, s, NULL, 0);
+  text = profile_policy_to_json (p, &ov, s, NULL, 0, "/run/moat-idpool");
   at = strstr (text, from);
   if (at == NULL)
     fail_msg ("%s not in %s", from, text);
@@ -373,7 +373,7 @@ harden (struct spec_mount *m, const char *real, const struct profile *p,
 {
   struct bind_facts f = { .path = real, .bundle = "/b", .rootfs = "/b/rootfs" };
   cleanup_free char *warning = NULL;
-  return profile_harden_bind (m, 9, &f, p, ov, &warning, err);
+  return profile_harden_bind (m, 9, &f, p, NULL, ov, &warning, err);
 }
 
 static void
@@ -466,7 +466,8 @@ test_apply_returns_effective (void **state)
   bool ignored = false;
 
   assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
-  assert_int_equal (profile_apply_effective (s, base, &eff, &ov, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, NULL, &eff, &ov, &err),
+                    0);
   assert_non_null (eff);
   assert_int_equal (eff->pids_limit, 10);
   assert_int_equal (eff->nofile, base->nofile); /* looser: ignored */
