@@ -73,6 +73,50 @@ jw_stream (struct json_writer *w, const char *key,
   jw_object_end (w);
 }
 
+/* Whether this request's flags caused o, rather than the profile's standing
+ * hardening of moat's own template: a clamped flag, a credential dropped
+ * from --env, or a change to a bind the caller asked for (--workdir at
+ * /work, --ro-bind, --host-usr; pairs are SRC, DST, ...). */
+static bool
+override_from_request (const struct override *ov, const struct sandbox_opts *o)
+{
+  if (strncmp (ov->path, "--", 2) == 0 || strcmp (ov->path, "process.env") == 0)
+    return true;
+  if (strncmp (ov->path, "mounts[/", 8) != 0)
+    return false;
+  const char *dst = ov->path + 7;
+  size_t n = strcspn (dst, "]");
+  if (o->workdir && n == 5 && strncmp (dst, "/work", 5) == 0)
+    return true;
+  for (size_t i = 0; o->ro_binds && o->ro_binds[i] && o->ro_binds[i + 1];
+       i += 2)
+    if (strlen (o->ro_binds[i + 1]) == n
+        && strncmp (dst, o->ro_binds[i + 1], n) == 0)
+      return true;
+  return false;
+}
+
+/* The record's overrides: this request's only, unless --all-overrides
+ * (the audit line always has them all). */
+static void
+jw_record_overrides (struct json_writer *w, const struct sandbox_opts *o,
+                     const struct override_list *ov)
+{
+  struct override_list mine = { 0 };
+
+  if (o->all_overrides || ov == NULL)
+    {
+      jw_overrides (w, "overrides", ov);
+      return;
+    }
+  for (size_t i = 0; i < ov->n; i++)
+    if (override_from_request (&ov->v[i], o))
+      override_list_add (&mine, ov->v[i].kind, ov->v[i].path, ov->v[i].asked,
+                         ov->v[i].enforced);
+  jw_overrides (w, "overrides", &mine);
+  override_list_clear (&mine);
+}
+
 char *
 sandbox_record_json (const struct moat_globals *g, const char *id,
                      const struct sandbox_opts *o,
@@ -130,7 +174,7 @@ sandbox_record_json (const struct moat_globals *g, const char *id,
   jw_object_end (w);
   jw_key (w, "image");
   jw_string (w, digest);
-  jw_overrides (w, "overrides", ov);
+  jw_record_overrides (w, o, ov);
   jw_object_end (w);
   return json_writer_finish (w);
 }
@@ -283,9 +327,8 @@ sandbox_execute (const struct moat_globals *g, const char *id,
   struct create_opts co
       = { .id = id, .bundle = bundle, .refusals = &rs->refusals };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
-  cleanup_close int dirfd = -1;
-  cleanup_state struct container_state *st = NULL;
-  struct cgroup *cg = NULL;
+  /* What create made, kept open: start and the loop read nothing again. */
+  struct create_carry carry = CREATE_CARRY_INIT;
   struct sandbox_pipes pipes;
   int master = -1;
   int r;
@@ -293,28 +336,23 @@ sandbox_execute (const struct moat_globals *g, const char *id,
   if (seccomp_refusals_open (&rs->refusals, err) < 0
       || sandbox_pipes_in (&pipes, infd, err) < 0)
     return -1;
-  r = container_create_internal (g, &co, true, &rs->pid, &master, err);
+  r = container_create_internal (g, &co, true, &rs->pid, &master, &carry, err);
   seccomp_refusals_started (&rs->refusals);
   sandbox_pipes_out (&pipes, rs, devnull, o->output_limit, o->stderr_fd);
-  if (r == 0)
-    r = container_load (g, id, false, NULL, &dirfd, &st, err);
-  if (r == 0 && st->cgroup)
-    cgroup_open (st->cgroup, &cg, NULL);
   /* The payload's SIGPIPE was set at clone; moat's own writes to a closed
    * stdout must not kill it before the cleanup. */
   signal (SIGPIPE, SIG_IGN);
   rs->started_ms = sandbox_now_ms ();
   rs->started_ns = sandbox_now_ns ();
   if (r == 0)
-    r = container_start (g, id, err);
+    r = container_start_carried (g, &carry, err);
   if (r == 0)
     {
-      sandbox_run_loop (rs, cg, o->timeout_ms);
-      if (cg)
-        cgroup_usage (cg, &rs->use);
+      sandbox_run_loop (rs, carry.cg, o->timeout_ms);
+      if (carry.cg)
+        cgroup_usage (carry.cg, &rs->use);
     }
-  if (cg)
-    cgroup_free (cg);
+  create_carry_release (&carry);
   sandbox_streams_close (rs);
   seccomp_refusals_clear (&rs->refusals);
   return r;

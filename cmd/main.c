@@ -96,7 +96,8 @@ static const struct verb verbs[] = {
     "        [--ro-bind S:D]\n"
     "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
     "        [--memory SIZE] [--pids N] [--cpus N] [--user UID[:GID]]\n"
-    "        [--stderr-fd N] [--result F] [--json] -- CMD [ARG...]\n"
+    "        [--stderr-fd N] [--result F] [--json] [--all-overrides]\n"
+    "        -- CMD [ARG...]\n"
     "       sandbox --list-cache | --prune-cache",
     "run one untrusted command in a throw-away container and report how it "
     "ended (default --timeout 10m, --output-limit 16m a stream)",
@@ -109,7 +110,8 @@ static const struct verb verbs[] = {
     "       session exec [--timeout DUR] [--output-limit SIZE] [--env K=V]\n"
     "                [--cwd DIR] [--user UID[:GID]] [--stdin F] [--stderr-fd "
     "N]\n"
-    "                [--result F] [--json] ID -- CMD [ARG...]\n"
+    "                [--result F] [--json] [--all-overrides] ID -- CMD "
+    "[ARG...]\n"
     "       session put ID HOST_PATH DEST | get ID SRC HOST_PATH\n"
     "       session list [--json] | rm ID",
     "a sandbox that stays: many commands, each with its own deadline "

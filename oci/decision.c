@@ -8,7 +8,7 @@
 #include "json.h"
 #include "../lib/util.h"
 
-const char *const decision_metadata_ranges[] = {
+const char *const decision_metadata_ranges[DECISION_N_METADATA_RANGES + 1] = {
   "169.254.0.0/16",     /* AWS, GCP, ECS, OpenStack, Oracle, DigitalOcean */
   "100.100.100.200/32", /* Alibaba Cloud */
   "168.63.129.16/32",   /* Azure WireServer */

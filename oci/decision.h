@@ -38,7 +38,9 @@ struct decision_guard
  * the guard adds every IPv6 form embedding the IPv4 ones). The policy puts
  * them in every deny list; decision_parse adds them to the saved guard's
  * whatever policy.json says, so no later verb opens what G2 closes. */
-extern const char *const decision_metadata_ranges[];
+#define DECISION_N_METADATA_RANGES 4
+extern const char
+    *const decision_metadata_ranges[DECISION_N_METADATA_RANGES + 1];
 
 struct decision
 {

@@ -128,24 +128,41 @@ list_contains (const struct cidr *list, size_t n, const struct cidr *c)
 /* An allow entry wholly inside the metadata ranges (or one of their IPv6
  * forms) can never pass, G2 being checked first: an operator who lists
  * one gets an error rather than a surprise. */
-static bool
-is_metadata (const struct cidr *c)
+/* The metadata ranges and the IPv6 forms of the IPv4 ones, parsed once:
+ * an operator's list of 10,000 entries is checked against them entry by
+ * entry. */
+#define N_METADATA DECISION_N_METADATA_RANGES
+static struct cidr metadata_forms[N_METADATA * (1 + CIDR_V6_EMBEDDINGS)];
+static size_t n_metadata_forms;
+
+static void
+parse_metadata_forms (void)
 {
   for (size_t i = 0; decision_metadata_ranges[i]; i++)
     {
-      struct cidr m[1 + CIDR_V6_EMBEDDINGS];
-      int n = 1;
-      if (cidr_parse (decision_metadata_ranges[i], &m[0]) < 0)
+      struct cidr *m = &metadata_forms[n_metadata_forms];
+      if (cidr_parse (decision_metadata_ranges[i], m) < 0)
         continue;
-      if (m[0].family == AF_INET)
+      n_metadata_forms++;
+      if (m->family == AF_INET)
         {
-          cidr_v6_embeddings (&m[0], m + 1);
-          n += CIDR_V6_EMBEDDINGS;
+          cidr_v6_embeddings (m, m + 1);
+          n_metadata_forms += CIDR_V6_EMBEDDINGS;
         }
-      for (int k = 0; k < n; k++)
-        if (m[k].family == c->family && m[k].prefix <= c->prefix
-            && cidr_overlaps (&m[k], c))
-          return true;
+    }
+}
+
+static bool
+is_metadata (const struct cidr *c)
+{
+  if (n_metadata_forms == 0)
+    parse_metadata_forms ();
+  for (size_t k = 0; k < n_metadata_forms; k++)
+    {
+      const struct cidr *m = &metadata_forms[k];
+      if (m->family == c->family && m->prefix <= c->prefix
+          && cidr_overlaps (m, c))
+        return true;
     }
   return false;
 }

@@ -127,9 +127,42 @@ int container_adopt_userns (struct spec *s, const struct operator_config *cfg,
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
                                        struct moat_error **err);
+/* create's warnings on stderr: a nameserver the guard refuses anyway;
+ * the network requests (run.moat.*) the profile ignored. container.c. */
+void container_warn_dns (const struct profile *p, const struct cidr *dns,
+                         size_t n_dns);
+void container_warn_ignored (const struct override_list *ov);
+
+/* What create hands a `start` in the same process (run, sandbox): the
+ * state dir still locked, the state as saved, the final spec. start then
+ * reads none of what create has just written. create_carry_release
+ * closes (unlocks) and frees what is left. */
+struct create_carry
+{
+  int rootfd, dirfd;
+  struct container_state *st;
+  struct spec *spec;
+  struct cgroup *cg; /* open in every hierarchy, for delete */
+};
+#define CREATE_CARRY_INIT                                                      \
+  {                                                                            \
+    .rootfd = -1, .dirfd = -1                                                  \
+  }
+void create_carry_release (struct create_carry *carry);
+/* ret_carry NULL: the state dir is closed at the end, as `create` does. */
 int container_create_internal (const struct moat_globals *g,
                                const struct create_opts *o, bool for_run,
                                pid_t *ret_pid, int *ret_master,
+                               struct create_carry *ret_carry,
                                struct moat_error **err);
+/* start of a container create_carry holds; the carry's lock is released
+ * on return (the dir stays open for container_delete_carried). */
+int container_start_carried (const struct moat_globals *g,
+                             struct create_carry *carry,
+                             struct moat_error **err);
+/* delete --force of it, locking again; 0 when another delete came first. */
+int container_delete_carried (const struct moat_globals *g,
+                              struct create_carry *carry,
+                              struct moat_error **err);
 
 #endif

@@ -68,6 +68,7 @@ struct create_ctx
   const char *bundle, *rootfs;
   bool for_run;
   int *ret_master;
+  struct create_carry *carry; /* run's: start follows in this process */
 
   int rootfd, dirfd;
   bool statedir_made;
@@ -194,42 +195,6 @@ create_ctx_release (struct create_ctx *c)
     close (c->rootfd);
 }
 
-/* A nameserver the guard refuses anyway (a metadata address, G2, or one
- * the operator denies): DNS through it will fail, say so now. */
-static void
-container_warn_dns (const struct profile *p, const struct cidr *dns,
-                    size_t n_dns)
-{
-  for (size_t i = 0; i < n_dns; i++)
-    for (size_t j = 0; j < p->n_deny; j++)
-      if (cidr_contains (&p->deny[j], &dns[i]))
-        {
-          cleanup_free char *ns = cidr_to_string (&dns[i]);
-          cleanup_free char *d = cidr_to_string (&p->deny[j]);
-          fprintf (stderr,
-                   "moat: warning: nameserver %s of resolv.conf is in the "
-                   "denied range %s: DNS through it is refused\n",
-                   ns, d);
-          break;
-        }
-}
-
-/* The run.moat.* requests the profile ignored that concern the network
- * (a loosening run.moat.egress-allow entry): told on stderr too. */
-static void
-container_warn_ignored (const struct override_list *ov)
-{
-  for (size_t i = 0; i < ov->n; i++)
-    if (ov->v[i].kind == OVERRIDE_IGNORED
-        && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
-      {
-        cleanup_free char *asked
-            = printable_text (ov->v[i].asked ? ov->v[i].asked : "", 300);
-        fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
-                 asked, ov->v[i].enforced ? ov->v[i].enforced : "");
-      }
-}
-
 /* ROOT/ID, locked: from here on the id is taken. */
 static int
 phase_statedir (struct create_ctx *c, struct moat_error **err)
@@ -334,7 +299,8 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
-      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
+      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, NETGUARD_PIN_DIR,
+                           err);
       if (r < 0)
         return moat_error_wrap (err, "network guard");
       c->st.netguard = "cgroup-bpf";
@@ -653,7 +619,9 @@ phase_ready (struct create_ctx *c, struct moat_error **err)
   close_if_open (&c->sync_fd);
   now_rfc3339 (c->created, sizeof (c->created));
   c->st.created = c->created;
-  r = statedir_write_state (c->dirfd, &c->st, err);
+  /* Carried on, the state is written once more by start in a moment,
+   * under the lock create still holds. */
+  r = c->carry ? 0 : statedir_write_state (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
   if (c->o->pid_file)
@@ -692,11 +660,36 @@ create_in_ctx (struct create_ctx *c, struct moat_error **err)
   return r;
 }
 
+/* The state dir (locked), a copy of the state and the final spec, handed
+ * on. The copy goes through the saved form: what start sees is what a
+ * start in another process would read. */
+static int
+create_carry_fill (struct create_ctx *c, struct spec **s,
+                   struct moat_error **err)
+{
+  cleanup_free char *json = NULL;
+  struct create_carry *carry = c->carry;
+  int r = state_to_json (&c->st, &json, err);
+  if (r == 0)
+    r = state_from_json (json, strlen (json), &carry->st, err);
+  if (r < 0)
+    return r;
+  carry->rootfd = steal_fd (&c->rootfd);
+  carry->dirfd = steal_fd (&c->dirfd);
+  carry->spec = steal_pointer (s);
+  if (c->cg_self_fds) /* sized by the cgroup, which goes on */
+    cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
+  c->cg_self_fds = NULL;
+  carry->cg = steal_pointer (&c->cg);
+  return 0;
+}
+
 /* Create; on success *ret_pid is the init, waiting for start. */
 int
 container_create_internal (const struct moat_globals *g,
                            const struct create_opts *o, bool for_run,
                            pid_t *ret_pid, int *ret_master,
+                           struct create_carry *ret_carry,
                            struct moat_error **err)
 {
   struct create_ctx c;
@@ -769,7 +762,10 @@ container_create_internal (const struct moat_globals *g,
   c.rootfs = rootfs;
   c.for_run = for_run;
   c.ret_master = ret_master;
+  c.carry = ret_carry;
   r = create_in_ctx (&c, err);
+  if (r == 0 && ret_carry)
+    r = create_carry_fill (&c, &s, err);
   if (r < 0)
     create_ctx_undo (&c, o->id);
   else
@@ -783,5 +779,5 @@ container_create (const struct moat_globals *g, const struct create_opts *o,
                   struct moat_error **err)
 {
   pid_t pid;
-  return container_create_internal (g, o, false, &pid, NULL, err);
+  return container_create_internal (g, o, false, &pid, NULL, NULL, err);
 }
