@@ -321,11 +321,14 @@ sandbox_write_record (const struct sandbox_opts *o,
 /* Create with the pipes as the init's stdio; start; run to the end. */
 static int
 sandbox_execute (const struct moat_globals *g, const char *id,
-                 const char *bundle, const struct sandbox_opts *o, int infd,
+                 const char *bundle, const char *config,
+                 const struct sandbox_opts *o, int infd,
                  struct sandbox_run_state *rs, struct moat_error **err)
 {
-  struct create_opts co
-      = { .id = id, .bundle = bundle, .refusals = &rs->refusals };
+  /* The spec goes to create as built: no config.json written and reread. */
+  struct create_opts co = {
+    .id = id, .bundle = bundle, .config_text = config, .refusals = &rs->refusals
+  };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   /* What create made, kept open: start and the loop read nothing again. */
   struct create_carry carry = CREATE_CARRY_INIT;
@@ -505,14 +508,9 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
   if (o->id_buf)
     snprintf (o->id_buf, 32, "%s", id);
   bundle = xasprintf ("%s/.sandbox/%s", g->root, id);
-  r = write_file_atomic (bfd, "config.json", prep.config, strlen (prep.config),
-                         0600);
-  if (r < 0)
-    r = moat_fail (err, -r, "writing config.json");
-  if (r == 0)
-    r = wd = sandbox_watchdog_start (g, sbfd, id, err);
+  r = wd = sandbox_watchdog_start (g, sbfd, id, err);
   if (r >= 0)
-    r = sandbox_execute (&sg, id, bundle, &eff, infd, &rs, err);
+    r = sandbox_execute (&sg, id, bundle, prep.config, &eff, infd, &rs, err);
   sandbox_remove (g, sbfd, id);
   if (wd >= 0 && write (wd, "d", 1) != 1)
     r = r < 0 ? r : moat_fail (err, errno, "stopping the watchdog");

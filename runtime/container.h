@@ -52,6 +52,9 @@ struct create_opts
 {
   const char *id;
   const char *bundle; /* NULL: cwd */
+  /* The spec's text in place of the bundle's config.json (the sandbox's,
+   * built in memory); NULL: read BUNDLE/config.json. */
+  const char *config_text;
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;

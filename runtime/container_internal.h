@@ -68,6 +68,9 @@ int container_save_policy (int dirfd, const struct profile *eff,
 /* BUNDLE/config.json parsed (and its text); root.path resolved. */
 int read_config (const char *bundle, struct spec **ret, char **ret_text,
                  size_t *ret_len, struct moat_error **err);
+/* The same from a text in memory (copied into *ret_text). */
+int parse_config (const char *text, size_t len, struct spec **ret,
+                  char **ret_text, size_t *ret_len, struct moat_error **err);
 int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
                     struct moat_error **err);
 

@@ -716,7 +716,11 @@ container_create_internal (const struct moat_globals *g,
     return moat_fail (err, errno, "bundle %s", o->bundle ? o->bundle : ".");
   bundle = xstrdup (real);
   container_audit_bundle (g, bundle);
-  r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (o->config_text)
+    r = parse_config (o->config_text, strlen (o->config_text), &s, &config_text,
+                      &config_len, err);
+  else
+    r = read_config (bundle, &s, &config_text, &config_len, err);
   if (r < 0)
     return r;
   if (g->audit)
