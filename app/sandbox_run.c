@@ -275,7 +275,7 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->profile->config.image_cache, o->image, ret_rootfs,
+  if (image_prepare (g->operator_config->image_cache, o->image, ret_rootfs,
                      ret_digest, ret_imglock, ret_img, &notes, err)
       < 0)
     return -1;
@@ -321,11 +321,14 @@ sandbox_write_record (const struct sandbox_opts *o,
 /* Create with the pipes as the init's stdio; start; run to the end. */
 static int
 sandbox_execute (const struct moat_globals *g, const char *id,
-                 const char *bundle, const struct sandbox_opts *o, int infd,
+                 const char *bundle, const char *config,
+                 const struct sandbox_opts *o, int infd,
                  struct sandbox_run_state *rs, struct moat_error **err)
 {
-  struct create_opts co
-      = { .id = id, .bundle = bundle, .refusals = &rs->refusals };
+  /* The spec goes to create as built: no config.json written and reread. */
+  struct create_opts co = {
+    .id = id, .bundle = bundle, .config_text = config, .refusals = &rs->refusals
+  };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   /* What create made, kept open: start and the loop read nothing again. */
   struct create_carry carry = CREATE_CARRY_INIT;
@@ -398,8 +401,7 @@ sandbox_prep_clear (struct sandbox_prep *p)
   free (p->config);
   if (p->imglock >= 0)
     close (p->imglock);
-  if (p->profile)
-    profile_free (p->profile);
+  operator_config_free (p->operator_config);
   memset (p, 0, sizeof (*p));
   p->imglock = -1;
 }
@@ -446,9 +448,10 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
       < 0)
     return -1;
   /* The caller's --workdir is a volume (writable, executable) for this
-   * sandbox's profile only. */
-  ret->profile = profile_dup (g->profile);
-  ret->profile->config.caller_volume
+   * sandbox only. */
+  ret->operator_config = operator_config_dup (g->operator_config);
+  free (ret->operator_config->caller_volume);
+  ret->operator_config->caller_volume
       = ret->workdir ? xstrdup (ret->workdir) : NULL;
   return 0;
 }
@@ -501,18 +504,13 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
     }
   eff.workdir = prep.workdir;
   eff.ro_binds = prep.pairs;
-  sg.profile = prep.profile;
+  sg.operator_config = prep.operator_config;
   if (o->id_buf)
     snprintf (o->id_buf, 32, "%s", id);
   bundle = xasprintf ("%s/.sandbox/%s", g->root, id);
-  r = write_file_atomic (bfd, "config.json", prep.config, strlen (prep.config),
-                         0600);
-  if (r < 0)
-    r = moat_fail (err, -r, "writing config.json");
-  if (r == 0)
-    r = wd = sandbox_watchdog_start (g, sbfd, id, err);
+  r = wd = sandbox_watchdog_start (g, sbfd, id, err);
   if (r >= 0)
-    r = sandbox_execute (&sg, id, bundle, &eff, infd, &rs, err);
+    r = sandbox_execute (&sg, id, bundle, prep.config, &eff, infd, &rs, err);
   sandbox_remove (g, sbfd, id);
   if (wd >= 0 && write (wd, "d", 1) != 1)
     r = r < 0 ? r : moat_fail (err, errno, "stopping the watchdog");
@@ -535,7 +533,7 @@ sandbox_cache_list (const struct moat_globals *g, FILE *out,
                     struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_list (g->profile->config.image_cache, out, err);
+  return image_cache_list (g->operator_config->image_cache, out, err);
 }
 
 int
@@ -543,5 +541,5 @@ sandbox_cache_prune (const struct moat_globals *g, FILE *out,
                      struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_prune (g->profile->config.image_cache, out, err);
+  return image_cache_prune (g->operator_config->image_cache, out, err);
 }

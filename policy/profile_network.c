@@ -6,21 +6,12 @@
 #include "profile.h"
 #include "profile_internal.h"
 #include "../lib/util.h"
+#include "../oci/decision.h"
 #include "../oci/json.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-
-/* G2: cloud metadata, refused in every profile, with every IPv6 form
- * embedding the IPv4 ones (the netguard adds those). */
-static const char *const metadata_ranges[] = {
-  "169.254.0.0/16",     /* AWS, GCP, ECS, OpenStack, Oracle, DigitalOcean */
-  "100.100.100.200/32", /* Alibaba Cloud */
-  "168.63.129.16/32",   /* Azure WireServer */
-  "fd00:ec2::254/128",  /* AWS IMDS over IPv6 */
-  NULL,
-};
 
 /* Egress: what is not public. 127.0.0.0/8 is here for its IPv6 forms
  * (64:ff9b::127.0.0.1 is the NAT64 gateway's own loopback); the
@@ -73,7 +64,7 @@ add_builtin (struct cidr **list, size_t *n, const char *const *texts,
 int
 profile_network_init (struct profile *p, struct moat_error **err)
 {
-  if (add_builtin (&p->deny, &p->n_deny, metadata_ranges, err) < 0)
+  if (add_builtin (&p->deny, &p->n_deny, decision_metadata_ranges, err) < 0)
     return -1;
   if (p->egress
       && add_builtin (&p->private_nets, &p->n_private, private_ranges, err) < 0)
@@ -140,17 +131,17 @@ list_contains (const struct cidr *list, size_t n, const struct cidr *c)
 /* The metadata ranges and the IPv6 forms of the IPv4 ones, parsed once:
  * an operator's list of 10,000 entries is checked against them entry by
  * entry. */
-#define N_METADATA (sizeof (metadata_ranges) / sizeof (*metadata_ranges) - 1)
+#define N_METADATA DECISION_N_METADATA_RANGES
 static struct cidr metadata_forms[N_METADATA * (1 + CIDR_V6_EMBEDDINGS)];
 static size_t n_metadata_forms;
 
 static void
 parse_metadata_forms (void)
 {
-  for (size_t i = 0; metadata_ranges[i]; i++)
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
     {
       struct cidr *m = &metadata_forms[n_metadata_forms];
-      if (cidr_parse (metadata_ranges[i], m) < 0)
+      if (cidr_parse (decision_metadata_ranges[i], m) < 0)
         continue;
       n_metadata_forms++;
       if (m->family == AF_INET)

@@ -193,6 +193,18 @@ read_config (const char *bundle, struct spec **ret, char **ret_text,
 }
 
 int
+parse_config (const char *text, size_t len, struct spec **ret, char **ret_text,
+              size_t *ret_len, struct moat_error **err)
+{
+  int r = spec_parse (text, len, ret, err);
+  if (r < 0)
+    return r;
+  *ret_text = xstrdup (text);
+  *ret_len = len;
+  return 0;
+}
+
+int
 resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
                 struct moat_error **err)
 {

@@ -153,8 +153,8 @@ create_ctx_undo (struct create_ctx *c, const char *id)
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
   if (c->userns_first)
-    userns_block_release (c->profile->config.userns_pool_dir, c->userns_first,
-                          c->root_path, id);
+    userns_block_release (c->g->operator_config->userns_pool_dir,
+                          c->userns_first, c->root_path, id);
 }
 
 static void
@@ -220,14 +220,15 @@ phase_namespaces (struct create_ctx *c, struct moat_error **err)
 
   r = container_open_namespaces (c->s, c->eff, c->ov, c->ns_fds, err);
   if (r == 0)
-    r = container_adopt_userns (c->s, g->profile, g->root, c->o->id, c->ns_fds,
-                                c->ov, &c->userns_first, &c->root_path, err);
+    r = container_adopt_userns (c->s, g->operator_config, g->root, c->o->id,
+                                c->ns_fds, c->ov, &c->userns_first,
+                                &c->root_path, err);
   if (r < 0)
     return r;
   c->st.userns_host_id = c->userns_first;
   if (userns_moat_maps (c->s))
     {
-      r = userns_block_take (g->profile, g->root, c->o->id, c->ov,
+      r = userns_block_take (g->operator_config, g->root, c->o->id, c->ov,
                              &c->root_path, &c->userns_first, err);
       if (r < 0)
         return r;
@@ -293,7 +294,8 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
   if (g->audit)
     {
       free (g->audit->effective);
-      g->audit->effective = profile_audit_json (c->eff, c->dns, c->n_dns);
+      g->audit->effective
+          = profile_audit_json (c->eff, g->operator_config, c->dns, c->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
@@ -322,8 +324,9 @@ phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
   c->n_src = c->s->n_mounts;
   c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
-  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff, c->ov,
-                                      &c->src_fds, c->idmap, err);
+  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff,
+                                      c->g->operator_config, c->ov, &c->src_fds,
+                                      c->idmap, err);
 }
 
 /* config.json's filter (if any) and the built-in one, compiled. */
@@ -520,7 +523,7 @@ static int
 phase_save_decision (struct create_ctx *c, struct moat_error **err)
 {
   return container_save_policy (c->dirfd, c->eff, c->ov, c->s, c->dns, c->n_dns,
-                                err);
+                                c->g->operator_config->userns_pool_dir, err);
 }
 
 /* The init goes on and mounts; prestart and createRuntime hooks run
@@ -713,16 +716,22 @@ container_create_internal (const struct moat_globals *g,
     return moat_fail (err, errno, "bundle %s", o->bundle ? o->bundle : ".");
   bundle = xstrdup (real);
   container_audit_bundle (g, bundle);
-  r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (o->config_text)
+    r = parse_config (o->config_text, strlen (o->config_text), &s, &config_text,
+                      &config_len, err);
+  else
+    r = read_config (bundle, &s, &config_text, &config_len, err);
   if (r < 0)
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
-  r = profile_apply_effective (s, g->profile, &eff, ov, err);
+  r = profile_apply_effective (s, g->profile, g->operator_config, &eff, ov,
+                               err);
   if (r < 0)
     return r;
   container_warn_ignored (ov);
-  r = profile_decide_landlock (s, eff, &facts, &landlock_text, err);
+  r = profile_decide_landlock (s, g->operator_config, &facts, &landlock_text,
+                               err);
   if (r < 0)
     return r;
   if (g->audit)

@@ -400,7 +400,7 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       char real[PATH_MAX];
       if (realpath (g->root, real))
         userns_block_release (d ? d->userns_pool_dir
-                                : g->profile->config.userns_pool_dir,
+                                : g->operator_config->userns_pool_dir,
                               st->userns_host_id, real, st->id);
     }
   return r;
@@ -480,7 +480,7 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
                   rr = statedir_remove (rfd, id, err);
                   /* G12: the block its create took, if it got that far. */
                   if (rr == 0 && realpath (g->root, real))
-                    userns_block_release_owner (g->profile, real, id);
+                    userns_block_release_owner (g->operator_config, real, id);
                   return rr;
                 }
               gone = errno == ENOENT;
