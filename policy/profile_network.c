@@ -134,6 +134,18 @@ list_contains (const struct cidr *list, size_t n, const struct cidr *c)
   return false;
 }
 
+/* The metadata range I and, for an IPv4 one, its IPv6 forms: how many. */
+static int
+metadata_forms (size_t i, struct cidr m[1 + CIDR_V6_EMBEDDINGS])
+{
+  if (cidr_parse (metadata_ranges[i], &m[0]) < 0)
+    return 0;
+  if (m[0].family != AF_INET)
+    return 1;
+  cidr_v6_embeddings (&m[0], m + 1);
+  return 1 + CIDR_V6_EMBEDDINGS;
+}
+
 /* An allow entry wholly inside the metadata ranges (or one of their IPv6
  * forms) can never pass, G2 being checked first: an operator who lists
  * one gets an error rather than a surprise. */
@@ -143,20 +155,36 @@ is_metadata (const struct cidr *c)
   for (size_t i = 0; metadata_ranges[i]; i++)
     {
       struct cidr m[1 + CIDR_V6_EMBEDDINGS];
-      int n = 1;
-      if (cidr_parse (metadata_ranges[i], &m[0]) < 0)
-        continue;
-      if (m[0].family == AF_INET)
-        {
-          cidr_v6_embeddings (&m[0], m + 1);
-          n += CIDR_V6_EMBEDDINGS;
-        }
+      int n = metadata_forms (i, m);
       for (int k = 0; k < n; k++)
         if (m[k].family == c->family && m[k].prefix <= c->prefix
             && cidr_overlaps (&m[k], c))
           return true;
     }
   return false;
+}
+
+/* The metadata ranges (in C's family) that an allow entry C holds and G2
+ * refuses all the same, separated by spaces; NULL if none. */
+static char *
+metadata_held (const struct cidr *c)
+{
+  char *text = NULL;
+  for (size_t i = 0; metadata_ranges[i]; i++)
+    {
+      struct cidr m[1 + CIDR_V6_EMBEDDINGS];
+      int n = metadata_forms (i, m);
+      for (int k = 0; k < n; k++)
+        if (m[k].family == c->family && cidr_overlaps (&m[k], c))
+          {
+            cleanup_free char *one = cidr_to_string (&m[k]);
+            char *next
+                = xasprintf ("%s%s%s", text ? text : "", text ? " " : "", one);
+            free (text);
+            text = next;
+          }
+    }
+  return text;
 }
 
 static int
@@ -257,6 +285,20 @@ operator_allows (const struct profile *p, const struct cidr *c)
   return !p->allowlist && !list_overlaps (p->private_nets, p->n_private, c);
 }
 
+/* A taken entry that holds metadata addresses: those stay refused (G2),
+ * and the pod author is told so, as for any clamp. */
+static void
+tell_metadata_held (struct override_list *ov, const char *path, const char *tok,
+                    const struct cidr *c)
+{
+  cleanup_free char *held = metadata_held (c);
+  if (held == NULL)
+    return;
+  cleanup_free char *asked = xasprintf ("%s (in %s)", held, tok);
+  override_list_add (ov, OVERRIDE_IGNORED, path, asked,
+                     "a cloud metadata address, G2");
+}
+
 int
 profile_network_annotation (struct profile *e, const char *value,
                             struct override_list *ov, struct moat_error **err)
@@ -298,6 +340,7 @@ profile_network_annotation (struct profile *e, const char *value,
       if (n == NETGUARD_MAX_ALLOW)
         return moat_fail (err, 0, "%s: more than %d entries", path,
                           NETGUARD_MAX_ALLOW);
+      tell_metadata_held (ov, path, tok, &c);
       cidr_list_add (&list, &n, &c);
     }
   /* An allowlist of what was taken, even if nothing was: the pod author
@@ -320,7 +363,9 @@ profile_network_allow_text (const struct profile *p)
   for (size_t i = 0; i < p->n_allow; i++)
     {
       cleanup_free char *c = cidr_to_string (&p->allow[i]);
-      char *next = xasprintf ("%s%s%s", text, i ? "," : "", c);
+      cleanup_free char *held = metadata_held (&p->allow[i]);
+      char *next = xasprintf ("%s%s%s%s%s", text, i ? "," : "", c,
+                              held ? " except " : "", held ? held : "");
       free (text);
       text = next;
     }
