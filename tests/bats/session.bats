@@ -287,6 +287,36 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session get and put: a tree past --max-entries or --max-bytes is refused in one line, nothing of it left" {
+	new_session
+	# The payload makes many empty files and one file of 2 MiB of data.
+	ms exec "$SID" -- sh -c 'mkdir -p /tmp/many /tmp/fat && cd /tmp/many && seq 1 300 | xargs touch && head -c 2097152 /dev/zero >/tmp/fat/f'
+	[ "$status" -eq 0 ]
+	mkdir "$WORK/out"
+	ms get --max-entries 100 "$SID" /tmp/many "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session get $SID: /tmp/many: more than 100 entries (--max-entries)" ]
+	[ -z "$(ls -A "$WORK/out")" ]
+	ms get --max-bytes 1m "$SID" /tmp/fat "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session get $SID: /tmp/fat: more than 1048576 bytes (--max-bytes)" ]
+	[ -z "$(ls -A "$WORK/out")" ]
+	# Under the caps the same trees come out whole.
+	ms get --max-entries 302 "$SID" /tmp/many "$WORK/out"
+	[ "$status" -eq 0 ]
+	[ "$(ls "$WORK/out/many" | wc -l)" -eq 300 ]
+	ms get "$SID" /tmp/fat "$WORK/out"
+	[ "$status" -eq 0 ]
+	# put: the same caps, nothing of it left in the session.
+	ms put --max-entries 100 "$SID" "$WORK/out/many" /tmp/in
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session put $SID: /tmp/in: more than 100 entries (--max-entries)" ]
+	ms exec "$SID" -- sh -c 'test ! -e /tmp/in && echo gone'
+	[ "$output" = gone ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session: exec, put and get look at their own session only, not at every other (their cost must not grow with the sessions alive); an expired one of their own is removed and refused" {
 	new_session
 	local mine="$SID"
