@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -251,6 +252,10 @@ recv_file (int in, int dirfd, const char *name, const struct entry_header *h,
     return -errno;
   if (!S_ISREG (st.st_mode))
     return -EEXIST;
+  /* A name the payload linked to another file: writing (and chmod) would
+   * go to that file, which the copy was never asked to touch. */
+  if (st.st_nlink > 1)
+    return -EMLINK;
   if (ftruncate (fd, 0) < 0 || fcntl (fd, F_SETFL, 0) < 0)
     return -errno;
   while (left > 0)
@@ -367,6 +372,40 @@ join_container (int userns, int mntns, uid_t uid, gid_t gid)
   return 0;
 }
 
+/* The helper runs beside the payload, on what the payload made: it keeps
+ * only what a copy needs (reading and writing past file modes, fchmod of
+ * what it did not make), never gains more through an execve, and is no
+ * helper for anything else. */
+static int
+narrow_helper (void)
+{
+  static const cap_value_t keep[]
+      = { CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER };
+  cap_t c = cap_init ();
+  int r = 0;
+
+  if (c == NULL)
+    return -errno;
+  if (getuid () == 0
+      && (cap_set_flag (c, CAP_EFFECTIVE, 3, keep, CAP_SET) < 0
+          || cap_set_flag (c, CAP_PERMITTED, 3, keep, CAP_SET) < 0))
+    r = -errno;
+  for (cap_value_t v = 0; r == 0 && v <= CAP_LAST_CAP; v++)
+    if (v != keep[0] && v != keep[1] && v != keep[2]
+        && prctl (PR_CAPBSET_DROP, v, 0, 0, 0) < 0 && errno != EINVAL
+        && errno != EPERM)
+      r = -errno;
+  if (r == 0 && cap_set_proc (c) < 0)
+    r = -errno;
+  cap_free (c);
+  if (r == 0 && prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0
+      && errno != EINVAL)
+    r = -errno;
+  if (r == 0 && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    r = -errno;
+  return r;
+}
+
 static int
 open_in_root (const char *path, uint64_t flags, int *ret)
 {
@@ -437,6 +476,8 @@ transfer_child (struct transfer *t, int data, int errpipe)
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   (void)linux_undumpable (NULL);
   r = join_container (t->userns, t->mntns, t->uid, t->gid);
+  if (r == 0)
+    r = narrow_helper ();
   if (r == 0 && t->put)
     r = open_dest (t->to, basename (src_copy), true, &fd, &name);
   else if (r == 0)

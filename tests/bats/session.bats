@@ -271,6 +271,27 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session put and get: a hard link the payload left at the destination is refused, its other name untouched" {
+	new_session
+	ms exec "$SID" -- sh -c 'echo mine >/tmp/victim && mkdir /tmp/in && ln /tmp/victim /tmp/in/f'
+	[ "$status" -eq 0 ]
+	echo host >"$WORK/f"
+	ms put "$SID" "$WORK/f" /tmp/in
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session put $SID: /tmp/in: Too many links" ]
+	ms exec "$SID" -- cat /tmp/victim
+	[ "$output" = mine ]
+	# get: the same into a host directory where a name is a hard link.
+	mkdir "$WORK/out"
+	echo keep >"$WORK/other"
+	ln "$WORK/other" "$WORK/out/victim"
+	ms get "$SID" /tmp/victim "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$WORK/other")" = keep ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session get: a sparse file the payload made takes no more of the host's disk than it takes inside" {
 	new_session
 	# 1 GiB that the 64 MiB scratch holds: a hole, and one byte of data.
