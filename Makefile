@@ -107,7 +107,7 @@ PYTHON ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo pytho
 # against this build.
 check-python: deps $(BUILD)/moat
 	cd contrib/python && PYTHONDONTWRITEBYTECODE=1 MOAT=$(CURDIR)/$(BUILD)/moat $(PYTHON) -m pytest -q -p no:cacheprovider \
-	  test_moat_sandbox.py test_session.py test_async.py
+	  test_moat_sandbox.py test_session.py test_async.py test_run_code.py
 	$(PYTHON) -m mypy --strict --cache-dir=/dev/null contrib/python/moat_sandbox
 	venv="$$(mktemp -d /tmp/moat-pyvenv.XXXXXX)" && trap 'rm -rf "$$venv" $(CURDIR)/contrib/python/build $(CURDIR)/contrib/python/*.egg-info' EXIT && \
 	  $(PYTHON) -m venv --system-site-packages "$$venv" && \
@@ -159,7 +159,7 @@ check-host: deps $(BUILD)/moat test-bins $(UNIT_BINS)
 
 bench: deps $(BUILD)/moat
 	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/bench.sh
-	MOAT=$(CURDIR)/$(BUILD)/moat bench/sandbox.sh
+	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/sandbox.sh
 
 # The config.json parsers under libFuzzer with ASan and UBSan. The fuzzer
 # links against an archive of the library built for it: the linker takes

@@ -68,7 +68,8 @@ struct sandbox_run_state
 
 /* What a sandbox or a session is made of before its container exists:
  * the binds resolved, the rootfs (an image unpacked), the limits, the
- * config.json, and the profile with the caller's --workdir as a volume. */
+ * config.json, and the operator configuration with the caller's --workdir as a
+ * volume. */
 struct sandbox_prep
 {
   char *workdir;
@@ -80,7 +81,8 @@ struct sandbox_prep
   char *config;
   int imglock;
   struct sandbox_limits lim;
-  struct profile *profile;
+  /* The operator's configuration with the caller's --workdir as a volume. */
+  struct operator_config *operator_config;
 };
 
 /* verb: for the error message ("sandbox", "session create"). */

@@ -43,6 +43,7 @@ struct session_exec_opts
   const char *result_file;
   int stderr_fd; /* --stderr-fd, as sandbox_opts' */
   bool json;
+  bool all_overrides; /* as sandbox_opts' */
 };
 
 int session_create (const struct moat_globals *g,

@@ -508,6 +508,10 @@ transfer_run (struct transfer *t, struct moat_error **err)
   pid_t pid;
   int status, r;
 
+  /* A child that fails early (a read-only destination) closes its end
+   * while moat still writes: an EPIPE, then its message, not a SIGPIPE
+   * that ends moat without a word. */
+  signal (SIGPIPE, SIG_IGN);
   if (pipe2 (data, O_CLOEXEC) < 0)
     return moat_fail (err, errno, "pipe");
   if (pipe2 (errp, O_CLOEXEC) < 0)

@@ -76,6 +76,9 @@ cleanup() {
     done
     # The v1 hierarchies we mounted, unless someone made cgroups in them since.
     for d in "${mounted_cgroups[@]}"; do
+        # moat keeps its parent /moat, as crun and runc keep theirs; empty, it
+        # is ours to remove here.
+        rmdir "$d/moat" 2>/dev/null || true
         if [ -z "$(find "$d" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ]; then
             if umount "$d"; then
                 rmdir "$d" 2>/dev/null || true
@@ -110,10 +113,16 @@ if [ -r /sys/fs/cgroup/unified/cgroup.controllers ] && [ "$(stat -fc %T /sys/fs/
     for c in $(cat /sys/fs/cgroup/unified/cgroup.controllers); do
         grep -q "^${c}[[:space:]]" /proc/cgroups || continue
         mountpoint -q "/sys/fs/cgroup/$c" && continue
+        made_dir=0
+        [ -d "/sys/fs/cgroup/$c" ] || made_dir=1
         mkdir -p "/sys/fs/cgroup/$c"
         if mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"; then
             mounted_cgroups+=("/sys/fs/cgroup/$c")
             say "mounted v1 $c for crun (undone at the end)"
+        elif [ $made_dir = 1 ]; then
+            # A plain directory left on the cgroup tmpfs looks like a
+            # hierarchy to tools that do not check the filesystem.
+            rmdir "/sys/fs/cgroup/$c"
         fi
     done
 fi

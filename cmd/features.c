@@ -171,8 +171,9 @@ VERB (features)
   /* G12: what holds on this kernel, and the operator's choice. */
   {
     struct profile *p = NULL;
+    struct operator_config *config = NULL;
     /* An unreadable operator config is create's error to report. */
-    profile_load (ctx->g.config, ctx->g.profile_name, &p, NULL);
+    profile_load (ctx->g.config, ctx->g.profile_name, &p, &config, NULL);
     jw_key (w, "run.moat.userns");
     jw_string (w, p && !p->userns               ? "off (operator config)"
                   : !userns_kernel_supported () ? "unavailable (kernel)"
@@ -188,11 +189,12 @@ VERB (features)
     /* G14: what a container gets here ("abi N: ..." or why none). */
     {
       cleanup_free char *ll = profile_landlock_verdict (
-          p ? p->config.landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
+          config ? config->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
       jw_key (w, "run.moat.landlock");
       jw_string (w, ll);
     }
     profile_free (p);
+    operator_config_free (config);
   }
   jw_object_end (w);
   jw_object_end (w);

@@ -96,7 +96,8 @@ static const struct verb verbs[] = {
     "        [--ro-bind S:D]\n"
     "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
     "        [--memory SIZE] [--pids N] [--cpus N] [--user UID[:GID]]\n"
-    "        [--stderr-fd N] [--result F] [--json] -- CMD [ARG...]\n"
+    "        [--stderr-fd N] [--result F] [--json] [--all-overrides]\n"
+    "        -- CMD [ARG...]\n"
     "       sandbox --list-cache | --prune-cache",
     "run one untrusted command in a throw-away container and report how it "
     "ended (default --timeout 10m, --output-limit 16m a stream)",
@@ -109,7 +110,8 @@ static const struct verb verbs[] = {
     "       session exec [--timeout DUR] [--output-limit SIZE] [--env K=V]\n"
     "                [--cwd DIR] [--user UID[:GID]] [--stdin F] [--stderr-fd "
     "N]\n"
-    "                [--result F] [--json] ID -- CMD [ARG...]\n"
+    "                [--result F] [--json] [--all-overrides] ID -- CMD "
+    "[ARG...]\n"
     "       session put|get [--max-entries N] [--max-bytes SIZE]\n"
     "                ID HOST_PATH DEST | ID SRC HOST_PATH\n"
     "       session list [--json] | rm ID",
@@ -260,18 +262,20 @@ cmd_version (struct cmd_ctx *ctx, int argc, char **argv,
   return 0;
 }
 
-/* The profile for this verb (see struct verb needs_config). */
+/* The profile and the operator configuration for this verb (see struct
+ * verb needs_config). */
 static int
 load_profile (const struct verb *v, struct cmd_ctx *ctx, struct profile **ret,
-              struct moat_error **err)
+              struct operator_config **ret_config, struct moat_error **err)
 {
-  int r = profile_load (ctx->g.config, ctx->g.profile_name, ret, err);
+  int r
+      = profile_load (ctx->g.config, ctx->g.profile_name, ret, ret_config, err);
   if (r == 0 || v->needs_config)
     return r;
   fprintf (stderr, "moat: warning: %s; %s goes on with the built-in profile\n",
            (*err)->msg, v->name);
   moat_error_free (err);
-  return profile_load_builtin (ctx->g.profile_name, ret, err);
+  return profile_load_builtin (ctx->g.profile_name, ret, ret_config, err);
 }
 
 /* The first --debug line of every verb: what was asked, as runc's. */
@@ -295,7 +299,8 @@ debug_command_line (int argc, char **argv)
 }
 
 static void
-debug_profile (const struct profile *p, const struct cmd_ctx *ctx)
+debug_profile (const struct profile *p, const struct operator_config *cfg,
+               const struct cmd_ctx *ctx)
 {
   if (!log_debug_enabled ())
     return;
@@ -308,14 +313,15 @@ debug_profile (const struct profile *p, const struct cmd_ctx *ctx)
              (long long)p->memory_limit, (long long)p->cpu_quota,
              (unsigned long long)p->cpu_period,
              (unsigned long long)p->tmpfs_size, (unsigned long long)p->nofile,
-             p->n_deny, p->config.audit_log,
-             p->config.audit_read_verbs ? " (read-only verbs too)" : "");
+             p->n_deny, cfg->audit_log,
+             cfg->audit_read_verbs ? " (read-only verbs too)" : "");
 }
 
 /* The verb's one audit line (G11), to the log create opened first or
  * appended now. */
 static void
 write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
+                  const struct operator_config *cfg,
                   const struct verb_audit *audit, int r,
                   const struct moat_error *err, int audit_fd)
 {
@@ -339,7 +345,7 @@ write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
   struct moat_error *aerr = NULL;
 
   if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
-                     : audit_write (profile->config.audit_log, &rec, &aerr))
+                     : audit_write (cfg->audit_log, &rec, &aerr))
       < 0)
     {
       fprintf (stderr, "moat: warning: audit log: %s\n", aerr->msg);
@@ -381,6 +387,7 @@ main (int argc, char **argv)
   struct override_list overrides = { 0 };
   struct verb_audit audit = { .overrides = &overrides, .exit_status = -1 };
   struct profile *profile = NULL;
+  struct operator_config *config = NULL;
   struct moat_error *err = NULL;
   const struct verb *v = NULL;
   int audit_fd = -1;
@@ -425,19 +432,22 @@ main (int argc, char **argv)
     }
   if (v->needs_profile)
     {
-      r = load_profile (v, &ctx, &profile, &err);
+      r = load_profile (v, &ctx, &profile, &config, &err);
       ctx.g.profile = profile;
+      ctx.g.operator_config = config;
       ctx.g.audit = &audit;
       if (r == 0)
-        debug_profile (profile, &ctx);
+        debug_profile (profile, config, &ctx);
       /* Verbs that start processes fail closed: no audit log, no container. */
       if (r == 0 && v->audit_first)
-        r = audit_open (profile->config.audit_log, &audit_fd, &err);
+        r = audit_open (config->audit_log, &audit_fd, &err);
     }
   if (r == 0)
     r = v->fn (&ctx, argc - idx, argv + idx, &err);
-  /* `profile show --profile X` may have swapped the profile. */
+  /* `profile show --profile X` may have swapped the profile and its
+   * configuration. */
   profile = (struct profile *)ctx.g.profile;
+  config = (struct operator_config *)ctx.g.operator_config;
 
   if (r < 0)
     {
@@ -455,13 +465,14 @@ main (int argc, char **argv)
     audit_tell_clamps (&overrides, &audit.told, ctx.verb, ctx.id);
   audit_debug_overrides (&overrides, ctx.verb);
   log_phase (r < 0 ? "failed" : "done");
-  if (profile && (!v->read_only || profile->config.audit_read_verbs))
-    write_verb_audit (&ctx, profile, &audit, r, err, audit_fd);
+  if (profile && (!v->read_only || config->audit_read_verbs))
+    write_verb_audit (&ctx, profile, config, &audit, r, err, audit_fd);
   else if (audit_fd >= 0)
     close (audit_fd);
   override_list_clear (&overrides);
   verb_audit_release (&audit);
   profile_free (profile);
+  operator_config_free (config);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;
 }

@@ -25,6 +25,7 @@ enum
   X_STDERR_FD,
   X_MAX_ENTRIES,
   X_MAX_BYTES,
+  X_ALL_OVERRIDES,
 };
 
 /* sandbox's flags that make sense for a session that stays. */
@@ -32,8 +33,8 @@ static bool
 create_takes (const char *name)
 {
   static const char *const not_for_create[]
-      = { "stdin",     "timeout",    "output-limit", "result",
-          "stderr-fd", "list-cache", "prune-cache",  NULL };
+      = { "stdin",      "timeout",     "output-limit",  "result", "stderr-fd",
+          "list-cache", "prune-cache", "all-overrides", NULL };
   for (size_t i = 0; not_for_create[i]; i++)
     if (strcmp (name, not_for_create[i]) == 0)
       return false;
@@ -65,6 +66,7 @@ static const struct cmd_opt exec_table[]
         { "user", 'u', true, X_USER },
         { "stdin", 0, true, X_STDIN },
         { "json", 0, false, X_JSON },
+        { "all-overrides", 0, false, X_ALL_OVERRIDES },
         { "result", 0, true, X_RESULT },
         { "stderr-fd", 0, true, X_STDERR_FD },
         { NULL, 0, false, 0 } };
@@ -150,6 +152,9 @@ session_cb (void *p, int id, const char *val, struct moat_error **err)
       return 0;
     case X_JSON:
       sp->x.json = true;
+      return 0;
+    case X_ALL_OVERRIDES:
+      sp->x.all_overrides = true;
       return 0;
     case X_STDERR_FD:
       return sandbox_parse_stderr_fd (val, &sp->x.stderr_fd, err);

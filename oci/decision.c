@@ -8,6 +8,14 @@
 #include "json.h"
 #include "../lib/util.h"
 
+const char *const decision_metadata_ranges[DECISION_N_METADATA_RANGES + 1] = {
+  "169.254.0.0/16",     /* AWS, GCP, ECS, OpenStack, Oracle, DigitalOcean */
+  "100.100.100.200/32", /* Alibaba Cloud */
+  "168.63.129.16/32",   /* Azure WireServer */
+  "fd00:ec2::254/128",  /* AWS IMDS over IPv6 */
+  NULL,
+};
+
 void
 jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
           size_t n, uint16_t port)
@@ -140,6 +148,27 @@ read_cidrs (const json_node *o, const char *key, struct cidr **ret,
   return 0;
 }
 
+/* G2's floor: each metadata range the saved deny list does not already
+ * cover is added to it (a hand-edited or damaged policy.json cannot open
+ * one). */
+static void
+add_metadata_floor (struct decision_guard *g)
+{
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
+    {
+      struct cidr m;
+      bool covered = false;
+      if (cidr_parse (decision_metadata_ranges[i], &m) < 0)
+        abort (); /* a built-in constant */
+      for (size_t k = 0; k < g->n_deny && !covered; k++)
+        covered = g->deny[k].port == 0 && cidr_contains (&g->deny[k], &m);
+      if (covered)
+        continue;
+      g->deny = xrealloc (g->deny, (g->n_deny + 1) * sizeof (*g->deny));
+      g->deny[g->n_deny++] = m;
+    }
+}
+
 static int
 read_guard (const json_node *o, struct decision_guard *g,
             struct moat_error **err)
@@ -158,6 +187,7 @@ read_guard (const json_node *o, struct decision_guard *g,
       || read_cidrs (o, "allow", &g->allow, &g->n_allow, err) < 0
       || read_cidrs (o, "private", &g->private_nets, &g->n_private, err) < 0)
     return -1;
+  add_metadata_floor (g);
   return 0;
 }
 

@@ -16,7 +16,7 @@
 
 /* policy.json's format. A state dir written in another one (an older
  * moat's) is refused: moat is 0.x, delete the container and create it. */
-#define DECISION_VERSION 3
+#define DECISION_VERSION 4
 
 /* The network guard's lists as create judged them (the policy's
  * profile_netguard_rules, without the nameservers): what start's fallback
@@ -33,6 +33,14 @@ struct decision_guard
   struct cidr *private_nets; /* egress without an allowlist */
   size_t n_private;
 };
+
+/* G2: cloud metadata, refused in every profile (NULL-terminated CIDR text;
+ * the guard adds every IPv6 form embedding the IPv4 ones). The policy puts
+ * them in every deny list; decision_parse adds them to the saved guard's
+ * whatever policy.json says, so no later verb opens what G2 closes. */
+#define DECISION_N_METADATA_RANGES 4
+extern const char
+    *const decision_metadata_ranges[DECISION_N_METADATA_RANGES + 1];
 
 struct decision
 {

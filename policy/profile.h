@@ -64,9 +64,10 @@ struct operator_config
 
 /* A profile: the values one container is judged to get (the built-in
  * profile, the operator's settings for it, then the container's
- * annotations, which only tighten), and the configuration it was judged
- * under. profile_apply_effective returns one per container; create saves
- * it whole in the decision (policy.json). */
+ * annotations, which only tighten): the per-container decision's values,
+ * apart from the operator_config it was judged under.
+ * profile_apply_effective returns one per container; create saves it in
+ * the decision (policy.json) with the overrides and the final spec. */
 struct profile
 {
   char *name;            /* "strict" or "egress" */
@@ -90,19 +91,25 @@ struct profile
   /* G8: the built-in filter's agent level for every container (operator
    * config "seccomp": "agent"); else only where an annotation asks. */
   bool seccomp_agent;
-  struct operator_config config;
 };
 
 /* Load the operator config (path NULL: /etc/moat/config.json if it exists,
  * else built-in defaults) and pick the profile by name (NULL: the config's
- * "profile", else "strict"). Unknown keys or bad values are errors. */
+ * "profile", else "strict"): its values in *ret, the configuration for it
+ * in *ret_config (may be NULL). Unknown keys or bad values are errors. */
 int profile_load (const char *config_path, const char *name,
-                  struct profile **ret, struct moat_error **err);
+                  struct profile **ret, struct operator_config **ret_config,
+                  struct moat_error **err);
 /* The built-in profiles alone, no operator config: what verbs that only
  * read or stop containers fall back to when that config is broken. */
 int profile_load_builtin (const char *name, struct profile **ret,
+                          struct operator_config **ret_config,
                           struct moat_error **err);
 void profile_free (struct profile *p);
+void operator_config_free (struct operator_config *c);
+struct operator_config *operator_config_dup (const struct operator_config *c);
+/* Where a judging function below takes a configuration, NULL means the
+ * built-in one (no operator config: no extra trees, no seccomp agents). */
 /* "auto", "require", "off". */
 const char *profile_landlock_name (enum profile_landlock mode);
 /* Deep copy (the effective profile is a tightened copy of the loaded one). */
@@ -111,12 +118,14 @@ struct profile *profile_dup (const struct profile *p);
 /* Harden spec in place. Refusals (G5 dangerous binds) return an error and
  * are also in *ret_overrides (OVERRIDE_REFUSED). */
 int profile_apply (struct spec *spec, const struct profile *p,
+                   const struct operator_config *cfg,
                    struct override_list *ret_overrides,
                    struct moat_error **err);
 /* The same, and the effective profile it hardened with (the base tightened
  * by the annotations) in *ret_effective (may be NULL), also on a refusal:
  * create saves it. */
 int profile_apply_effective (struct spec *spec, const struct profile *base,
+                             const struct operator_config *cfg,
                              struct profile **ret_effective,
                              struct override_list *ret_overrides,
                              struct moat_error **err);
@@ -143,6 +152,7 @@ int profile_apply_resources (struct spec_resources *r, const struct profile *p,
  * ("refusing to bind /etc into the container (profile strict)"). */
 int profile_check_bind_source (const char *resolved_path,
                                const struct profile *p,
+                               const struct operator_config *cfg,
                                struct moat_error **err);
 /* What the runtime found out about an open bind source. */
 struct bind_facts
@@ -162,13 +172,15 @@ struct bind_facts
  * operator key to set; NULL if none, caller frees). */
 int profile_harden_bind (struct spec_mount *m, size_t index,
                          const struct bind_facts *f, const struct profile *p,
+                         const struct operator_config *cfg,
                          struct override_list *ov, char **ret_warning,
                          struct moat_error **err);
 /* G12 for the runtime: is this bind (by the realpath of its source) one of
  * the engines' per-container files or volumes (or the sandbox's workdir),
  * which moat idmaps so that the container's root owns what host root owns
  * there? Every other bind shows host files as the overflow id. */
-bool profile_bind_idmapped (const char *resolved_path, const struct profile *p);
+bool profile_bind_idmapped (const char *resolved_path,
+                            const struct operator_config *cfg);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */
@@ -187,7 +199,7 @@ struct process_bounds profile_process_bounds (const struct profile *p);
 /* A seccomp agent (linux.seccomp.listenerPath) must be one of the operator
  * config's seccomp_agents; 0, or -1 with err. */
 int profile_check_seccomp_agent (const struct spec_seccomp *s,
-                                 const struct profile *p,
+                                 const struct operator_config *cfg,
                                  struct moat_error **err);
 /* What create decided for a container, saved whole in ROOT/ID/policy.json
  * (oci/decision.h): the effective profile, every override and refusal, the
@@ -197,7 +209,7 @@ int profile_check_seccomp_agent (const struct spec_seccomp *s,
 char *profile_policy_to_json (const struct profile *eff,
                               const struct override_list *ov,
                               const struct spec *final, const struct cidr *dns,
-                              size_t n_dns);
+                              size_t n_dns, const char *userns_pool_dir);
 int profile_policy_parse (const char *text, size_t len, struct profile **ret,
                           struct override_list *ret_ov,
                           struct moat_error **err);
@@ -211,11 +223,12 @@ int profile_check_joined_idmap (const char *map_text, const char *what,
  * limits, network lists with the nameservers, Landlock and seccomp modes,
  * G12) as one JSON object, for create's audit line ("effective";
  * malloc'ed). */
-char *profile_audit_json (const struct profile *p, const struct cidr *dns,
-                          size_t n_dns);
+char *profile_audit_json (const struct profile *p,
+                          const struct operator_config *cfg,
+                          const struct cidr *dns, size_t n_dns);
 /* The effective profile as pretty JSON (moat profile show). */
-int profile_to_json (const struct profile *p, char **ret,
-                     struct moat_error **err);
+int profile_to_json (const struct profile *p, const struct operator_config *cfg,
+                     char **ret, struct moat_error **err);
 /* Netguard rules for this profile and the container's nameservers
  * (pointers into p and dns). */
 void profile_netguard_rules (const struct profile *p, const struct cidr *dns,

@@ -94,7 +94,7 @@ static void
 show_landlock (struct json_writer *w, const struct profile *p,
                const struct show_ctx *ctx)
 {
-  jw_string (w, profile_landlock_name (p->config.landlock));
+  jw_string (w, profile_landlock_name (ctx->config->landlock));
 }
 
 static void
@@ -105,11 +105,12 @@ show_seccomp (struct json_writer *w, const struct profile *p,
 }
 
 #define AT(member) offsetof (struct profile, member)
+#define CONF(member) offsetof (struct operator_config, member)
 #define ENGINE(k, name)                                                        \
   {                                                                            \
-    "engine_roots." name, "engine_roots." name, F_STRV,                        \
-        AT (config.engine_roots) + (k) * sizeof (char **), 0, NULL, C_TREES,   \
-        0, 0                                                                   \
+    NULL, "engine_roots." name, F_STRV,                                        \
+        CONF (engine_roots) + (k) * sizeof (char **), 0, NULL, C_TREES, 0,     \
+        FIELD_CONFIG                                                           \
   }
 
 const struct field profile_fields[] = {
@@ -143,22 +144,22 @@ const struct field profile_fields[] = {
   { NULL, "readonly_paths", F_SHOW, 0, 0, show_readonly, C_NONE, 0, 0 },
   { NULL, "allowed_sysctls", F_SHOW, 0, 0, show_sysctls, C_NONE, 0, 0 },
   { NULL, "allowed_devices", F_SHOW, 0, 0, show_devices, C_NONE, 0, 0 },
-  { "writable_bind_trees", "writable_bind_trees", F_STRV,
-    AT (config.writable_bind_trees), 0, NULL, C_TREES, 0, 0 },
-  { "noexec_volumes", "noexec_volumes", F_BOOL, AT (config.noexec_volumes), 0,
-    NULL, C_BOOL, 0, FIELD_AUDIT },
+  { NULL, "writable_bind_trees", F_STRV, CONF (writable_bind_trees), 0, NULL,
+    C_TREES, 0, FIELD_CONFIG },
+  { NULL, "noexec_volumes", F_BOOL, CONF (noexec_volumes), 0, NULL, C_BOOL, 0,
+    FIELD_AUDIT | FIELD_CONFIG },
   ENGINE (ENGINE_DOCKER, "docker"),
   ENGINE (ENGINE_PODMAN, "podman"),
   ENGINE (ENGINE_CONTAINERD, "containerd"),
   ENGINE (ENGINE_KUBELET, "kubelet"),
-  { "audit_log", "audit_log", F_STR, AT (config.audit_log), 0, NULL, C_PATH, 0,
-    FIELD_MACHINE },
-  { "image_cache", "image_cache", F_STR, AT (config.image_cache), 0, NULL,
-    C_PATH, 0, FIELD_MACHINE },
-  { "audit_read_verbs", "audit_read_verbs", F_BOOL,
-    AT (config.audit_read_verbs), 0, NULL, C_BOOL, 0, FIELD_MACHINE },
-  { "seccomp_agents", "seccomp_agents", F_STRV, AT (config.seccomp_agents), 0,
-    NULL, C_TREES, 0, FIELD_MACHINE },
+  { NULL, "audit_log", F_STR, CONF (audit_log), 0, NULL, C_PATH, 0,
+    FIELD_MACHINE | FIELD_CONFIG },
+  { NULL, "image_cache", F_STR, CONF (image_cache), 0, NULL, C_PATH, 0,
+    FIELD_MACHINE | FIELD_CONFIG },
+  { NULL, "audit_read_verbs", F_BOOL, CONF (audit_read_verbs), 0, NULL, C_BOOL,
+    0, FIELD_MACHINE | FIELD_CONFIG },
+  { NULL, "seccomp_agents", F_STRV, CONF (seccomp_agents), 0, NULL, C_TREES, 0,
+    FIELD_MACHINE | FIELD_CONFIG },
   /* G14 and G8's level; create records both in the container's state. */
   { NULL, "landlock", F_SHOW, 0, 0, show_landlock, C_NONE, 0, FIELD_AUDIT },
   { NULL, "seccomp", F_SHOW, 0, 0, show_seccomp, C_NONE, 0, FIELD_AUDIT },
@@ -166,20 +167,23 @@ const struct field profile_fields[] = {
    * gives it back there). */
   { "userns", "userns.enabled", F_BOOL, AT (userns), 0, NULL, C_NONE, 0,
     FIELD_AUDIT },
-  { "userns_first", "userns.first_id", F_U32, AT (config.userns_first), 0, NULL,
-    C_NONE, 0, 0 },
-  { "userns_blocks", "userns.blocks", F_U32, AT (config.userns_blocks), 0, NULL,
-    C_NONE, 0, 0 },
+  { NULL, "userns.first_id", F_U32, CONF (userns_first), 0, NULL, C_NONE, 0,
+    FIELD_CONFIG },
+  { NULL, "userns.blocks", F_U32, CONF (userns_blocks), 0, NULL, C_NONE, 0,
+    FIELD_CONFIG },
   { NULL, "userns.block_size", F_SHOW, 0, 0, show_block_size, C_NONE, 0, 0 },
-  { "userns_pool_dir", "userns.pool_dir", F_STR, AT (config.userns_pool_dir), 0,
-    NULL, C_NONE, 0, 0 },
-  { "caller_volume", NULL, F_OPT, AT (config.caller_volume), 0, NULL, C_NONE, 0,
-    0 },
+  { NULL, "userns.pool_dir", F_STR, CONF (userns_pool_dir), 0, NULL, C_NONE, 0,
+    FIELD_CONFIG },
 };
 const size_t profile_n_fields
     = sizeof (profile_fields) / sizeof (profile_fields[0]);
 
-#define CFIELD(p, f, type) ((type const *)((const char *)(p) + (f)->offset))
+/* The value of f: in p, or in ctx's configuration for a FIELD_CONFIG one. */
+#define CFIELD(p, f, type)                                                     \
+  ((type const *)((const char *)((f)->flags & FIELD_CONFIG                     \
+                                     ? (const void *)ctx->config               \
+                                     : (const void *)(p))                      \
+                  + (f)->offset))
 
 static void
 write_value (struct json_writer *w, const struct field *f,
@@ -200,7 +204,6 @@ write_value (struct json_writer *w, const struct field *f,
       jw_uint (w, *CFIELD (p, f, uint32_t));
       break;
     case F_STR:
-    case F_OPT:
       jw_string (w, *CFIELD (p, f, char *));
       break;
     case F_STRV:
@@ -280,7 +283,7 @@ write_fields (struct json_writer *w, const struct profile *p,
       const char *key = form_key (f, form);
       size_t g;
 
-      if (key == NULL || (f->type == F_OPT && *CFIELD (p, f, char *) == NULL))
+      if (key == NULL)
         continue;
       g = group_len (key);
       if (open && (g != open_len || strncmp (key, open, g) != 0))
@@ -308,24 +311,28 @@ void
 profile_write_saved (struct json_writer *w, const struct profile *p)
 {
   static const struct show_ctx none = { 0 };
-  write_fields (w, p, FORM_SAVED, &none);
+  write_fields (w, p, FORM_SAVED, &none); /* no FIELD_CONFIG field */
 }
 
 int
-profile_to_json (const struct profile *p, char **ret, struct moat_error **err)
+profile_to_json (const struct profile *p, const struct operator_config *cfg,
+                 char **ret, struct moat_error **err)
 {
-  static const struct show_ctx none = { 0 };
+  struct show_ctx ctx = { .config = operator_config_or_builtin (cfg) };
   struct json_writer *w = json_writer_new (true);
-  write_fields (w, p, FORM_SHOW, &none);
+  write_fields (w, p, FORM_SHOW, &ctx);
   *ret = json_writer_finish (w);
   return 0;
 }
 
 char *
-profile_audit_json (const struct profile *p, const struct cidr *dns,
-                    size_t n_dns)
+profile_audit_json (const struct profile *p, const struct operator_config *cfg,
+                    const struct cidr *dns, size_t n_dns)
 {
-  struct show_ctx ctx = { .dns = dns, .n_dns = n_dns, .with_dns = true };
+  struct show_ctx ctx = { .dns = dns,
+                          .n_dns = n_dns,
+                          .with_dns = true,
+                          .config = operator_config_or_builtin (cfg) };
   struct json_writer *w = json_writer_new (false);
   write_fields (w, p, FORM_AUDIT, &ctx);
   return json_writer_finish (w);
@@ -389,7 +396,7 @@ read_value (const json_node *v, const struct field *f, struct profile *p)
     case F_BOOL:
       if (!json_is_bool (v))
         return -1;
-      *PROFILE_FIELD (p, f, bool) = json_bool (v);
+      *PROFILE_FIELD (p, NULL, f, bool) = json_bool (v);
       return 0;
     case F_INT:
     case F_UINT:
@@ -398,30 +405,29 @@ read_value (const json_node *v, const struct field *f, struct profile *p)
           || (f->type == F_U32 && n > UINT32_MAX))
         return -1;
       if (f->type == F_INT)
-        *PROFILE_FIELD (p, f, int64_t) = n;
+        *PROFILE_FIELD (p, NULL, f, int64_t) = n;
       else if (f->type == F_UINT)
-        *PROFILE_FIELD (p, f, uint64_t) = (uint64_t)n;
+        *PROFILE_FIELD (p, NULL, f, uint64_t) = (uint64_t)n;
       else
-        *PROFILE_FIELD (p, f, uint32_t) = (uint32_t)n;
+        *PROFILE_FIELD (p, NULL, f, uint32_t) = (uint32_t)n;
       return 0;
     case F_STR:
-    case F_OPT:
       if (!json_is_string (v))
         return -1;
-      free (*PROFILE_FIELD (p, f, char *));
-      *PROFILE_FIELD (p, f, char *) = xstrdup (json_string (v));
+      free (*PROFILE_FIELD (p, NULL, f, char *));
+      *PROFILE_FIELD (p, NULL, f, char *) = xstrdup (json_string (v));
       return 0;
     case F_STRV:
       if (!json_is_array (v))
         return -1;
-      strv_free (*PROFILE_FIELD (p, f, char **));
-      *PROFILE_FIELD (p, f, char **) = xcalloc (1, sizeof (char *));
+      strv_free (*PROFILE_FIELD (p, NULL, f, char **));
+      *PROFILE_FIELD (p, NULL, f, char **) = xcalloc (1, sizeof (char *));
       for (size_t i = 0; i < json_array_len (v); i++)
         {
           const json_node *e = json_array_get (v, i);
           if (!json_is_string (e))
             return -1;
-          strv_append (PROFILE_FIELD (p, f, char **), json_string (e));
+          strv_append (PROFILE_FIELD (p, NULL, f, char **), json_string (e));
         }
       return 0;
     case F_DENY:
@@ -453,8 +459,6 @@ profile_read_saved (const json_node *o, struct profile *p,
       if (f->saved == NULL || strcmp (f->saved, "name") == 0)
         continue;
       v = profile_json_member (o, f->saved);
-      if (v == NULL && f->type == F_OPT)
-        continue;
       if (v == NULL || read_value (v, f, p) < 0)
         return moat_fail (err, 0, "profile: %s: missing or malformed",
                           f->saved);

@@ -35,7 +35,8 @@ profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
  * the operator config lists (seccomp_agents). */
 int
 profile_check_seccomp_agent (const struct spec_seccomp *s,
-                             const struct profile *p, struct moat_error **err)
+                             const struct operator_config *cfg,
+                             struct moat_error **err)
 {
   cleanup_free char *norm = NULL;
 
@@ -46,9 +47,9 @@ profile_check_seccomp_agent (const struct spec_seccomp *s,
                       "linux.seccomp.listenerPath %s: not an absolute path",
                       s->listener_path);
   norm = profile_path_normalize (s->listener_path);
-  for (size_t i = 0; p->config.seccomp_agents && p->config.seccomp_agents[i];
-       i++)
-    if (strcmp (norm, p->config.seccomp_agents[i]) == 0)
+  cfg = operator_config_or_builtin (cfg);
+  for (size_t i = 0; cfg->seccomp_agents && cfg->seccomp_agents[i]; i++)
+    if (strcmp (norm, cfg->seccomp_agents[i]) == 0)
       return 0;
   return moat_fail (err, 0,
                     "linux.seccomp.listenerPath %s: not a seccomp agent the "

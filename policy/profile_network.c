@@ -6,21 +6,12 @@
 #include "profile.h"
 #include "profile_internal.h"
 #include "../lib/util.h"
+#include "../oci/decision.h"
 #include "../oci/json.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-
-/* G2: cloud metadata, refused in every profile, with every IPv6 form
- * embedding the IPv4 ones (the netguard adds those). */
-static const char *const metadata_ranges[] = {
-  "169.254.0.0/16",     /* AWS, GCP, ECS, OpenStack, Oracle, DigitalOcean */
-  "100.100.100.200/32", /* Alibaba Cloud */
-  "168.63.129.16/32",   /* Azure WireServer */
-  "fd00:ec2::254/128",  /* AWS IMDS over IPv6 */
-  NULL,
-};
 
 /* Egress: what is not public. 127.0.0.0/8 is here for its IPv6 forms
  * (64:ff9b::127.0.0.1 is the NAT64 gateway's own loopback); the
@@ -73,7 +64,7 @@ add_builtin (struct cidr **list, size_t *n, const char *const *texts,
 int
 profile_network_init (struct profile *p, struct moat_error **err)
 {
-  if (add_builtin (&p->deny, &p->n_deny, metadata_ranges, err) < 0)
+  if (add_builtin (&p->deny, &p->n_deny, decision_metadata_ranges, err) < 0)
     return -1;
   if (p->egress
       && add_builtin (&p->private_nets, &p->n_private, private_ranges, err) < 0)
@@ -134,16 +125,28 @@ list_contains (const struct cidr *list, size_t n, const struct cidr *c)
   return false;
 }
 
-/* The metadata range I and, for an IPv4 one, its IPv6 forms: how many. */
-static int
-metadata_forms (size_t i, struct cidr m[1 + CIDR_V6_EMBEDDINGS])
+/* The metadata ranges and the IPv6 forms of the IPv4 ones, parsed once:
+ * an operator's list of 10,000 entries is checked against them entry by
+ * entry. */
+#define N_METADATA DECISION_N_METADATA_RANGES
+static struct cidr metadata_forms[N_METADATA * (1 + CIDR_V6_EMBEDDINGS)];
+static size_t n_metadata_forms;
+
+static void
+parse_metadata_forms (void)
 {
-  if (cidr_parse (metadata_ranges[i], &m[0]) < 0)
-    return 0;
-  if (m[0].family != AF_INET)
-    return 1;
-  cidr_v6_embeddings (&m[0], m + 1);
-  return 1 + CIDR_V6_EMBEDDINGS;
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
+    {
+      struct cidr *m = &metadata_forms[n_metadata_forms];
+      if (cidr_parse (decision_metadata_ranges[i], m) < 0)
+        continue;
+      n_metadata_forms++;
+      if (m->family == AF_INET)
+        {
+          cidr_v6_embeddings (m, m + 1);
+          n_metadata_forms += CIDR_V6_EMBEDDINGS;
+        }
+    }
 }
 
 /* An allow entry wholly inside the metadata ranges (or one of their IPv6
@@ -152,14 +155,14 @@ metadata_forms (size_t i, struct cidr m[1 + CIDR_V6_EMBEDDINGS])
 static bool
 is_metadata (const struct cidr *c)
 {
-  for (size_t i = 0; metadata_ranges[i]; i++)
+  if (n_metadata_forms == 0)
+    parse_metadata_forms ();
+  for (size_t k = 0; k < n_metadata_forms; k++)
     {
-      struct cidr m[1 + CIDR_V6_EMBEDDINGS];
-      int n = metadata_forms (i, m);
-      for (int k = 0; k < n; k++)
-        if (m[k].family == c->family && m[k].prefix <= c->prefix
-            && cidr_overlaps (&m[k], c))
-          return true;
+      const struct cidr *m = &metadata_forms[k];
+      if (m->family == c->family && m->prefix <= c->prefix
+          && cidr_overlaps (m, c))
+        return true;
     }
   return false;
 }
@@ -170,20 +173,19 @@ static char *
 metadata_held (const struct cidr *c)
 {
   char *text = NULL;
-  for (size_t i = 0; metadata_ranges[i]; i++)
-    {
-      struct cidr m[1 + CIDR_V6_EMBEDDINGS];
-      int n = metadata_forms (i, m);
-      for (int k = 0; k < n; k++)
-        if (m[k].family == c->family && cidr_overlaps (&m[k], c))
-          {
-            cleanup_free char *one = cidr_to_string (&m[k]);
-            char *next
-                = xasprintf ("%s%s%s", text ? text : "", text ? " " : "", one);
-            free (text);
-            text = next;
-          }
-    }
+
+  if (n_metadata_forms == 0)
+    parse_metadata_forms ();
+  for (size_t k = 0; k < n_metadata_forms; k++)
+    if (metadata_forms[k].family == c->family
+        && cidr_overlaps (&metadata_forms[k], c))
+      {
+        cleanup_free char *one = cidr_to_string (&metadata_forms[k]);
+        char *next
+            = xasprintf ("%s%s%s", text ? text : "", text ? " " : "", one);
+        free (text);
+        text = next;
+      }
   return text;
 }
 

@@ -18,7 +18,7 @@ char *
 profile_policy_to_json (const struct profile *eff,
                         const struct override_list *ov,
                         const struct spec *final, const struct cidr *dns,
-                        size_t n_dns)
+                        size_t n_dns, const char *userns_pool_dir)
 {
   struct json_writer *w = json_writer_new (false);
   struct process_bounds bounds = profile_process_bounds (eff);
@@ -52,7 +52,7 @@ profile_policy_to_json (const struct profile *eff,
   profile_write_saved (w, eff);
   jw_overrides (w, "overrides", ov);
   decision_write_parts (w, final, &bounds, &resources, &guard, nameservers,
-                        eff->config.userns_pool_dir);
+                        userns_pool_dir);
   jw_object_end (w);
   return json_writer_finish (w);
 }

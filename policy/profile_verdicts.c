@@ -1,6 +1,7 @@
 /* G14's and G8's verdicts from the host's facts (verdicts.h). */
 #include "verdicts.h"
 
+#include "profile_internal.h"
 #include "../lib/util.h"
 
 char *
@@ -22,14 +23,15 @@ profile_landlock_verdict (enum profile_landlock mode, int abi)
 }
 
 int
-profile_decide_landlock (struct spec *s, const struct profile *eff,
+profile_decide_landlock (struct spec *s, const struct operator_config *cfg,
                          const struct host_facts *facts, char **ret_text,
                          struct moat_error **err)
 {
+  enum profile_landlock mode = operator_config_or_builtin (cfg)->landlock;
   cleanup_free char *text
-      = profile_landlock_verdict (eff->config.landlock, facts->landlock_abi);
+      = profile_landlock_verdict (mode, facts->landlock_abi);
 
-  if (eff->config.landlock == PROFILE_LANDLOCK_REQUIRE
+  if (mode == PROFILE_LANDLOCK_REQUIRE
       && facts->landlock_abi < LANDLOCK_MIN_ABI)
     return moat_fail (err, 0,
                       "landlock: required by the operator config: %s "

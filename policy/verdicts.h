@@ -31,12 +31,12 @@ struct host_facts
  * "unavailable (kernel)"), for `moat features`, the audit line and the
  * annotation (malloc'ed). */
 char *profile_landlock_verdict (enum profile_landlock mode, int abi);
-/* create: judge Landlock for the effective profile eff on this host and
+/* create: judge Landlock under the operator configuration cfg on this host and
  * record the verdict on hardened spec s, replacing whatever config.json put
  * there (it cannot choose); its text also in *ret_text (may be NULL; the
  * caller frees). A kernel without Landlock (ABI 2) is an error only when
  * the operator requires it. */
-int profile_decide_landlock (struct spec *s, const struct profile *eff,
+int profile_decide_landlock (struct spec *s, const struct operator_config *cfg,
                              const struct host_facts *facts, char **ret_text,
                              struct moat_error **err);
 /* create: record the seccomp level eff chose (the operator config, or

@@ -12,6 +12,7 @@
 #include "../oci/spec.h"
 
 struct profile;
+struct operator_config;
 struct override_list;
 struct seccomp_refusals;
 
@@ -40,7 +41,10 @@ struct moat_globals
   const char *config;       /* --config FILE (NULL: /etc/moat/config.json) */
   bool systemd_cgroup;
   bool debug;
-  const struct profile *profile;
+  const struct profile *profile; /* the base profile create judges under */
+  /* The operator's configuration (the audit log, the image cache, the
+   * trees, the G12 pool ...), apart from any container's decision. */
+  const struct operator_config *operator_config;
   struct verb_audit *audit;
 };
 
@@ -48,6 +52,9 @@ struct create_opts
 {
   const char *id;
   const char *bundle; /* NULL: cwd */
+  /* The spec's text in place of the bundle's config.json (the sandbox's,
+   * built in memory); NULL: read BUNDLE/config.json. */
+  const char *config_text;
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;

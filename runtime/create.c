@@ -68,6 +68,7 @@ struct create_ctx
   const char *bundle, *rootfs;
   bool for_run;
   int *ret_master;
+  struct create_carry *carry; /* run's: start follows in this process */
 
   int rootfd, dirfd;
   bool statedir_made;
@@ -152,8 +153,8 @@ create_ctx_undo (struct create_ctx *c, const char *id)
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
   if (c->userns_first)
-    userns_block_release (c->profile->config.userns_pool_dir, c->userns_first,
-                          c->root_path, id);
+    userns_block_release (c->g->operator_config->userns_pool_dir,
+                          c->userns_first, c->root_path, id);
 }
 
 static void
@@ -194,42 +195,6 @@ create_ctx_release (struct create_ctx *c)
     close (c->rootfd);
 }
 
-/* A nameserver the guard refuses anyway (a metadata address, G2, or one
- * the operator denies): DNS through it will fail, say so now. */
-static void
-container_warn_dns (const struct profile *p, const struct cidr *dns,
-                    size_t n_dns)
-{
-  for (size_t i = 0; i < n_dns; i++)
-    for (size_t j = 0; j < p->n_deny; j++)
-      if (cidr_contains (&p->deny[j], &dns[i]))
-        {
-          cleanup_free char *ns = cidr_to_string (&dns[i]);
-          cleanup_free char *d = cidr_to_string (&p->deny[j]);
-          fprintf (stderr,
-                   "moat: warning: nameserver %s of resolv.conf is in the "
-                   "denied range %s: DNS through it is refused\n",
-                   ns, d);
-          break;
-        }
-}
-
-/* The run.moat.* requests the profile ignored that concern the network
- * (a loosening run.moat.egress-allow entry): told on stderr too. */
-static void
-container_warn_ignored (const struct override_list *ov)
-{
-  for (size_t i = 0; i < ov->n; i++)
-    if (ov->v[i].kind == OVERRIDE_IGNORED
-        && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
-      {
-        cleanup_free char *asked
-            = printable_text (ov->v[i].asked ? ov->v[i].asked : "", 300);
-        fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
-                 asked, ov->v[i].enforced ? ov->v[i].enforced : "");
-      }
-}
-
 /* ROOT/ID, locked: from here on the id is taken. */
 static int
 phase_statedir (struct create_ctx *c, struct moat_error **err)
@@ -255,14 +220,15 @@ phase_namespaces (struct create_ctx *c, struct moat_error **err)
 
   r = container_open_namespaces (c->s, c->eff, c->ov, c->ns_fds, err);
   if (r == 0)
-    r = container_adopt_userns (c->s, g->profile, g->root, c->o->id, c->ns_fds,
-                                c->ov, &c->userns_first, &c->root_path, err);
+    r = container_adopt_userns (c->s, g->operator_config, g->root, c->o->id,
+                                c->ns_fds, c->ov, &c->userns_first,
+                                &c->root_path, err);
   if (r < 0)
     return r;
   c->st.userns_host_id = c->userns_first;
   if (userns_moat_maps (c->s))
     {
-      r = userns_block_take (g->profile, g->root, c->o->id, c->ov,
+      r = userns_block_take (g->operator_config, g->root, c->o->id, c->ov,
                              &c->root_path, &c->userns_first, err);
       if (r < 0)
         return r;
@@ -328,11 +294,13 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
   if (g->audit)
     {
       free (g->audit->effective);
-      g->audit->effective = profile_audit_json (c->eff, c->dns, c->n_dns);
+      g->audit->effective
+          = profile_audit_json (c->eff, g->operator_config, c->dns, c->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
-      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
+      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, NETGUARD_PIN_DIR,
+                           err);
       if (r < 0)
         return moat_error_wrap (err, "network guard");
       c->st.netguard = "cgroup-bpf";
@@ -356,8 +324,9 @@ phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
   c->n_src = c->s->n_mounts;
   c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
-  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff, c->ov,
-                                      &c->src_fds, c->idmap, err);
+  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff,
+                                      c->g->operator_config, c->ov, &c->src_fds,
+                                      c->idmap, err);
 }
 
 /* config.json's filter (if any) and the built-in one, compiled. */
@@ -554,7 +523,7 @@ static int
 phase_save_decision (struct create_ctx *c, struct moat_error **err)
 {
   return container_save_policy (c->dirfd, c->eff, c->ov, c->s, c->dns, c->n_dns,
-                                err);
+                                c->g->operator_config->userns_pool_dir, err);
 }
 
 /* The init goes on and mounts; prestart and createRuntime hooks run
@@ -650,7 +619,9 @@ phase_ready (struct create_ctx *c, struct moat_error **err)
   close_if_open (&c->sync_fd);
   now_rfc3339 (c->created, sizeof (c->created));
   c->st.created = c->created;
-  r = statedir_write_state (c->dirfd, &c->st, err);
+  /* Carried on, the state is written once more by start in a moment,
+   * under the lock create still holds. */
+  r = c->carry ? 0 : statedir_write_state (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
   if (c->o->pid_file)
@@ -689,11 +660,36 @@ create_in_ctx (struct create_ctx *c, struct moat_error **err)
   return r;
 }
 
+/* The state dir (locked), a copy of the state and the final spec, handed
+ * on. The copy goes through the saved form: what start sees is what a
+ * start in another process would read. */
+static int
+create_carry_fill (struct create_ctx *c, struct spec **s,
+                   struct moat_error **err)
+{
+  cleanup_free char *json = NULL;
+  struct create_carry *carry = c->carry;
+  int r = state_to_json (&c->st, &json, err);
+  if (r == 0)
+    r = state_from_json (json, strlen (json), &carry->st, err);
+  if (r < 0)
+    return r;
+  carry->rootfd = steal_fd (&c->rootfd);
+  carry->dirfd = steal_fd (&c->dirfd);
+  carry->spec = steal_pointer (s);
+  if (c->cg_self_fds) /* sized by the cgroup, which goes on */
+    cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
+  c->cg_self_fds = NULL;
+  carry->cg = steal_pointer (&c->cg);
+  return 0;
+}
+
 /* Create; on success *ret_pid is the init, waiting for start. */
 int
 container_create_internal (const struct moat_globals *g,
                            const struct create_opts *o, bool for_run,
                            pid_t *ret_pid, int *ret_master,
+                           struct create_carry *ret_carry,
                            struct moat_error **err)
 {
   struct create_ctx c;
@@ -720,16 +716,22 @@ container_create_internal (const struct moat_globals *g,
     return moat_fail (err, errno, "bundle %s", o->bundle ? o->bundle : ".");
   bundle = xstrdup (real);
   container_audit_bundle (g, bundle);
-  r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (o->config_text)
+    r = parse_config (o->config_text, strlen (o->config_text), &s, &config_text,
+                      &config_len, err);
+  else
+    r = read_config (bundle, &s, &config_text, &config_len, err);
   if (r < 0)
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
-  r = profile_apply_effective (s, g->profile, &eff, ov, err);
+  r = profile_apply_effective (s, g->profile, g->operator_config, &eff, ov,
+                               err);
   if (r < 0)
     return r;
   container_warn_ignored (ov);
-  r = profile_decide_landlock (s, eff, &facts, &landlock_text, err);
+  r = profile_decide_landlock (s, g->operator_config, &facts, &landlock_text,
+                               err);
   if (r < 0)
     return r;
   if (g->audit)
@@ -764,7 +766,10 @@ container_create_internal (const struct moat_globals *g,
   c.rootfs = rootfs;
   c.for_run = for_run;
   c.ret_master = ret_master;
+  c.carry = ret_carry;
   r = create_in_ctx (&c, err);
+  if (r == 0 && ret_carry)
+    r = create_carry_fill (&c, &s, err);
   if (r < 0)
     create_ctx_undo (&c, o->id);
   else
@@ -778,5 +783,5 @@ container_create (const struct moat_globals *g, const struct create_opts *o,
                   struct moat_error **err)
 {
   pid_t pid;
-  return container_create_internal (g, o, false, &pid, NULL, err);
+  return container_create_internal (g, o, false, &pid, NULL, NULL, err);
 }

@@ -139,6 +139,10 @@ struct exec_child
   const struct seccomp_prog *sc_config, *sc_builtin;
   int refusal_sock; /* -1: nobody counts the refusals */
   int preserve_fds;
+  /* It joins its cgroups itself, as the init: cgroup_open_join_files. */
+  struct cgroup *cg;
+  const int *cgroup_fds;
+  bool in_unified; /* cloned into the v2 one already */
 };
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
@@ -154,6 +158,9 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
   /* G10: out of the caller's session and process group, as the init. */
   if (setsid () < 0)
     _exit (1);
+  /* Before anything else, and before its rlimits are raised: in the
+   * container's cgroups. */
+  cgroup_add_self (c->cg, c->in_unified, c->cgroup_fds, &err);
   if (sync_recv (c->sync_fd, SYNC_EXEC_IN_CGROUP, &err) < 0)
     _exit (1);
   /* G12: a network, ipc or uts namespace the container joined by path
@@ -161,7 +168,7 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
    * it becomes a stranger in the container's own, and only then. The user
    * namespace comes with the mount namespace, in one call: the kernel
    * refuses it to a process in a chroot (--no-pivot) otherwise. */
-  if ((c->ns_flags & CLONE_NEWUSER)
+  if (err == NULL && (c->ns_flags & CLONE_NEWUSER)
       && (c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
       && setns (c->pidfd,
                 c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
@@ -279,6 +286,8 @@ struct exec_ctx
   struct seccomp_prog sc_config, sc_builtin;
   char *landlock_exec; /* the init's exec list (G14); NULL: none */
   struct cgroup *cg;
+  int *cgroup_fds; /* the child's, to join it (cgroup_open_join_files) */
+  int unified_dir; /* CLONE_INTO_CGROUP's, -1 if none */
   int sync_fd, child_sync_fd; /* moat's end, the child's end */
   /* While moat's children are born in the container's pid and time
    * namespaces: its own, to go back to. */
@@ -299,6 +308,7 @@ exec_ctx_init (struct exec_ctx *c, const struct moat_globals *g,
                           .master = -1,
                           .sync_fd = -1,
                           .child_sync_fd = -1,
+                          .unified_dir = -1,
                           .own_pid_ns = -1,
                           .own_time_ns = -1,
                           .pid = -1 };
@@ -327,11 +337,14 @@ exec_ctx_undo (struct exec_ctx *c)
 static void
 exec_ctx_release (struct exec_ctx *c)
 {
-  int *fds[] = { &c->dirfd,         &c->pidfd,      &c->master,     &c->sync_fd,
-                 &c->child_sync_fd, &c->own_pid_ns, &c->own_time_ns };
+  int *fds[]
+      = { &c->dirfd,         &c->pidfd,      &c->master,      &c->sync_fd,
+          &c->child_sync_fd, &c->own_pid_ns, &c->own_time_ns, &c->unified_dir };
   for (size_t i = 0; i < sizeof (fds) / sizeof (fds[0]); i++)
     if (*fds[i] >= 0)
       close (*fds[i]);
+  if (c->cgroup_fds)
+    cgroup_close_self_files (c->cgroup_fds, cgroup_n_hiers (c->cg));
   cgroup_free (c->cg);
   seccomp_prog_clear (&c->sc_config);
   seccomp_prog_clear (&c->sc_builtin);
@@ -458,9 +471,14 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
     return moat_fail (err, errno, "joining the pid namespace");
   if (s->linux_.ns[NS_TIME].present && setns (c->pidfd, CLONE_NEWTIME) < 0)
     return moat_fail (err, errno, "joining the time namespace");
-  /* Loaded here, in moat's own namespaces: the child loads nothing. */
-  (void)selinux_enabled ();
-  c->pid = (pid_t)syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+  if (cgroup_open_join_files (c->cg, c->o->cgroup_subs, &c->cgroup_fds,
+                              &c->unified_dir, err)
+      < 0)
+    return -1;
+  ch->cg = c->cg;
+  ch->cgroup_fds = c->cgroup_fds;
+  /* Loaded there too, in moat's own namespaces: the child loads nothing. */
+  c->pid = linux_clone (0, c->unified_dir, &ch->in_unified);
   if (c->pid == 0)
     {
       close (c->sync_fd);
@@ -473,6 +491,8 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
     return moat_fail (err, errno, "clone");
   close (c->child_sync_fd);
   c->child_sync_fd = -1;
+  cgroup_close_self_files (c->cgroup_fds, cgroup_n_hiers (c->cg));
+  c->cgroup_fds = NULL;
   return 0;
 }
 
@@ -481,9 +501,7 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
 static int
 exec_phase_start (struct exec_ctx *c, struct moat_error **err)
 {
-  int r = cgroup_add_pid_sub (c->cg, c->pid, c->o->cgroup_subs, err);
-  if (r == 0)
-    r = process_raise_rlimits (c->pid, c->proc, err);
+  int r = process_raise_rlimits (c->pid, c->proc, err);
   if (r == 0)
     r = sync_send (c->sync_fd, SYNC_EXEC_IN_CGROUP, err);
   if (r == 0)

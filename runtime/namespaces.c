@@ -226,7 +226,7 @@ holder_is (const char *owner, uint32_t first, void *data)
 }
 
 int
-container_adopt_userns (struct spec *s, const struct profile *p,
+container_adopt_userns (struct spec *s, const struct operator_config *cfg,
                         const char *root, const char *id, int *ns_fds,
                         struct override_list *ov, uint32_t *ret_first,
                         char **ret_root_path, struct moat_error **err)
@@ -298,7 +298,7 @@ container_adopt_userns (struct spec *s, const struct profile *p,
     return 0;
   if (realpath (root, real) == NULL)
     return moat_fail (err, errno, "state root %s", root);
-  r = userns_block_adopt (p, real, id, holder_is, &probe, ret_first, err);
+  r = userns_block_adopt (cfg, real, id, holder_is, &probe, ret_first, err);
   holder = probe.holder;
   if (r < 0)
     return r;

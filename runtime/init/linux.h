@@ -4,6 +4,7 @@
 #define MOAT_LINUX_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../cgroup/cgroup.h"
@@ -97,6 +98,9 @@ int rootfs_pivot (struct rootfs_run *x, struct moat_error **err);
 /* The rest: read-only and masked paths, propagation, /dev's and the
  * root's attributes. */
 int rootfs_finish (struct rootfs_run *x, struct moat_error **err);
+/* openat2 of path with rootfd as its root (RESOLVE_IN_ROOT, no magic
+ * links): an fd, or -1 with errno. */
+int rootfs_openat2_in (int rootfd, const char *path, uint64_t flags);
 /* Open PATH inside ROOTFD (never leaving it), O_PATH; create missing
  * directories (and the last component as a file if as_file) when create. */
 int rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,

@@ -131,6 +131,24 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: the command's own cgroup is made only where it is counted or frozen (v1: cpuacct, memory, pids, freezer)" {
+	mountpoint -q /sys/fs/cgroup/pids || skip "no cgroup v1 pids hierarchy"
+	new_session
+	ms exec "$SID" -- cat /proc/self/cgroup
+	[ "$status" -eq 0 ]
+	# the session's cgroup namespace: its own cgroup is /
+	for h in pids memory freezer; do
+		echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_]+)*:/exec-[0-9a-f]+\$"
+	done
+	for h in cpu cpuset devices blkio name=systemd; do
+		if echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_]+)*:"; then
+			echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_=]+)*:/\$"
+		fi
+	done
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: moat killed with SIGKILL takes its command's tree, not the session" {
 	new_session
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$SID" -- \
@@ -247,6 +265,12 @@ nothing_left() {
 	ms put "$SID" "$WORK/src/a.txt" /a.txt
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "moat: session put $SID: /a.txt: Read-only file system" ]]
+	# more than a pipe holds: the copy fails before reading it, one line
+	# still (moat used to die of SIGPIPE without a word)
+	head -c 1M /dev/zero >"$WORK/big"
+	ms put "$SID" "$WORK/big" /big
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: session put $SID: /big: Read-only file system" ]]
 	ms get "$SID" /no/such "$WORK/out"
 	[ "$status" -eq 1 ]
 	ms rm "$SID"
@@ -415,6 +439,19 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session: an exec's record lists only the overrides it caused, all with --all-overrides" {
+	new_session
+	ms exec --json "$SID" -- true
+	[ "$status" -eq 0 ]
+	[ "$(echo "${lines[-1]}" | jq -c .overrides)" = "[]" ]
+	ms exec --json --env GH_TOKEN=x "$SID" -- true
+	[ "$(echo "${lines[-1]}" | jq -c '[.overrides[] | [.path, .asked]]')" = '[["process.env","GH_TOKEN"]]' ]
+	ms exec --json --all-overrides "$SID" -- true
+	[ "$(echo "${lines[-1]}" | jq '[.overrides[] | select(.path == "process.noNewPrivileges")] | length')" = 1 ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session: --user at create is each exec's and put's, exec --user overrides; HOME is writable; default deadline and cap" {
 	new_session --user 1000:1000
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'id -u; echo x >"$HOME/f" && cat "$HOME/f"'
@@ -491,18 +528,32 @@ readme_setup() {
 	[ -z "$(ls "$ROOT")" ]
 }
 
-@test "session: the README's Python example runs as written and prints what it says" {
-	readme_setup
-	mkdir -p "$WORK/job"
-	readme_block session-python >"$WORK/example.py"
-	grep -q '^asyncio.run(main())' "$WORK/example.py"
+# The README's Python block $1 run in $WORK with the package of this tree;
+# its output in $output. $2: a line the block must have.
+run_readme_python() {
 	local repo
+	readme_block "$1" >"$WORK/example.py"
+	grep -q "$2" "$WORK/example.py"
 	repo="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 	run env -C "$WORK" MOAT="$WORK/bin/moat" PYTHONPATH="$repo/contrib/python" PYTHONDONTWRITEBYTECODE=1 \
 		/usr/bin/python3 "$WORK/example.py" </dev/null
 	echo "$output" >&2
+}
+
+@test "session: the README's Python example runs as written and prints what it says" {
+	readme_setup
+	mkdir -p "$WORK/job"
+	run_readme_python session-python '^asyncio.run(main())'
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "42 0" ]
 	[ "${lines[1]}" = "['0', '1', '2']" ]
+	nothing_left
+}
+
+@test "session: the README's run_code example runs as written and prints what it says" {
+	readme_setup
+	run_readme_python run-code-python run_code
+	[ "$status" -eq 0 ]
+	[ "$output" = 42 ]
 	nothing_left
 }

@@ -36,7 +36,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 {
   struct moat_error *err = NULL;
 
-  if (profile_load (NULL, NULL, &profile, &err) < 0)
+  if (profile_load (NULL, NULL, &profile, NULL, &err) < 0)
     {
       fprintf (stderr, "fuzz_config: profile_load: %s\n", err->msg);
       abort ();
@@ -69,7 +69,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (spec_parse (text, size, &s, &err) == 0)
     {
       /* A refusal is a valid answer; the spec stays freeable either way. */
-      profile_apply (s, profile, &ov, NULL);
+      profile_apply (s, profile, NULL, &ov, NULL);
       check_overrides (&ov);
       spec_free (s);
     }
@@ -103,14 +103,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     if (profile_policy_parse (text, size, &saved, &ov, &err) == 0
         && decision_parse (text, size, &d, NULL) == 0)
       {
-        char *a = profile_policy_to_json (saved, &ov, d->spec, NULL, 0), *b;
+        char *a = profile_policy_to_json (saved, &ov, d->spec, NULL, 0,
+                                          d->userns_pool_dir),
+             *b;
         struct profile *again = NULL;
         struct decision *d2 = NULL;
         struct override_list ov2 = { 0 };
         if (profile_policy_parse (a, strlen (a), &again, &ov2, NULL) < 0
             || decision_parse (a, strlen (a), &d2, NULL) < 0)
           abort ();
-        b = profile_policy_to_json (again, &ov2, d2->spec, NULL, 0);
+        b = profile_policy_to_json (again, &ov2, d2->spec, NULL, 0,
+                                    d2->userns_pool_dir);
         if (strcmp (a, b) != 0)
           abort ();
         free (a);

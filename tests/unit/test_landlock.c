@@ -30,12 +30,12 @@ static void
 decide (enum profile_landlock mode, int abi, const char *want)
 {
   struct spec *s = spec_asking_off ();
-  const struct profile eff = { .config.landlock = mode };
+  const struct operator_config cfg = { .landlock = mode };
   const struct host_facts facts = { .landlock_abi = abi };
   char *text = NULL;
   struct moat_error *err = NULL;
 
-  assert_int_equal (profile_decide_landlock (s, &eff, &facts, &text, &err), 0);
+  assert_int_equal (profile_decide_landlock (s, &cfg, &facts, &text, &err), 0);
   assert_null (err);
   assert_int_equal (s->n_annotations, 1);
   assert_string_equal (s->annotations[0].value, want);
@@ -73,11 +73,11 @@ test_required_on_a_kernel_without_it_fails (void **state)
   for (int abi = 0; abi < 2; abi++)
     {
       struct spec *s = spec_asking_off ();
-      const struct profile eff
-          = { .config.landlock = PROFILE_LANDLOCK_REQUIRE };
+      const struct operator_config cfg
+          = { .landlock = PROFILE_LANDLOCK_REQUIRE };
       const struct host_facts facts = { .landlock_abi = abi };
       struct moat_error *err = NULL;
-      assert_int_equal (profile_decide_landlock (s, &eff, &facts, NULL, &err),
+      assert_int_equal (profile_decide_landlock (s, &cfg, &facts, NULL, &err),
                         -1);
       assert_non_null (err);
       assert_string_equal (

@@ -150,7 +150,7 @@ load_egress (const char *text, char **ret_msg)
   assert_int_equal (write (fd, text, strlen (text)), (ssize_t)strlen (text));
   close (fd);
   *ret_msg = NULL;
-  if (profile_load (path, "egress", &p, &err) < 0)
+  if (profile_load (path, "egress", &p, NULL, &err) < 0)
     {
       const char *m = strstr (err->msg, ".json: ");
       *ret_msg = xstrdup (m                         ? m + 7
@@ -250,7 +250,7 @@ test_config_lists (void **state)
     const char *t = "{\"egress_allow\":[\"198.51.100.0/24\"]}";
     assert_int_equal (write (fd, t, strlen (t)), (ssize_t)strlen (t));
     close (fd);
-    assert_int_equal (profile_load (path, "strict", &p, &err), 0);
+    assert_int_equal (profile_load (path, "strict", &p, NULL, &err), 0);
     profile_netguard_rules (p, &dns, 1, &r);
     assert_false (r.egress);
     assert_int_equal (r.n_allow + r.n_dns + r.n_private, 0);

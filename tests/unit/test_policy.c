@@ -31,7 +31,7 @@ load (const char *text, const char *name)
   assert_non_null (f);
   fputs (text, f);
   fclose (f);
-  if (profile_load (path, name, &p, &err) < 0)
+  if (profile_load (path, name, &p, NULL, &err) < 0)
     fail_msg ("profile_load: %s", err->msg);
   unlink (path);
   rmdir (dir);
@@ -56,7 +56,6 @@ assert_same_profile (const struct profile *a, const struct profile *b)
   assert_int_equal (a->cpu_period, b->cpu_period);
   assert_int_equal (a->tmpfs_size, b->tmpfs_size);
   assert_int_equal (a->nofile, b->nofile);
-  assert_string_equal (a->config.audit_log, b->config.audit_log);
   assert_int_equal (a->n_deny, b->n_deny);
   for (size_t i = 0; i < a->n_deny; i++)
     assert_true (cidr_eq (&a->deny[i], &b->deny[i]));
@@ -67,6 +66,14 @@ assert_same_profile (const struct profile *a, const struct profile *b)
       assert_string_equal (a->credential_env[i], b->credential_env[i]);
     }
 }
+
+/* The operator configuration's keys (struct operator_config). */
+static const char *const config_keys[] = {
+  "audit_log",           "image_cache",    "audit_read_verbs", "seccomp_agents",
+  "writable_bind_trees", "noexec_volumes", "engine_roots",     "caller_volume",
+  "userns_first",        "userns_blocks",  "first_id",         "pool_dir",
+  "userns_pool_dir"
+};
 
 /* The effective profile of a container with annotations, saved and read
  * back: every field the same (a CPU quota no "cpus" string could say
@@ -103,15 +110,24 @@ test_policy_round_trip (void **state)
   override_list_add (&ov, OVERRIDE_CHANGED, "mounts[/mnt].options", "rbind",
                      "rbind,ro");
   override_list_add (&ov, OVERRIDE_ADDED, "mounts[/tmp]", NULL, "tmpfs");
-  json = profile_policy_to_json (eff, &ov, spec, dns, 1);
+  json = profile_policy_to_json (eff, &ov, spec, dns, 1, "/run/moat-idpool");
   assert_null (strchr (json, '\n')); /* one line */
   if (profile_policy_parse (json, strlen (json), &back, &ov_back, &err) < 0)
     fail_msg ("parse: %s", err->msg);
   assert_same_profile (eff, back);
-  assert_int_equal (back->config.userns_first, eff->config.userns_first);
-  assert_int_equal (back->config.userns_blocks, eff->config.userns_blocks);
-  assert_string_equal (back->config.userns_pool_dir,
-                       eff->config.userns_pool_dir);
+  /* The operator's configuration is not part of the decision: none of it
+   * in the saved profile (the pool dir is the decision's own field). */
+  for (size_t i = 0; i < sizeof (config_keys) / sizeof (*config_keys); i++)
+    {
+      cleanup_free char *key = xasprintf ("\"%s\":", config_keys[i]);
+      const char *profile = strstr (json, "\"profile\":{");
+      const char *end = strstr (json, "\"overrides\":");
+      const char *at = strstr (json, key);
+      assert_non_null (profile);
+      assert_non_null (end);
+      if (at && at > profile && at < end)
+        fail_msg ("%s saved in the profile: %s", config_keys[i], json);
+    }
   /* The rest of the decision, read without the policy. */
   if (decision_parse (json, strlen (json), &d, &err) < 0)
     fail_msg ("decision: %s", err->msg);
@@ -120,7 +136,7 @@ test_policy_round_trip (void **state)
   assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
   assert_string_equal (d->nameservers[0], "10.96.0.10/32");
   assert_null (d->nameservers[1]);
-  assert_string_equal (d->userns_pool_dir, eff->config.userns_pool_dir);
+  assert_string_equal (d->userns_pool_dir, "/run/moat-idpool");
   assert_int_equal (d->resources.pids_limit, 10); /* the annotation's */
   assert_int_equal (d->resources.cpu_quota, 7777);
   assert_int_equal (d->resources.memory_limit, eff->memory_limit);
@@ -168,9 +184,9 @@ saved_text (const char *name, const char *from, const char *to)
   const char *config = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"}}";
   char *text, *at, *out;
 
-  assert_int_equal (profile_load_builtin (name, &p, &err), 0);
+  assert_int_equal (profile_load_builtin (name, &p, NULL, &err), 0);
   assert_int_equal (spec_parse (config, strlen (config), &s, &err), 0);
-  text = profile_policy_to_json (p, &ov, s, NULL, 0);
+  text = profile_policy_to_json (p, &ov, s, NULL, 0, "/run/moat-idpool");
   at = strstr (text, from);
   if (at == NULL)
     fail_msg ("%s not in %s", from, text);
@@ -210,6 +226,44 @@ test_policy_keeps_metadata_ranges (void **state)
   free (text);
 }
 
+/* The saved guard (what start's fallback guard installs, read without the
+ * policy) keeps G2 too: its deny list cut down to 10/8 still denies every
+ * metadata range. */
+static void
+test_decision_guard_keeps_metadata_ranges (void **state)
+{
+  const char *guard = "\"guard\":{\"egress\":true,\"allowlist\":false,";
+  cleanup_free char *from = xasprintf ("%s\"deny\":[", guard);
+  cleanup_free char *to
+      = xasprintf ("%s\"deny\":[\"10.0.0.0/8\"],\"x\":[", guard);
+  char *text = saved_text ("egress", from, to);
+  struct decision *d = NULL;
+  struct moat_error *err = NULL;
+  bool ten = false;
+
+  if (decision_parse (text, strlen (text), &d, &err) < 0)
+    fail_msg ("parse: %s", err->msg);
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
+    {
+      struct cidr m;
+      bool denied = false;
+      assert_int_equal (cidr_parse (decision_metadata_ranges[i], &m), 0);
+      for (size_t k = 0; k < d->guard.n_deny; k++)
+        denied |= cidr_contains (&d->guard.deny[k], &m);
+      if (!denied)
+        fail_msg ("%s not denied", decision_metadata_ranges[i]);
+    }
+  for (size_t k = 0; k < d->guard.n_deny; k++)
+    {
+      struct cidr c;
+      assert_int_equal (cidr_parse ("10.0.0.0/8", &c), 0);
+      ten |= cidr_eq (&d->guard.deny[k], &c);
+    }
+  assert_true (ten);
+  decision_free (d);
+  free (text);
+}
+
 static void
 expect_bad (const char *text, const char *msg_part)
 {
@@ -240,12 +294,12 @@ test_policy_malformed (void **state)
   expect_bad ("[]", "version");
   expect_bad ("{\"version\": 1}", "another moat");
   expect_bad ("{\"version\": 2}", "another moat");
-  expect_bad ("{\"version\": 3, \"profile\": {\"name\": \"lax\", \"egress\": "
+  expect_bad ("{\"version\": 3}", "another moat");
+  expect_bad ("{\"version\": 4, \"profile\": {\"name\": \"lax\", \"egress\": "
               "true}}",
               "unknown profile lax");
   expect_bad_saved ("\"pids_limit\":64", "\"pids_limit\":-1", "pids_limit");
   expect_bad_saved ("\"deny\":[", "\"deny\":[\"nope\",", "deny");
-  expect_bad_saved ("\"userns_pool_dir\"", "\"pool\"", "userns_pool_dir");
   expect_bad_saved ("\"overrides\":[]",
                     "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]",
                     "overrides[0]");
@@ -319,7 +373,7 @@ harden (struct spec_mount *m, const char *real, const struct profile *p,
 {
   struct bind_facts f = { .path = real, .bundle = "/b", .rootfs = "/b/rootfs" };
   cleanup_free char *warning = NULL;
-  return profile_harden_bind (m, 9, &f, p, ov, &warning, err);
+  return profile_harden_bind (m, 9, &f, p, NULL, ov, &warning, err);
 }
 
 static void
@@ -412,7 +466,8 @@ test_apply_returns_effective (void **state)
   bool ignored = false;
 
   assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
-  assert_int_equal (profile_apply_effective (s, base, &eff, &ov, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, NULL, &eff, &ov, &err),
+                    0);
   assert_non_null (eff);
   assert_int_equal (eff->pids_limit, 10);
   assert_int_equal (eff->nofile, base->nofile); /* looser: ignored */
@@ -433,6 +488,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_policy_round_trip),
     cmocka_unit_test (test_policy_keeps_metadata_ranges),
+    cmocka_unit_test (test_decision_guard_keeps_metadata_ranges),
     cmocka_unit_test (test_policy_malformed),
     cmocka_unit_test (test_decision_guard_malformed),
     cmocka_unit_test (test_seccomp_level_verdict),

@@ -73,7 +73,7 @@ pids_max() {
 	update_config --arg s "$BUNDLE/srv" '.mounts += [{"destination": "/srv", "type": "bind", "source": $s, "options": ["rbind"]}]'
 	start_sleeper
 	spec="$ROOT/$CID/policy.json"
-	jq -e '.version == 3' "$spec"
+	jq -e '.version == 4' "$spec"
 	# The bundle is writable but never executable (G13), and the init
 	# got it so: the saved spec says so too.
 	jq -e '.spec.mounts[] | select(.destination == "/srv") | .options | index("noexec")' "$spec"

@@ -377,3 +377,26 @@ only_ok() {
 	[ "$status" -eq 0 ]
 	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.overflow == 46 and (.refused | length) == 256 and .refused[0].count == 2)'
 }
+
+@test "G1 strict: a connection from outside to a listener in the container is dropped by the skb program, and counted" {
+	prepare_bundle spec
+	make_test_host
+	update_config '.process.args = ["sh", "-c", "nc -ll -p 9999 -e true </dev/null; sleep 1000"]'
+	next_id
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" --pid-file "$BUNDLE/$CID.pid" "$CID" </dev/null >"$BUNDLE/$CID.out" 2>&1
+	pid=$(cat "$BUNDLE/$CID.pid")
+	wire_container "$pid"
+	moat start "$CID"
+	[ "$status" -eq 0 ]
+	wait_listen "$pid" 9999
+	# The SYN reaches the listening socket's ingress program, which drops
+	# it: the connect times out, and the count says why.
+	run ip netns exec "$HOST_NS" "$BUSYBOX" nc -w 1 "$NET.2" 9999 </dev/null
+	[ "$status" -ne 0 ]
+	moat events --stats "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(jq .data.network.dropped_packets <<<"$output")" -ge 1 ]
+	moat delete -f "$CID"
+	[ "$status" -eq 0 ]
+	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.dropped_packets >= 1)'
+}
