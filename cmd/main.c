@@ -112,11 +112,13 @@ static const struct verb verbs[] = {
     "N]\n"
     "                [--result F] [--json] [--all-overrides] ID -- CMD "
     "[ARG...]\n"
-    "       session put ID HOST_PATH DEST | get ID SRC HOST_PATH\n"
+    "       session put|get [--max-entries N] [--max-bytes SIZE]\n"
+    "                ID HOST_PATH DEST | ID SRC HOST_PATH\n"
     "       session list [--json] | rm ID",
     "a sandbox that stays: many commands, each with its own deadline "
     "(default 10m), output cap (16m) and record, its process tree killed "
-    "with it; files in and out; removed after --idle-timeout (30m) or "
+    "with it; files in and out (at most 100000 entries and 1g of data "
+    "a copy); removed after --idle-timeout (30m) or "
     "--max-lifetime (12h)",
     true, true, true, false },
   { "profile", cmd_profile,

@@ -125,9 +125,6 @@ list_contains (const struct cidr *list, size_t n, const struct cidr *c)
   return false;
 }
 
-/* An allow entry wholly inside the metadata ranges (or one of their IPv6
- * forms) can never pass, G2 being checked first: an operator who lists
- * one gets an error rather than a surprise. */
 /* The metadata ranges and the IPv6 forms of the IPv4 ones, parsed once:
  * an operator's list of 10,000 entries is checked against them entry by
  * entry. */
@@ -152,6 +149,9 @@ parse_metadata_forms (void)
     }
 }
 
+/* An allow entry wholly inside the metadata ranges (or one of their IPv6
+ * forms) can never pass, G2 being checked first: an operator who lists
+ * one gets an error rather than a surprise. */
 static bool
 is_metadata (const struct cidr *c)
 {
@@ -165,6 +165,28 @@ is_metadata (const struct cidr *c)
         return true;
     }
   return false;
+}
+
+/* The metadata ranges (in C's family) that an allow entry C holds and G2
+ * refuses all the same, separated by spaces; NULL if none. */
+static char *
+metadata_held (const struct cidr *c)
+{
+  char *text = NULL;
+
+  if (n_metadata_forms == 0)
+    parse_metadata_forms ();
+  for (size_t k = 0; k < n_metadata_forms; k++)
+    if (metadata_forms[k].family == c->family
+        && cidr_overlaps (&metadata_forms[k], c))
+      {
+        cleanup_free char *one = cidr_to_string (&metadata_forms[k]);
+        char *next
+            = xasprintf ("%s%s%s", text ? text : "", text ? " " : "", one);
+        free (text);
+        text = next;
+      }
+  return text;
 }
 
 static int
@@ -269,6 +291,20 @@ operator_allows (const struct profile *p, const struct cidr *c)
   return !p->allowlist && !list_overlaps (p->private_nets, p->n_private, c);
 }
 
+/* A taken entry that holds metadata addresses: those stay refused (G2),
+ * and the pod author is told so, as for any clamp. */
+static void
+tell_metadata_held (struct override_list *ov, const char *path, const char *tok,
+                    const struct cidr *c)
+{
+  cleanup_free char *held = metadata_held (c);
+  if (held == NULL)
+    return;
+  cleanup_free char *asked = xasprintf ("%s (in %s)", held, tok);
+  override_list_add (ov, OVERRIDE_IGNORED, path, asked,
+                     "a cloud metadata address, G2");
+}
+
 int
 profile_network_annotation (struct profile *e, const char *value,
                             struct override_list *ov, struct moat_error **err)
@@ -310,6 +346,7 @@ profile_network_annotation (struct profile *e, const char *value,
       if (n == NETGUARD_MAX_ALLOW)
         return moat_fail (err, 0, "%s: more than %d entries", path,
                           NETGUARD_MAX_ALLOW);
+      tell_metadata_held (ov, path, tok, &c);
       cidr_list_add (&list, &n, &c);
     }
   /* An allowlist of what was taken, even if nothing was: the pod author
@@ -332,7 +369,9 @@ profile_network_allow_text (const struct profile *p)
   for (size_t i = 0; i < p->n_allow; i++)
     {
       cleanup_free char *c = cidr_to_string (&p->allow[i]);
-      char *next = xasprintf ("%s%s%s", text, i ? "," : "", c);
+      cleanup_free char *held = metadata_held (&p->allow[i]);
+      char *next = xasprintf ("%s%s%s%s%s", text, i ? "," : "", c,
+                              held ? " except " : "", held ? held : "");
       free (text);
       text = next;
     }

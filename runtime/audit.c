@@ -184,6 +184,15 @@ is_device_refusal (const struct override *o)
              && strcmp (o->path, "linux.resources.devices") == 0);
 }
 
+/* A sysctl the profile does not allow: a host one (kernel.core_pattern)
+ * would reach past the container. */
+static bool
+is_sysctl_refusal (const struct override *o)
+{
+  return o->kind == OVERRIDE_REMOVED
+         && strncmp (o->path, "linux.sysctl.", 13) == 0;
+}
+
 void
 audit_tell_clamps (const struct override_list *l, size_t *told,
                    const char *verb, const char *id)
@@ -203,6 +212,9 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
                           : "not a run.moat annotation moat knows";
       else if (is_clamp (o))
         why = "above the profile's limit";
+      else if (is_sysctl_refusal (o))
+        why = "not among the sysctls the profile allows: moat profile show "
+              "lists them";
       else if (is_device_refusal (o))
         why = "the profile allows null, zero, full, random, urandom, tty "
               "and ptmx only";

@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -646,6 +647,13 @@ netguard_fallback (pid_t pid, const struct netguard_rules *r,
                       "namespace",
                       (int)pid);
 
+  /* Two starts in one joined namespace must not both find it unguarded
+   * (or guarded alike) and then both add rules: one at a time, from the
+   * check to the last rule. The lock is on the namespace's own inode, so
+   * it needs no file of ours and goes with the last fd. */
+  while (flock (nsfd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return moat_fail (err, errno, "locking the network namespace");
   if (pipe2 (pipefd, O_CLOEXEC) < 0)
     return moat_fail (err, errno, "pipe");
   report_read = pipefd[0];

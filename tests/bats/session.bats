@@ -295,6 +295,27 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session put and get: a hard link the payload left at the destination is refused, its other name untouched" {
+	new_session
+	ms exec "$SID" -- sh -c 'echo mine >/tmp/victim && mkdir /tmp/in && ln /tmp/victim /tmp/in/f'
+	[ "$status" -eq 0 ]
+	echo host >"$WORK/f"
+	ms put "$SID" "$WORK/f" /tmp/in
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session put $SID: /tmp/in: Too many links" ]
+	ms exec "$SID" -- cat /tmp/victim
+	[ "$output" = mine ]
+	# get: the same into a host directory where a name is a hard link.
+	mkdir "$WORK/out"
+	echo keep >"$WORK/other"
+	ln "$WORK/other" "$WORK/out/victim"
+	ms get "$SID" /tmp/victim "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$WORK/other")" = keep ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session get: a sparse file the payload made takes no more of the host's disk than it takes inside" {
 	new_session
 	# 1 GiB that the 64 MiB scratch holds: a hole, and one byte of data.
@@ -307,6 +328,36 @@ nothing_left() {
 	[ "$(dd if="$WORK/out/big" bs=1 skip=536870912 count=1 2>/dev/null)" = x ]
 	# Allocated: a few blocks, not a gigabyte.
 	[ "$(du -k "$WORK/out/big" | cut -f 1)" -lt 1024 ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session get and put: a tree past --max-entries or --max-bytes is refused in one line, nothing of it left" {
+	new_session
+	# The payload makes many empty files and one file of 2 MiB of data.
+	ms exec "$SID" -- sh -c 'mkdir -p /tmp/many /tmp/fat && cd /tmp/many && seq 1 300 | xargs touch && head -c 2097152 /dev/zero >/tmp/fat/f'
+	[ "$status" -eq 0 ]
+	mkdir "$WORK/out"
+	ms get --max-entries 100 "$SID" /tmp/many "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session get $SID: /tmp/many: more than 100 entries (--max-entries)" ]
+	[ -z "$(ls -A "$WORK/out")" ]
+	ms get --max-bytes 1m "$SID" /tmp/fat "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session get $SID: /tmp/fat: more than 1048576 bytes (--max-bytes)" ]
+	[ -z "$(ls -A "$WORK/out")" ]
+	# Under the caps the same trees come out whole.
+	ms get --max-entries 302 "$SID" /tmp/many "$WORK/out"
+	[ "$status" -eq 0 ]
+	[ "$(ls "$WORK/out/many" | wc -l)" -eq 300 ]
+	ms get "$SID" /tmp/fat "$WORK/out"
+	[ "$status" -eq 0 ]
+	# put: the same caps, nothing of it left in the session.
+	ms put --max-entries 100 "$SID" "$WORK/out/many" /tmp/in
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session put $SID: /tmp/in: more than 100 entries (--max-entries)" ]
+	ms exec "$SID" -- sh -c 'test ! -e /tmp/in && echo gone'
+	[ "$output" = gone ]
 	ms rm "$SID"
 	nothing_left
 }

@@ -291,6 +291,20 @@ only_ok() {
 	grep -q "warning: annotations.run.moat.egress-allow: 169.254.169.254 ignored (a cloud metadata address, G2)" "$BUNDLE/$CID.out"
 }
 
+@test "G1 egress: a run.moat.egress-allow entry holding metadata addresses is told and recorded without them; G2 still refuses them" {
+	prepare_bundle spec
+	make_test_host
+	# 168.0.0.0/6 holds 169.254.0.0/16 and 168.63.129.16.
+	update_config '.annotations["run.moat.egress-allow"] = "168.0.0.0/6,198.51.100.7/32:8080"'
+	only_ok 0 2 3
+	run_probes --profile egress
+	grep -qF "warning: annotations.run.moat.egress-allow: 169.254.0.0/16 168.63.129.16/32 (in 168.0.0.0/6) ignored (a cloud metadata address, G2)" "$BUNDLE/$CID.out"
+	# What holds is recorded, not what was asked.
+	jq -e '.overrides[] | select(.path == "annotations.run.moat.egress-allow" and .kind == "changed")
+		| .enforced == "168.0.0.0/6 except 169.254.0.0/16 168.63.129.16/32,198.51.100.7/32:8080"' \
+		"$ROOT/$CID/policy.json"
+}
+
 @test "G1 egress: the audit line of create names the effective lists, the nameserver included" {
 	prepare_bundle spec
 	make_test_host

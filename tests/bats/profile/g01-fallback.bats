@@ -36,6 +36,8 @@ EOF
 }
 
 teardown() {
+	# The lock holder of the lock test, if it failed before releasing it.
+	[ -z "${HOLDER:-}" ] || kill "$HOLDER" 2>/dev/null || true
 	teardown_netns
 }
 
@@ -89,4 +91,38 @@ operator_config() {
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "ok" ]
 	[ "${lines[1]}" = "ok" ]
+}
+
+@test "G1 fallback, shared namespace: start takes the namespace's lock across its check and install" {
+	operator_config
+	next_id
+	update_config '.process.args = ["sleep", "1000"]'
+	moat --profile egress create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	# Another start (here: the test) holds the lock on the namespace.
+	local ns="/run/netns/$JOINED_NS" release="$BATS_TEST_TMPDIR/release"
+	local held="$BATS_TEST_TMPDIR/held" ino i
+	mkfifo "$release"
+	flock "$ns" sh -c "echo held >'$held'; read -r _ <'$release'" &
+	HOLDER=$!
+	for i in $(seq 1 200); do [ -s "$held" ] && break; sleep 0.05; done
+	[ -s "$held" ]
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" start "$CID" &
+	local starter=$!
+	# start waits on the lock: /proc/locks shows a blocked flock on the
+	# namespace's inode, and no rule of the guard is there yet.
+	ino="$(stat -Lc %i "$ns")"
+	for i in $(seq 1 200); do
+		grep -q -- "-> FLOCK .*:$ino " /proc/locks && break
+		sleep 0.05
+	done
+	grep -- "-> FLOCK .*:$ino " /proc/locks
+	[ -z "$(ip -n "$JOINED_NS" rule show priority 3)" ]
+	echo >"$release"
+	wait "$HOLDER"
+	HOLDER=
+	wait "$starter"
+	[ -n "$(ip -n "$JOINED_NS" rule show priority 3)" ]
+	moat exec "$CID" sh -c "$PROBE"
+	[ "${lines[0]}" = "$REFUSED" ]
 }
