@@ -204,15 +204,12 @@ int profile_check_seccomp_agent (const struct spec_seccomp *s,
 /* What create decided for a container, saved whole in ROOT/ID/policy.json
  * (oci/decision.h): the effective profile, every override and refusal, the
  * process bounds, the nameservers the guard lets through and the final
- * spec (one line of JSON). Later verbs parse it back (ret_ov may be NULL)
- * and obey it; the profile and overrides here, the rest in oci/. */
+ * spec (one line of JSON). Later verbs load it with decision_parse and
+ * obey it; the profile and overrides are written here, the rest in oci/. */
 char *profile_policy_to_json (const struct profile *eff,
                               const struct override_list *ov,
                               const struct spec *final, const struct cidr *dns,
                               size_t n_dns, const char *userns_pool_dir);
-int profile_policy_parse (const char *text, size_t len, struct profile **ret,
-                          struct override_list *ret_ov,
-                          struct moat_error **err);
 /* G12: the ids a moat-made user namespace maps (0-65535, one block). */
 #define PROFILE_USERNS_BLOCK 65536u
 /* G12 for a config.json that joins a user namespace by path: its uid_map or

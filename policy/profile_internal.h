@@ -139,13 +139,11 @@ extern const size_t profile_n_fields;
   ((type *)((char *)((f)->flags & FIELD_CONFIG ? (void *)(cfg) : (void *)(p))  \
             + (f)->offset))
 
-/* The profile's fields in the saved form (policy.json's "profile"), and
- * read back: one table (profile_fields.c), which `profile show` and the
- * audit line use too. */
+/* The profile's fields in the saved form (policy.json's "profile", a
+ * record no verb reads back): one table (profile_fields.c), which `profile
+ * show` and the audit line use too. */
 struct json_writer;
 void profile_write_saved (struct json_writer *w, const struct profile *p);
-int profile_read_saved (const struct json_node *o, struct profile *p,
-                        struct moat_error **err);
 /* The member at a key with at most one dot ("limits.pids"), or NULL. */
 const struct json_node *profile_json_member (const struct json_node *o,
                                              const char *key);
