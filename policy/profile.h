@@ -105,6 +105,18 @@ int profile_load (const char *config_path, const char *name,
 int profile_load_builtin (const char *name, struct profile **ret,
                           struct operator_config **ret_config,
                           struct moat_error **err);
+/* The operator configuration alone, for the verbs that never judge (they
+ * obey the decision create saved): the same config, name and errors as
+ * profile_load; *ret_name (may be NULL) is the profile's name ("strict",
+ * "egress"; static). */
+int operator_config_load (const char *config_path, const char *name,
+                          struct operator_config **ret, const char **ret_name,
+                          struct moat_error **err);
+/* The built-in configuration, as profile_load_builtin. */
+int operator_config_load_builtin (const char *name,
+                                  struct operator_config **ret,
+                                  const char **ret_name,
+                                  struct moat_error **err);
 void profile_free (struct profile *p);
 void operator_config_free (struct operator_config *c);
 struct operator_config *operator_config_dup (const struct operator_config *c);

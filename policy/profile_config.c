@@ -689,3 +689,33 @@ profile_load_builtin (const char *name, struct profile **ret,
 {
   return load (NULL, false, name, ret, ret_config, err);
 }
+
+/* The configuration alone: the profile's values are built to read the
+ * config (its per-profile settings share one pass) and dropped. */
+static int
+load_config_only (const char *config_path, bool read_config, const char *name,
+                  struct operator_config **ret, const char **ret_name,
+                  struct moat_error **err)
+{
+  cleanup_profile struct profile *p = NULL;
+  int r = load (config_path, read_config, name, &p, ret, err);
+
+  if (r == 0 && ret_name)
+    *ret_name = profile_names[pick (p->name)];
+  return r;
+}
+
+int
+operator_config_load (const char *config_path, const char *name,
+                      struct operator_config **ret, const char **ret_name,
+                      struct moat_error **err)
+{
+  return load_config_only (config_path, true, name, ret, ret_name, err);
+}
+
+int
+operator_config_load_builtin (const char *name, struct operator_config **ret,
+                              const char **ret_name, struct moat_error **err)
+{
+  return load_config_only (NULL, false, name, ret, ret_name, err);
+}

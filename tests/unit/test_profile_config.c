@@ -271,6 +271,48 @@ test_load_failures (void **state)
   free (msg);
 }
 
+/* The verbs that never judge load the operator configuration alone: the
+ * same configuration, profile name and errors as profile_load. */
+static void
+test_operator_config_alone (void **state)
+{
+  struct tmpconf t;
+  struct operator_config *config = NULL;
+  const char *name = NULL;
+  struct moat_error *err = NULL;
+
+  write_config (&t, "{\"profile\":\"egress\",\"audit_log\":\"/srv/a.jsonl\","
+                    "\"userns\":{\"pool_dir\":\"/srv/pool\"}}");
+  assert_int_equal (operator_config_load (t.path, NULL, &config, &name, &err),
+                    0);
+  assert_string_equal (name, "egress"); /* the config's default */
+  assert_string_equal (config->audit_log, "/srv/a.jsonl");
+  assert_string_equal (config->userns_pool_dir, "/srv/pool");
+  operator_config_free (config);
+  assert_int_equal (
+      operator_config_load (t.path, "strict", &config, &name, &err), 0);
+  assert_string_equal (name, "strict");
+  assert_string_equal (config->audit_log, "/srv/a.jsonl");
+  operator_config_free (config);
+  assert_true (operator_config_load (t.path, "lax", &config, &name, &err) < 0);
+  assert_string_equal (err->msg, "unknown profile lax (known: strict, egress)");
+  moat_error_free (&err);
+  remove_config (&t);
+  assert_true (operator_config_load ("/nonexistent/moat/config.json", NULL,
+                                     &config, NULL, &err)
+               < 0);
+  assert_string_equal (err->msg, "reading operator config "
+                                 "/nonexistent/moat/config.json: No such "
+                                 "file or directory");
+  moat_error_free (&err);
+  /* The built-in one reads no file. */
+  assert_int_equal (operator_config_load_builtin (NULL, &config, &name, &err),
+                    0);
+  assert_string_equal (name, "strict");
+  assert_string_equal (config->audit_log, "/var/log/moat/audit.jsonl");
+  operator_config_free (config);
+}
+
 static void
 test_to_json (void **state)
 {
@@ -566,6 +608,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_defaults),
+    cmocka_unit_test (test_operator_config_alone),
     cmocka_unit_test (test_example_config),
     cmocka_unit_test (test_full_config),
     cmocka_unit_test (test_config_errors),
