@@ -61,6 +61,18 @@ jw_overrides (struct json_writer *w, const char *key,
   jw_array_end (w);
 }
 
+void
+override_list_move (struct override_list *to, struct override_list *from)
+{
+  if (from->n == 0)
+    return;
+  to->v = xrealloc (to->v, (to->n + from->n) * sizeof (*to->v));
+  memcpy (to->v + to->n, from->v, from->n * sizeof (*from->v));
+  to->n += from->n;
+  free (from->v);
+  *from = (struct override_list){ 0 };
+}
+
 const char *
 override_kind_name (enum override_kind k)
 {

@@ -213,13 +213,22 @@ struct process_bounds profile_process_bounds (const struct profile *p);
 int profile_check_seccomp_agent (const struct spec_seccomp *s,
                                  const struct operator_config *cfg,
                                  struct moat_error **err);
+/* One container's judgement: the values it gets (the effective profile)
+ * and every override and refusal behind them, in one value the policy
+ * returns (profile_judge, verdicts.h) and create saves whole. */
+struct judgement
+{
+  struct profile *values;
+  struct override_list overrides;
+};
+void judgement_clear (struct judgement *j);
+
 /* What create decided for a container, saved whole in ROOT/ID/policy.json
  * (oci/decision.h): the effective profile, every override and refusal, the
  * process bounds, the nameservers the guard lets through and the final
  * spec (one line of JSON). Later verbs load it with decision_parse and
  * obey it; the profile and overrides are written here, the rest in oci/. */
-char *profile_policy_to_json (const struct profile *eff,
-                              const struct override_list *ov,
+char *profile_policy_to_json (const struct judgement *j,
                               const struct spec *final, const struct cidr *dns,
                               size_t n_dns, const char *userns_pool_dir);
 /* G12: the ids a moat-made user namespace maps (0-65535, one block). */

@@ -14,12 +14,20 @@
 #include <errno.h>
 #include <string.h>
 
-char *
-profile_policy_to_json (const struct profile *eff,
-                        const struct override_list *ov,
-                        const struct spec *final, const struct cidr *dns,
-                        size_t n_dns, const char *userns_pool_dir)
+void
+judgement_clear (struct judgement *j)
 {
+  profile_free (j->values);
+  override_list_clear (&j->overrides);
+  *j = (struct judgement){ 0 };
+}
+
+char *
+profile_policy_to_json (const struct judgement *j, const struct spec *final,
+                        const struct cidr *dns, size_t n_dns,
+                        const char *userns_pool_dir)
+{
+  const struct profile *eff = j->values;
   struct json_writer *w = json_writer_new (false);
   struct process_bounds bounds = profile_process_bounds (eff);
   struct resource_bounds resources = profile_resource_bounds (eff);
@@ -50,7 +58,7 @@ profile_policy_to_json (const struct profile *eff,
   jw_int (w, DECISION_VERSION);
   jw_key (w, "profile");
   profile_write_saved (w, eff);
-  jw_overrides (w, "overrides", ov);
+  jw_overrides (w, "overrides", &j->overrides);
   decision_write_parts (w, final, &bounds, &resources, &guard, nameservers,
                         userns_pool_dir);
   jw_object_end (w);

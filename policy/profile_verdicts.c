@@ -1,4 +1,5 @@
-/* G14's and G8's verdicts from the host's facts (verdicts.h). */
+/* G14's and G8's verdicts from the host's facts, and create's judging
+ * (verdicts.h). */
 #include "verdicts.h"
 
 #include "profile_internal.h"
@@ -48,4 +49,22 @@ profile_decide_seccomp_level (struct spec *s, const struct profile *eff)
 {
   spec_set_annotation (s, SECCOMP_LEVEL_ANNOTATION,
                        eff->seccomp_agent ? "agent" : "default");
+}
+
+int
+profile_judge (struct spec *spec, const struct profile *base,
+               const struct operator_config *cfg,
+               const struct host_facts *facts, struct judgement *ret,
+               struct moat_error **err)
+{
+  int r = profile_apply_effective (spec, base, cfg, &ret->values,
+                                   &ret->overrides, err);
+  if (r < 0)
+    return r;
+  profile_decide_seccomp_level (spec, ret->values);
+  if (!facts->memfd_noexec)
+    override_list_add (&ret->overrides, OVERRIDE_IGNORED,
+                       "sysctl.vm.memfd_noexec", "2",
+                       "not in this kernel: executable memfds not refused");
+  return 0;
 }

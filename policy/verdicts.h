@@ -23,8 +23,18 @@
 /* What the runtime found out about the host before the policy judges. */
 struct host_facts
 {
-  int landlock_abi; /* the kernel's Landlock ABI; 0: none */
+  int landlock_abi;  /* the kernel's Landlock ABI; 0: none */
+  bool memfd_noexec; /* G13: the kernel has vm.memfd_noexec (6.3) */
 };
+
+/* create's judging: spec hardened in place under base (tightened by the
+ * container's annotations) and cfg on a host with these facts, the seccomp
+ * level recorded on it, and the judgement in *ret, also on a refusal (the
+ * audit line shows it; the caller clears it either way). */
+int profile_judge (struct spec *spec, const struct profile *base,
+                   const struct operator_config *cfg,
+                   const struct host_facts *facts, struct judgement *ret,
+                   struct moat_error **err);
 
 /* What a container gets under mode on a kernel of Landlock ABI abi: one
  * line, the verdict and its reason ("abi 7: ...", "off (operator config)",

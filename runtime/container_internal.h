@@ -59,8 +59,7 @@ int container_load_decision (const struct moat_globals *g, int dirfd,
 /* Write policy.json (once, at create, when every verdict is given): the
  * decision whole, with the final spec, the nameservers the network guard
  * lets through and the G12 pool its block came from. */
-int container_save_policy (int dirfd, const struct profile *eff,
-                           const struct override_list *ov,
+int container_save_policy (int dirfd, const struct judgement *j,
                            const struct spec *final, const struct cidr *dns,
                            size_t n_dns, const char *userns_pool_dir,
                            struct moat_error **err);

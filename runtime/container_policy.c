@@ -22,13 +22,13 @@ container_audit_profile (const struct moat_globals *g, const char *name)
 }
 
 int
-container_save_policy (int dirfd, const struct profile *eff,
-                       const struct override_list *ov, const struct spec *final,
-                       const struct cidr *dns, size_t n_dns,
-                       const char *userns_pool_dir, struct moat_error **err)
+container_save_policy (int dirfd, const struct judgement *j,
+                       const struct spec *final, const struct cidr *dns,
+                       size_t n_dns, const char *userns_pool_dir,
+                       struct moat_error **err)
 {
   cleanup_free char *json
-      = profile_policy_to_json (eff, ov, final, dns, n_dns, userns_pool_dir);
+      = profile_policy_to_json (j, final, dns, n_dns, userns_pool_dir);
   int r = write_file_atomic (dirfd, "policy.json", json, strlen (json), 0600);
   if (r < 0)
     return moat_fail (err, -r, "saving policy.json");

@@ -1,11 +1,11 @@
 /* moat create on the host side. The data path reads top to bottom: parse
- * config.json, judge it (profile_apply_effective), then the phases
+ * config.json, judge it (profile_judge), then the phases
  * of create_in_ctx (state dir, namespaces, cgroup and network guard, bind
  * sources, seccomp, clone, the init's maps and idmapped mounts, the
  * decision saved whole, mounts and hooks at their sync points, the
  * terminal, ready), each filling one struct create_ctx that one undo path
- * takes apart on failure. Every verdict lands in one list (c->ov) before
- * the decision is saved; nothing amends it afterwards. */
+ * takes apart on failure. Every verdict lands in one list (&c->j->overrides)
+ * before the decision is saved; nothing amends it afterwards. */
 #include "container.h"
 
 #include <errno.h>
@@ -60,8 +60,7 @@ struct create_ctx
   /* What create works from (borrowed). */
   const struct moat_globals *g;
   const struct create_opts *o;
-  const struct profile *eff;
-  struct override_list *ov; /* every override and refusal, one list */
+  struct judgement *j; /* the policy's, saved whole */
   struct spec *s;
   const char *config_text;
   size_t config_len;
@@ -218,18 +217,20 @@ phase_namespaces (struct create_ctx *c, struct moat_error **err)
   const struct moat_globals *g = c->g;
   int r;
 
-  r = container_open_namespaces (c->s, c->eff, c->ov, c->ns_fds, err);
+  r = container_open_namespaces (c->s, c->j->values, &c->j->overrides,
+                                 c->ns_fds, err);
   if (r == 0)
     r = container_adopt_userns (c->s, g->operator_config, g->root, c->o->id,
-                                c->ns_fds, c->ov, &c->userns_first,
+                                c->ns_fds, &c->j->overrides, &c->userns_first,
                                 &c->root_path, err);
   if (r < 0)
     return r;
   c->st.userns_host_id = c->userns_first;
   if (userns_moat_maps (c->s))
     {
-      r = userns_block_take (g->operator_config, g->root, c->o->id, c->ov,
-                             &c->root_path, &c->userns_first, err);
+      r = userns_block_take (g->operator_config, g->root, c->o->id,
+                             &c->j->overrides, &c->root_path, &c->userns_first,
+                             err);
       if (r < 0)
         return r;
       c->st.userns_host_id = c->userns_first;
@@ -282,20 +283,20 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", c->cgroup_rel);
-  if (c->eff->egress)
+  if (c->j->values->egress)
     {
       r = netguard_nameservers (s, c->bundle, c->rootfs, c->dns, &c->n_dns,
                                 err);
       if (r < 0)
         return r;
-      container_warn_dns (c->eff, c->dns, c->n_dns);
+      container_warn_dns (c->j->values, c->dns, c->n_dns);
     }
-  profile_netguard_rules (c->eff, c->dns, c->n_dns, &rules);
+  profile_netguard_rules (c->j->values, c->dns, c->n_dns, &rules);
   if (g->audit)
     {
       free (g->audit->effective);
-      g->audit->effective
-          = profile_audit_json (c->eff, g->operator_config, c->dns, c->n_dns);
+      g->audit->effective = profile_audit_json (
+          c->j->values, g->operator_config, c->dns, c->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
@@ -324,9 +325,9 @@ phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
   c->n_src = c->s->n_mounts;
   c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
-  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff,
-                                      c->g->operator_config, c->ov, &c->src_fds,
-                                      c->idmap, err);
+  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->j->values,
+                                      c->g->operator_config, &c->j->overrides,
+                                      &c->src_fds, c->idmap, err);
 }
 
 /* config.json's filter (if any) and the built-in one, compiled. */
@@ -495,7 +496,7 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
   if (r == 0 && c->userns_first)
     r = idmap_container_mounts (c->ia.new_userns ? -1 : c->ns_fds[NS_USER],
                                 c->pid, s, c->rootfs, &c->rootfs_tree,
-                                c->src_fds, c->idmap, c->ov, err);
+                                c->src_fds, c->idmap, &c->j->overrides, err);
   if (r < 0)
     return r;
   r = process_raise_rlimits (c->pid, s->process, err);
@@ -522,7 +523,7 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
 static int
 phase_save_decision (struct create_ctx *c, struct moat_error **err)
 {
-  return container_save_policy (c->dirfd, c->eff, c->ov, c->s, c->dns, c->n_dns,
+  return container_save_policy (c->dirfd, c->j, c->s, c->dns, c->n_dns,
                                 c->g->operator_config->userns_pool_dir, err);
 }
 
@@ -684,26 +685,25 @@ create_carry_fill (struct create_ctx *c, struct spec **s,
   return 0;
 }
 
-/* Create; on success *ret_pid is the init, waiting for start. */
-int
-container_create_internal (const struct moat_globals *g,
-                           const struct create_opts *o, bool for_run,
-                           pid_t *ret_pid, int *ret_master,
-                           struct create_carry *ret_carry,
-                           struct moat_error **err)
+/* Create under judgement j (filled here); on success *ret_pid is the init,
+ * waiting for start. */
+static int
+create_judged (const struct moat_globals *g, const struct create_opts *o,
+               bool for_run, struct judgement *j, pid_t *ret_pid,
+               int *ret_master, struct create_carry *ret_carry,
+               struct moat_error **err)
 {
   struct create_ctx c;
-  cleanup_overrides struct override_list own_ov = { 0 };
-  struct override_list *ov
-      = g->audit && g->audit->overrides ? g->audit->overrides : &own_ov;
   cleanup_spec struct spec *s = NULL;
-  cleanup_profile struct profile *eff = NULL;
   cleanup_free char *config_text = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
   cleanup_free char *landlock_text = NULL;
-  /* The kernel probes the verdicts need, gathered before judging. */
-  const struct host_facts facts = { .landlock_abi = landlock_abi () };
+  /* The host's facts the verdicts need, gathered before judging. */
+  const struct host_facts facts = {
+    .landlock_abi = landlock_abi (),
+    .memfd_noexec = access ("/proc/sys/vm/memfd_noexec", F_OK) == 0,
+  };
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -725,11 +725,10 @@ container_create_internal (const struct moat_globals *g,
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
-  r = profile_apply_effective (s, g->profile, g->operator_config, &eff, ov,
-                               err);
+  r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)
     return r;
-  container_warn_ignored (ov);
+  container_warn_ignored (&j->overrides);
   r = profile_decide_landlock (s, g->operator_config, &facts, &landlock_text,
                                err);
   if (r < 0)
@@ -739,7 +738,6 @@ container_create_internal (const struct moat_globals *g,
       free (g->audit->landlock);
       g->audit->landlock = steal_pointer (&landlock_text);
     }
-  profile_decide_seccomp_level (s, eff);
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)
@@ -747,18 +745,13 @@ container_create_internal (const struct moat_globals *g,
                       "process.terminal is set: --console-socket is required");
   r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r == 0)
-    r = rootfs_place_profile_mounts (s, rootfs, ov, err);
+    r = rootfs_place_profile_mounts (s, rootfs, &j->overrides, err);
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)
     return r;
-  /* G13's vm.memfd_noexec (Linux 6.3): say so where the kernel lacks it. */
-  if (access ("/proc/sys/vm/memfd_noexec", F_OK) < 0)
-    override_list_add (ov, OVERRIDE_IGNORED, "sysctl.vm.memfd_noexec", "2",
-                       "not in this kernel: executable memfds not refused");
   c.o = o;
-  c.eff = eff;
-  c.ov = ov;
+  c.j = j;
   c.s = s;
   c.config_text = config_text;
   c.config_len = config_len;
@@ -775,6 +768,24 @@ container_create_internal (const struct moat_globals *g,
   else
     *ret_pid = c.pid;
   create_ctx_release (&c);
+  return r;
+}
+
+/* The judgement's overrides go to the verb's audit line, on failure too. */
+int
+container_create_internal (const struct moat_globals *g,
+                           const struct create_opts *o, bool for_run,
+                           pid_t *ret_pid, int *ret_master,
+                           struct create_carry *ret_carry,
+                           struct moat_error **err)
+{
+  struct judgement j = { 0 };
+  int r
+      = create_judged (g, o, for_run, &j, ret_pid, ret_master, ret_carry, err);
+
+  if (g->audit && g->audit->overrides)
+    override_list_move (g->audit->overrides, &j.overrides);
+  judgement_clear (&j);
   return r;
 }
 

@@ -89,7 +89,9 @@ test_policy_round_trip (void **state)
   override_list_add (&ov, OVERRIDE_CHANGED, "mounts[/mnt].options", "rbind",
                      "rbind,ro");
   override_list_add (&ov, OVERRIDE_ADDED, "mounts[/tmp]", NULL, "tmpfs");
-  json = profile_policy_to_json (eff, &ov, spec, dns, 1, "/run/moat-idpool");
+  json = profile_policy_to_json (
+      &(struct judgement){ .values = eff, .overrides = ov }, spec, dns, 1,
+      "/run/moat-idpool");
   assert_null (strchr (json, '\n')); /* one line */
   /* The judged values and the overrides, as a record (no verb reads them
    * back: the decision below is what they obey). */
@@ -162,7 +164,9 @@ saved_text (const char *name, const char *from, const char *to)
 
   assert_int_equal (profile_load_builtin (name, &p, NULL, &err), 0);
   assert_int_equal (spec_parse (config, strlen (config), &s, &err), 0);
-  text = profile_policy_to_json (p, &ov, s, NULL, 0, "/run/moat-idpool");
+  text = profile_policy_to_json (
+      &(struct judgement){ .values = p, .overrides = ov }, s, NULL, 0,
+      "/run/moat-idpool");
   at = strstr (text, from);
   if (at == NULL)
     fail_msg ("%s not in %s", from, text);
@@ -450,6 +454,54 @@ test_apply_returns_effective (void **state)
   spec_free (s);
 }
 
+static bool
+has_override (const struct override_list *ov, enum override_kind kind,
+              const char *path)
+{
+  for (size_t i = 0; i < ov->n; i++)
+    if (ov->v[i].kind == kind && strcmp (ov->v[i].path, path) == 0)
+      return true;
+  return false;
+}
+
+/* create's judging returns one value owning the effective profile and every
+ * override, the host's facts judged in it: a kernel without
+ * vm.memfd_noexec is an ignored request there, not the runtime's note. */
+static void
+test_judge_owns_overrides (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"},"
+                     " \"annotations\": {\"run.moat.nofile\": \"100000\"}}";
+  struct profile *base = load ("{}", NULL);
+
+  for (int has_memfd = 0; has_memfd < 2; has_memfd++)
+    {
+      const struct host_facts facts = { .memfd_noexec = has_memfd };
+      struct judgement j = { 0 };
+      struct moat_error *err = NULL;
+      struct spec *s = NULL;
+
+      assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
+      if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
+        fail_msg ("judge: %s", err->msg);
+      assert_non_null (j.values);
+      assert_int_equal (j.values->nofile, base->nofile);
+      assert_true (has_override (&j.overrides, OVERRIDE_IGNORED,
+                                 "annotations.run.moat.nofile"));
+      assert_int_equal (has_override (&j.overrides, OVERRIDE_IGNORED,
+                                      "sysctl.vm.memfd_noexec"),
+                        !has_memfd);
+      assert_string_equal (spec_annotation (s, SECCOMP_LEVEL_ANNOTATION),
+                           "default");
+      judgement_clear (&j);
+      assert_null (j.values);
+      assert_int_equal (j.overrides.n, 0);
+      spec_free (s);
+    }
+  profile_free (base);
+}
+
 int
 main (void)
 {
@@ -462,6 +514,7 @@ main (void)
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),
+    cmocka_unit_test (test_judge_owns_overrides),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
