@@ -42,10 +42,5 @@ const char *override_kind_name (enum override_kind k);
 struct json_writer;
 void jw_overrides (struct json_writer *w, const char *key,
                    const struct override_list *ov);
-/* The same read back (NULL or absent: an error). */
-struct json_node;
-struct moat_error;
-int override_list_parse (const struct json_node *a, struct override_list *ov,
-                         struct moat_error **err);
 
 #endif
