@@ -237,6 +237,12 @@ char *profile_policy_to_json (const struct judgement *j,
  * gid_map text (as /proc/PID/uid_map reads) must not reach host id 0. */
 int profile_check_joined_idmap (const char *map_text, const char *what,
                                 struct moat_error **err);
+/* The policy's second step for a user namespace joined by path (its maps
+ * as the runtime read them): profile_check_joined_idmap on both, a
+ * refusal recorded in ov. */
+int profile_apply_joined_userns (const char *ns_path, const char *uid_map,
+                                 const char *gid_map, struct override_list *ov,
+                                 struct moat_error **err);
 /* The effective profile's audited fields (the field table's FIELD_AUDIT:
  * limits, network lists with the nameservers, Landlock and seccomp modes,
  * G12) as one JSON object, for create's audit line ("effective";

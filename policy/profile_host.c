@@ -28,6 +28,22 @@ profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
   return -1;
 }
 
+int
+profile_apply_joined_userns (const char *ns_path, const char *uid_map,
+                             const char *gid_map, struct override_list *ov,
+                             struct moat_error **err)
+{
+  cleanup_free char *asked = NULL;
+
+  if (profile_check_joined_idmap (uid_map, "uid", err) == 0
+      && profile_check_joined_idmap (gid_map, "gid", err) == 0)
+    return 0;
+  asked = xasprintf ("join %s", ns_path);
+  override_list_add (ov, OVERRIDE_REFUSED, "linux.namespaces.user", asked,
+                     "refused");
+  return -1;
+}
+
 /* listenerPath comes from config.json, which moat does not trust: moat
  * writes, as host root, to whatever socket it names, and the listener's
  * holder answers the container's notified syscalls in the kernel's place

@@ -102,7 +102,7 @@ read_joined_maps (int userns_fd, char **ret, struct moat_error **err)
 }
 
 /* A user namespace joined by path must not make container root host root:
- * judged on its maps, a refusal recorded in ov. */
+ * its maps read, the policy judges them (a refusal recorded in ov). */
 static int
 judge_joined_userns (int userns_fd, const char *path, struct override_list *ov,
                      struct moat_error **err)
@@ -111,16 +111,10 @@ judge_joined_userns (int userns_fd, const char *path, struct override_list *ov,
   int r = read_joined_maps (userns_fd, &maps, err);
 
   if (r == 0)
-    r = profile_check_joined_idmap (maps, "uid", err);
-  if (r == 0)
-    r = profile_check_joined_idmap (maps + strlen (maps) + 1, "gid", err);
+    r = profile_apply_joined_userns (path, maps, maps + strlen (maps) + 1, ov,
+                                     err);
   if (r < 0)
-    {
-      cleanup_free char *asked = xasprintf ("join %s", path);
-      override_list_add (ov, OVERRIDE_REFUSED, "linux.namespaces.user", asked,
-                         "refused");
-      return moat_error_wrap (err, "user namespace %s", path);
-    }
+    return moat_error_wrap (err, "user namespace %s", path);
   return 0;
 }
 

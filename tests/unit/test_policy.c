@@ -418,6 +418,20 @@ test_ns_join_step (void **state)
   moat_error_free (&err);
   assert_int_equal (ov.n, 2);
   assert_string_equal (ov.v[1].path, "linux.namespaces.user");
+  /* One joined by path, judged on the maps the runtime read: a gid map
+   * reaching host root is refused and recorded, a safe one passes. */
+  assert_int_equal (profile_apply_joined_userns ("/run/u", "0 100000 65536\n",
+                                                 "0 100000 65536\n", &ov, &err),
+                    0);
+  assert_int_equal (ov.n, 2);
+  assert_true (profile_apply_joined_userns ("/run/u", "0 100000 65536\n",
+                                            "0 0 1\n", &ov, &err)
+               < 0);
+  moat_error_free (&err);
+  assert_int_equal (ov.n, 3);
+  assert_int_equal (ov.v[2].kind, OVERRIDE_REFUSED);
+  assert_string_equal (ov.v[2].path, "linux.namespaces.user");
+  assert_string_equal (ov.v[2].asked, "join /run/u");
   override_list_clear (&ov);
   profile_free (p);
 }
