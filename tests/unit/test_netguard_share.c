@@ -92,8 +92,10 @@ setup (void **state)
 static int
 teardown (void **state)
 {
+  cleanup_free char *rm = xasprintf ("rm -rf %s", pin_dir);
+
   (void)state;
-  return system (xasprintf ("rm -rf %s", pin_dir)) == 0 ? 0 : -1;
+  return system (rm) == 0 ? 0 : -1;
 }
 
 static void
