@@ -368,9 +368,9 @@ nothing_left() {
 	new_session --idle-timeout 1s
 	local other="$SID"
 	echo data >"$BUNDLE/in.txt"
-	strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace" \
 		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$mine" -- true
-	strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace2" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace2" \
 		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$mine" "$BUNDLE/in.txt" /tmp/in.txt
 	grep -q "$mine" "$BUNDLE/trace"
 	[ -z "$(grep -l "$other" "$BUNDLE/trace" "$BUNDLE/trace2")" ]
