@@ -11,7 +11,6 @@
 
 #include "../oci/json.h"
 #include "sandbox_internal.h"
-#include "../policy/verdicts.h"
 #include "../runtime/seccomp/seccomp.h"
 #include "../lib/util.h"
 

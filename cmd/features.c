@@ -13,7 +13,6 @@
 #include "../runtime/init/landlock.h"
 #include "../runtime/init/selinux.h"
 #include "../policy/profile.h"
-#include "../policy/verdicts.h"
 #include "../runtime/userns/userns.h"
 #include "../lib/util.h"
 #include "cmd.h"
@@ -171,9 +170,8 @@ VERB (features)
   /* G12: what holds on this kernel, and the operator's choice. */
   {
     struct profile *p = NULL;
-    struct operator_config *config = NULL;
     /* An unreadable operator config is create's error to report. */
-    profile_load (ctx->g.config, ctx->g.profile_name, &p, &config, NULL);
+    profile_load (ctx->g.config, ctx->g.profile_name, &p, NULL);
     jw_key (w, "run.moat.userns");
     jw_string (w, p && !p->userns               ? "off (operator config)"
                   : !userns_kernel_supported () ? "unavailable (kernel)"
@@ -188,13 +186,12 @@ VERB (features)
                         "show as nobody");
     /* G14: what a container gets here ("abi N: ..." or why none). */
     {
-      cleanup_free char *ll = profile_landlock_verdict (
-          config ? config->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
+      cleanup_free char *ll = landlock_describe (
+          p ? p->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
       jw_key (w, "run.moat.landlock");
       jw_string (w, ll);
     }
     profile_free (p);
-    operator_config_free (config);
   }
   jw_object_end (w);
   jw_object_end (w);

@@ -166,12 +166,10 @@ path_in_or_above_tree (const char *path, const char *tree)
  * default one or the operator's? With ret_rel, where below it. */
 static bool
 in_engine_root (const char *path, enum engine_kind kind,
-                const struct operator_config *cfg, bool or_above,
-                const char **ret_rel)
+                const struct profile *p, bool or_above, const char **ret_rel)
 {
-  const char *const *roots[2]
-      = { default_engine_roots[kind],
-          (const char *const *)cfg->engine_roots[kind] };
+  const char *const *roots[2] = { default_engine_roots[kind],
+                                  (const char *const *)p->engine_roots[kind] };
 
   for (size_t r = 0; r < 2; r++)
     for (size_t i = 0; roots[r] && roots[r][i]; i++)
@@ -191,14 +189,14 @@ in_engine_root (const char *path, enum engine_kind kind,
 
 /* BIND_VOLUME, BIND_ENGINE_FILE, or BIND_OTHER for anything else. */
 static enum bind_class
-engine_tree_class (const char *path, const struct operator_config *cfg)
+engine_tree_class (const char *path, const struct profile *p)
 {
   for (size_t i = 0; i < sizeof (engine_trees) / sizeof (engine_trees[0]); i++)
     {
       const struct engine_tree *t = &engine_trees[i];
       int flags = FNM_PATHNAME | (t->tree ? FNM_LEADING_DIR : 0);
       const char *rel;
-      if (in_engine_root (path, t->kind, cfg, false, &rel)
+      if (in_engine_root (path, t->kind, p, false, &rel)
           && fnmatch (t->pattern, rel, flags) == 0)
         return t->volume ? BIND_VOLUME : BIND_ENGINE_FILE;
     }
@@ -211,14 +209,14 @@ engine_tree_class (const char *path, const struct operator_config *cfg)
  * when not known: profile_apply's lexical pass). */
 static enum bind_class
 classify_bind_source (const char *path, const char *bundle, const char *rootfs,
-                      const struct operator_config *cfg)
+                      const struct profile *p)
 {
   const char *base = strrchr (path, '/') + 1;
   enum bind_class c;
 
   if (strv_has (engine_sockets, base))
     return BIND_REFUSED;
-  c = engine_tree_class (path, cfg);
+  c = engine_tree_class (path, p);
   if (c != BIND_OTHER)
     return c;
   if (strv_has (readonly_host_files, path))
@@ -227,20 +225,20 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
     if (path_in_or_above_tree (path, refused_trees[i]))
       return BIND_REFUSED;
   for (int k = 0; k < ENGINE__N; k++)
-    if (in_engine_root (path, k, cfg, true, NULL))
+    if (in_engine_root (path, k, p, true, NULL))
       return BIND_REFUSED;
   for (size_t i = 0; podman_state_dirs[i]; i++)
     if (path_in_or_above_tree (path, podman_state_dirs[i]))
       return BIND_REFUSED;
   /* The audit log records what hostile code did: it must not edit it. */
-  if (cfg->audit_log && cfg->audit_log[0] == '/')
+  if (p->audit_log && p->audit_log[0] == '/')
     {
-      cleanup_free char *dir = profile_path_normalize (cfg->audit_log);
+      cleanup_free char *dir = profile_path_normalize (p->audit_log);
       *strrchr (dir, '/') = '\0';
       if (dir[0] != '\0' && path_in_or_above_tree (path, dir))
         return BIND_REFUSED;
     }
-  if (cfg->caller_volume && path_in_tree (path, cfg->caller_volume))
+  if (p->caller_volume && path_in_tree (path, p->caller_volume))
     return BIND_VOLUME;
   for (size_t i = 0; readonly_trees[i]; i++)
     if (path_in_tree (path, readonly_trees[i]))
@@ -250,16 +248,14 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
     return BIND_OTHER;
   if (bundle && path_in_tree (path, bundle))
     return BIND_WRITABLE;
-  for (size_t i = 0; cfg->writable_bind_trees && cfg->writable_bind_trees[i];
-       i++)
-    if (path_in_tree (path, cfg->writable_bind_trees[i]))
+  for (size_t i = 0; p->writable_bind_trees && p->writable_bind_trees[i]; i++)
+    if (path_in_tree (path, p->writable_bind_trees[i]))
       return BIND_WRITABLE;
   return BIND_OTHER;
 }
 
 int
 profile_check_bind_source (const char *resolved_path, const struct profile *p,
-                           const struct operator_config *cfg,
                            struct moat_error **err)
 {
   cleanup_free char *norm = NULL;
@@ -268,8 +264,7 @@ profile_check_bind_source (const char *resolved_path, const struct profile *p,
     return moat_fail (err, EINVAL, "bind source %s: not an absolute path",
                       resolved_path ? resolved_path : "(none)");
   norm = profile_path_normalize (resolved_path);
-  if (classify_bind_source (norm, NULL, NULL, operator_config_or_builtin (cfg))
-      != BIND_REFUSED)
+  if (classify_bind_source (norm, NULL, NULL, p) != BIND_REFUSED)
     return 0;
   return moat_fail (err, 0,
                     "refusing to bind %s into the container (profile %s)",
@@ -305,7 +300,6 @@ force_option (char ***opts, const char *want, const char *drop)
 int
 profile_harden_bind (struct spec_mount *m, size_t index,
                      const struct bind_facts *f, const struct profile *p,
-                     const struct operator_config *cfg,
                      struct override_list *ov, char **ret_warning,
                      struct moat_error **err)
 {
@@ -323,8 +317,7 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   norm = profile_path_normalize (resolved_path);
   bundle = f->bundle ? profile_path_normalize (f->bundle) : NULL;
   rootfs = f->rootfs ? profile_path_normalize (f->rootfs) : NULL;
-  cfg = operator_config_or_builtin (cfg);
-  c = classify_bind_source (norm, bundle, rootfs, cfg);
+  c = classify_bind_source (norm, bundle, rootfs, p);
   if (c != BIND_REFUSED && f->pseudo_fs)
     c = BIND_REFUSED, why = "it is on or holds a pseudo filesystem";
   /* A socket is reached with connect(), which no mount option stops. */
@@ -350,8 +343,7 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   ro = c == BIND_HOST_FILE || c == BIND_HOST_PROGRAMS || c == BIND_OTHER;
   /* G13: what a container can write, it cannot run; read-only binds too,
    * as another container (or the host) may write the same tree. */
-  noexec
-      = c != BIND_HOST_PROGRAMS && !(c == BIND_VOLUME && !cfg->noexec_volumes);
+  noexec = c != BIND_HOST_PROGRAMS && !(c == BIND_VOLUME && !p->noexec_volumes);
   asked = strv_join (m->options, ",");
   asked_rw = !strv_has ((const char *const *)m->options, "ro");
   asked_exec = strv_has ((const char *const *)m->options, "exec");
@@ -383,18 +375,16 @@ profile_harden_bind (struct spec_mount *m, size_t index,
 }
 
 bool
-profile_bind_idmapped (const char *resolved_path,
-                       const struct operator_config *cfg)
+profile_bind_idmapped (const char *resolved_path, const struct profile *p)
 {
   cleanup_free char *norm = NULL;
 
   if (resolved_path == NULL || resolved_path[0] != '/')
     return false;
-  cfg = operator_config_or_builtin (cfg);
   norm = profile_path_normalize (resolved_path);
-  if (cfg->caller_volume && path_in_tree (norm, cfg->caller_volume))
+  if (p->caller_volume && path_in_tree (norm, p->caller_volume))
     return true;
-  return engine_tree_class (norm, cfg) != BIND_OTHER;
+  return engine_tree_class (norm, p) != BIND_OTHER;
 }
 
 /* ---- options ---- */
@@ -621,8 +611,7 @@ bad_option (char *const *opts)
 
 static void
 harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
-              const struct operator_config *cfg, struct override_list *ov,
-              int *refused, struct moat_error **err)
+              struct override_list *ov, int *refused, struct moat_error **err)
 {
   cleanup_free char *dest
       = profile_path_normalize (m->destination ? m->destination : "");
@@ -681,7 +670,7 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
       if (m->source && m->source[0] == '/')
         {
           cleanup_free char *src = profile_path_normalize (m->source);
-          enum bind_class c = classify_bind_source (src, NULL, NULL, cfg);
+          enum bind_class c = classify_bind_source (src, NULL, NULL, p);
           if (c == BIND_REFUSED)
             {
               cleanup_free char *asked = xasprintf ("bind %s", m->source);
@@ -721,15 +710,13 @@ has_mount_at (const struct spec *spec, const char *dest)
 
 int
 profile_harden_mounts (struct spec *spec, const struct profile *p,
-                       const struct operator_config *cfg,
                        struct override_list *ov, struct moat_error **err)
 {
   int refused = 0;
   size_t n = spec->n_mounts;
 
-  cfg = operator_config_or_builtin (cfg);
   for (size_t i = 0; i < n; i++)
-    harden_mount (&spec->mounts[i], i, p, cfg, ov, &refused, err);
+    harden_mount (&spec->mounts[i], i, p, ov, &refused, err);
   for (size_t s = 0; scratch_dirs[s]; s++)
     if (!has_mount_at (spec, scratch_dirs[s]))
       insert_scratch (spec, scratch_dirs[s], p, ov);

@@ -102,7 +102,7 @@ read_joined_maps (int userns_fd, char **ret, struct moat_error **err)
 }
 
 /* A user namespace joined by path must not make container root host root:
- * its maps read, the policy judges them (a refusal recorded in ov). */
+ * judged on its maps, a refusal recorded in ov. */
 static int
 judge_joined_userns (int userns_fd, const char *path, struct override_list *ov,
                      struct moat_error **err)
@@ -111,10 +111,16 @@ judge_joined_userns (int userns_fd, const char *path, struct override_list *ov,
   int r = read_joined_maps (userns_fd, &maps, err);
 
   if (r == 0)
-    r = profile_apply_joined_userns (path, maps, maps + strlen (maps) + 1, ov,
-                                     err);
+    r = profile_check_joined_idmap (maps, "uid", err);
+  if (r == 0)
+    r = profile_check_joined_idmap (maps + strlen (maps) + 1, "gid", err);
   if (r < 0)
-    return moat_error_wrap (err, "user namespace %s", path);
+    {
+      cleanup_free char *asked = xasprintf ("join %s", path);
+      override_list_add (ov, OVERRIDE_REFUSED, "linux.namespaces.user", asked,
+                         "refused");
+      return moat_error_wrap (err, "user namespace %s", path);
+    }
   return 0;
 }
 
@@ -220,7 +226,7 @@ holder_is (const char *owner, uint32_t first, void *data)
 }
 
 int
-container_adopt_userns (struct spec *s, const struct operator_config *cfg,
+container_adopt_userns (struct spec *s, const struct profile *p,
                         const char *root, const char *id, int *ns_fds,
                         struct override_list *ov, uint32_t *ret_first,
                         char **ret_root_path, struct moat_error **err)
@@ -292,7 +298,7 @@ container_adopt_userns (struct spec *s, const struct operator_config *cfg,
     return 0;
   if (realpath (root, real) == NULL)
     return moat_fail (err, errno, "state root %s", root);
-  r = userns_block_adopt (cfg, real, id, holder_is, &probe, ret_first, err);
+  r = userns_block_adopt (p, real, id, holder_is, &probe, ret_first, err);
   holder = probe.holder;
   if (r < 0)
     return r;

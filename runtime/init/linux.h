@@ -4,7 +4,6 @@
 #define MOAT_LINUX_H
 
 #include <stdbool.h>
-#include <stdint.h>
 #include <sys/types.h>
 
 #include "../cgroup/cgroup.h"
@@ -40,9 +39,6 @@ struct init_args
   const int *cgroup_self_fds;
   /* A session's init: runs nothing, reaps what the execs leave. */
   bool reaper;
-  /* Where the built-in filter's listener goes (seccomp_refusals.h); -1:
-   * nobody supervises. */
-  int refusal_sock;
 };
 
 /* clone flags for the namespaces the spec asks to create. */
@@ -98,9 +94,6 @@ int rootfs_pivot (struct rootfs_run *x, struct moat_error **err);
 /* The rest: read-only and masked paths, propagation, /dev's and the
  * root's attributes. */
 int rootfs_finish (struct rootfs_run *x, struct moat_error **err);
-/* openat2 of path with rootfd as its root (RESOLVE_IN_ROOT, no magic
- * links): an fd, or -1 with errno. */
-int rootfs_openat2_in (int rootfd, const char *path, uint64_t flags);
 /* Open PATH inside ROOTFD (never leaving it), O_PATH; create missing
  * directories (and the last component as a file if as_file) when create. */
 int rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
@@ -125,12 +118,11 @@ int process_resolve_exec (const struct spec_process *p, char **ret_path,
 /* Apply rlimits, user, caps, no_new_privs, Landlock (the ruleset
  * landlock_fd, or -1), seccomp, fds, cwd; then execve. Returns only on
  * failure; with exec_path NULL (a session's reaping init) returns 0 with
- * everything applied but the execve. refusal_sock >= 0: the built-in
- * filter's listener goes there (seccomp_refusals.h). */
+ * everything applied but the execve. */
 int process_exec (const struct spec_process *p, const char *exec_path,
                   int cwd_fd, int preserve_fds, int landlock_fd,
                   const struct seccomp_prog *seccomp_config,
-                  const struct seccomp_prog *seccomp_builtin, int refusal_sock,
+                  const struct seccomp_prog *seccomp_builtin,
                   struct moat_error **err);
 int process_set_rlimits (const struct spec_process *p, struct moat_error **err);
 int process_raise_rlimits (pid_t pid, const struct spec_process *p,

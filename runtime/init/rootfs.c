@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -20,6 +21,15 @@
 #include "../../lib/util.h"
 #include "mount_ops.h"
 #include "../../policy/profile.h"
+
+static int
+sys_openat2 (int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+  struct open_how how = { .flags = flags, .resolve = resolve };
+  return (int)syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
+}
+
+#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 
 bool
 mount_is_bind (const struct spec_mount *m)
@@ -46,6 +56,78 @@ mount_below_other (const struct spec *s, size_t self)
         return true;
     }
   return false;
+}
+
+int
+rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
+                int *ret_fd, struct moat_error **err)
+{
+  cleanup_free char *copy = NULL;
+  cleanup_close int cur = -1;
+  char *save = NULL, *tok, *next;
+  int fd;
+
+  fd = sys_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
+  if (fd >= 0 || errno != ENOENT || !create)
+    {
+      if (fd < 0)
+        return moat_fail (err, errno, "resolving %s in the rootfs", path);
+      *ret_fd = fd;
+      return 0;
+    }
+
+  /* Walk component by component, creating what is missing. Each step is
+   * re-resolved inside the root, so a symlink swapped in meanwhile still
+   * resolves inside it. */
+  copy = xstrdup (path);
+  cur = fcntl (rootfd, F_DUPFD_CLOEXEC, 3);
+  if (cur < 0)
+    return moat_fail (err, errno, "dup");
+  for (tok = strtok_r (copy, "/", &save); tok; tok = next)
+    {
+      int nfd;
+      bool last;
+
+      next = strtok_r (NULL, "/", &save);
+      last = next == NULL;
+      nfd = sys_openat2 (cur, tok, O_PATH | O_CLOEXEC, IN_ROOT);
+      if (nfd < 0 && errno == ENOENT)
+        {
+          if (last && as_file)
+            {
+              int f = openat (
+                  cur, tok,
+                  O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+              if (f < 0 && errno != EEXIST)
+                return moat_fail (err, errno, "creating %s in the rootfs",
+                                  path);
+              if (f >= 0)
+                close (f);
+            }
+          else if (mkdirat (cur, tok, 0755) < 0 && errno != EEXIST)
+            return moat_fail (err, errno, "creating %s in the rootfs", path);
+          nfd = sys_openat2 (cur, tok, O_PATH | O_CLOEXEC, IN_ROOT);
+        }
+      if (nfd < 0)
+        return moat_fail (err, errno, "resolving %s in the rootfs", path);
+      /* Resolving from an inner dir with IN_ROOT would treat that dir as
+       * root; that is stricter than needed but never looser. Re-resolve the
+       * full prefix from the real root instead. */
+      close (nfd);
+      {
+        size_t len = (size_t)(tok - copy) + strlen (tok);
+        cleanup_free char *prefix = xstrdup (path);
+        /* path and copy share offsets (copy is a strdup of path). */
+        prefix[len] = '\0';
+        nfd = sys_openat2 (rootfd, prefix, O_PATH | O_CLOEXEC, IN_ROOT);
+        if (nfd < 0)
+          return moat_fail (err, errno, "resolving %s in the rootfs", path);
+      }
+      close (cur);
+      cur = nfd;
+    }
+  *ret_fd = steal_fd (&cur);
+  return 0;
 }
 
 static uint64_t
@@ -242,7 +324,7 @@ mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
   cleanup_close int dst = -1;
   struct stat st;
 
-  dst = rootfs_openat2_in (rootfd, path, O_PATH | O_CLOEXEC);
+  dst = sys_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
   if (dst < 0)
     {
       if (errno == ENOENT)
@@ -282,7 +364,7 @@ exec_readonly (struct rootfs_run *x, const struct mount_op *op,
 {
   const char *path = op->dest;
   cleanup_close int dst = -1;
-  dst = rootfs_openat2_in (x->rootfd, path, O_PATH | O_CLOEXEC);
+  dst = sys_openat2 (x->rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
   if (dst < 0)
     {
       if (errno == ENOENT)
@@ -307,8 +389,8 @@ check_pseudo_fs_places (struct rootfs_run *x, struct moat_error **err)
           || (strcmp (op->type, "proc") != 0
               && strcmp (op->type, "sysfs") != 0))
         continue;
-      fd = rootfs_openat2_in (x->rootfd, op->dest,
-                              O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      fd = sys_openat2 (x->rootfd, op->dest, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                        IN_ROOT);
       if (fd < 0 && errno == ENOENT)
         continue;
       if (fd < 0 || fstat (fd, &st) < 0)
@@ -416,7 +498,7 @@ static int
 dev_dir (struct rootfs_run *x, struct moat_error **err)
 {
   if (x->devfd < 0)
-    x->devfd = rootfs_openat2_in (x->rootfd, "dev", O_DIRECTORY | O_CLOEXEC);
+    x->devfd = sys_openat2 (x->rootfd, "dev", O_DIRECTORY | O_CLOEXEC, IN_ROOT);
   if (x->devfd < 0)
     return moat_fail (err, errno, "opening /dev in the rootfs");
   return 0;
@@ -608,7 +690,7 @@ exec_attrs (struct rootfs_run *x, const struct mount_op *op,
             struct moat_error **err)
 {
   cleanup_close int fd
-      = rootfs_openat2_in (x->rootfd, op->dest, O_PATH | O_CLOEXEC);
+      = sys_openat2 (x->rootfd, op->dest, O_PATH | O_CLOEXEC, IN_ROOT);
   struct mount_attr attr = { .attr_set = op->attrs };
 
   if (fd < 0 || mount_setattr (fd, "", AT_EMPTY_PATH, &attr, sizeof (attr)) < 0)

@@ -1,0 +1,37 @@
+/* CIDRs as the policy reads them from the operator config and the network
+ * guard enforces them: a pure type and its arithmetic (no I/O, no
+ * mechanism), shared by the policy (profile_network.c, profile_saved.c)
+ * and the guard (netguard*.c). */
+#ifndef MOAT_CIDR_H
+#define MOAT_CIDR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cidr
+{
+  int family;       /* AF_INET or AF_INET6 */
+  uint8_t addr[16]; /* network byte order; v4 in the first 4 bytes */
+  uint8_t prefix;
+  uint16_t port; /* allow entries: 0 any port, else only this one */
+};
+
+/* Parse "10.0.0.0/8", "fd00:ec2::254/128", "169.254.169.254" (host). */
+int cidr_parse (const char *s, struct cidr *ret);
+/* The same with an optional port: "10.0.0.0/8:443", "1.2.3.4:53",
+ * "[2001:db8::/32]:443" (brackets for IPv6 with a port). */
+int cidr_port_parse (const char *s, struct cidr *ret);
+/* "10.0.0.0/8", "[2001:db8::/32]:443"; malloc'ed. */
+char *cidr_to_string (const struct cidr *c);
+/* Every address of inner (and its port, if outer names one) is in outer. */
+bool cidr_contains (const struct cidr *outer, const struct cidr *inner);
+bool cidr_overlaps (const struct cidr *x, const struct cidr *y);
+
+/* The IPv6 forms that carry the IPv4 network v4: IPv4-mapped
+ * (::ffff:0:0/96), IPv4-compatible (::/96), NAT64 (64:ff9b::/96) and 6to4
+ * (2002::/16, the address at bits 16-47). Fills out[CIDR_V6_EMBEDDINGS]. */
+#define CIDR_V6_EMBEDDINGS 4
+void cidr_v6_embeddings (const struct cidr *v4,
+                         struct cidr out[CIDR_V6_EMBEDDINGS]);
+
+#endif
