@@ -1,11 +1,10 @@
 /* moat create on the host side. The data path reads top to bottom: parse
- * config.json, judge it (profile_judge), then the phases
- * of create_in_ctx (state dir, namespaces, cgroup and network guard, bind
- * sources, seccomp, clone, the init's maps and idmapped mounts, the
- * decision saved whole, mounts and hooks at their sync points, the
- * terminal, ready), each filling one struct create_ctx that one undo path
- * takes apart on failure. Every verdict lands in one list (&c->j->overrides)
- * before the decision is saved; nothing amends it afterwards. */
+ * config.json, gather the host's facts, judge (profile_judge), then the
+ * phases of create_in_ctx (state dir, namespaces, cgroup and network guard,
+ * bind sources, seccomp, clone, the init's maps and idmapped mounts, the
+ * decision saved whole, mounts and hooks at their sync points, the terminal,
+ * ready), each filling one struct create_ctx that one undo path takes apart
+ * on failure. Every verdict is in &c->j->overrides before the save. */
 #include "container.h"
 
 #include <errno.h>
@@ -700,7 +699,7 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   cleanup_free char *rootfs = NULL;
   cleanup_free char *landlock_text = NULL;
   /* The host's facts the verdicts need, gathered before judging. */
-  const struct host_facts facts = {
+  struct host_facts facts = {
     .landlock_abi = landlock_abi (),
     .memfd_noexec = access ("/proc/sys/vm/memfd_noexec", F_OK) == 0,
   };
@@ -721,10 +720,14 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
                       &config_len, err);
   else
     r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (r == 0)
+    r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r < 0)
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
+  facts.scratch_unplaceable
+      = rootfs_missing_read_only (rootfs, profile_scratch_points);
   r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)
     return r;
@@ -743,9 +746,7 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   if (s->process->terminal && o->console_socket == NULL && !for_run)
     return moat_fail (err, 0,
                       "process.terminal is set: --console-socket is required");
-  r = resolve_rootfs (s, bundle, &rootfs, err);
-  if (r == 0)
-    r = rootfs_place_profile_mounts (s, rootfs, &j->overrides, err);
+  r = rootfs_place_profile_mounts (s, rootfs, err);
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)
