@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -222,18 +223,15 @@ phase_namespaces (struct create_ctx *c, struct moat_error **err)
     r = container_adopt_userns (c->s, g->operator_config, g->root, c->o->id,
                                 c->ns_fds, &c->j->overrides, &c->userns_first,
                                 &c->root_path, err);
+  if (r == 0 && userns_moat_maps (c->s))
+    r = userns_block_take (g->operator_config, g->root, c->o->id, &c->root_path,
+                           &c->userns_first, err);
   if (r < 0)
     return r;
   c->st.userns_host_id = c->userns_first;
-  if (userns_moat_maps (c->s))
-    {
-      r = userns_block_take (g->operator_config, g->root, c->o->id,
-                             &c->j->overrides, &c->root_path, &c->userns_first,
-                             err);
-      if (r < 0)
-        return r;
-      c->st.userns_host_id = c->userns_first;
-    }
+  if (c->userns_first && g->audit)
+    g->audit->userns
+        = xasprintf ("0 %" PRIu32 " %u", c->userns_first, PROFILE_USERNS_BLOCK);
   return 0;
 }
 

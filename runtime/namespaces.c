@@ -308,12 +308,8 @@ container_adopt_userns (struct spec *s, const struct operator_config *cfg,
         = xasprintf ("joined: that of moat container %s (block %" PRIu32
                      "), whose namespace %s it shares",
                      holder_id ? holder_id + 1 : holder, *ret_first, by);
-    cleanup_free char *map
-        = xasprintf ("0 %" PRIu32 " %u", *ret_first, PROFILE_USERNS_BLOCK);
     override_list_add (ov, OVERRIDE_CHANGED, "linux.namespaces.user",
                        "new (G12)", why);
-    override_list_add (ov, OVERRIDE_ADDED, "linux.uidMappings", NULL, map);
-    override_list_add (ov, OVERRIDE_ADDED, "linux.gidMappings", NULL, map);
   }
   s->linux_.ns[NS_USER].path = xasprintf ("/proc/%d/ns/user", probe.pid);
   ns_fds[NS_USER] = steal_fd (&adopt);

@@ -56,8 +56,7 @@ OVERRIDES_ELSEWHERE = (
     # A debt: create's phases that still record what they did after
     # judging (userns block, idmap). No object may
     # join them.
-    "runtime/namespaces.o", "runtime/userns/idmap.o",
-    "runtime/userns/userns.o")
+    "runtime/namespaces.o", "runtime/userns/idmap.o")
 ONLY_FROM = [("spec_set_annotation", "policy", ()),
              ("override_list_add", "policy", OVERRIDES_ELSEWHERE)]
 
