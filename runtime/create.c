@@ -215,13 +215,14 @@ static int
 phase_namespaces (struct create_ctx *c, struct moat_error **err)
 {
   const struct moat_globals *g = c->g;
+  char **joined = g->audit ? &g->audit->userns_joined : NULL;
   int r;
 
   r = container_open_namespaces (c->s, c->j->values, &c->j->overrides,
                                  c->ns_fds, err);
   if (r == 0)
     r = container_adopt_userns (c->s, g->operator_config, g->root, c->o->id,
-                                c->ns_fds, &c->j->overrides, &c->userns_first,
+                                c->ns_fds, joined, &c->userns_first,
                                 &c->root_path, err);
   if (r == 0 && userns_moat_maps (c->s))
     r = userns_block_take (g->operator_config, g->root, c->o->id, &c->root_path,
