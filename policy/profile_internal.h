@@ -32,6 +32,12 @@ int profile_harden_mounts (struct spec *spec, const struct profile *p,
                            const struct operator_config *cfg,
                            struct override_list *ov, struct moat_error **err);
 
+/* The profile's scratch tmpfs whose mount point a read-only rootfs lacks
+ * (bit k of unplaceable: profile_scratch_points[k]) and no other mount
+ * holds: left out, and told in ov. */
+void profile_drop_unplaceable_scratch (struct spec *spec, unsigned unplaceable,
+                                       struct override_list *ov);
+
 /* The bounds of p (saved in the decision for update). */
 struct resource_bounds profile_resource_bounds (const struct profile *p);
 /* G7 on linux.resources. create: absent limits get the profile's; else
