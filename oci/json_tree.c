@@ -80,20 +80,20 @@ static void
 grow (struct tree_builder *b, struct open_container *c, size_t len)
 {
   size_t cap = c->cap ? c->cap * 2 : 8;
-  yajl_val *values = arena_alloc (b, cap * sizeof (*values));
+  bool object = c->node->type == yajl_t_object;
+  yajl_val **values
+      = object ? &c->node->u.object.values : &c->node->u.array.values;
+  yajl_val *new_values = arena_alloc (b, cap * sizeof (*new_values));
 
-  if (c->node->type == yajl_t_object)
+  if (len > 0) /* the first arrays are NULL: memcpy may not read those */
+    memcpy (new_values, *values, len * sizeof (*new_values));
+  *values = new_values;
+  if (object)
     {
       const char **keys = arena_alloc (b, cap * sizeof (*keys));
-      memcpy (keys, c->node->u.object.keys, len * sizeof (*keys));
-      memcpy (values, c->node->u.object.values, len * sizeof (*values));
+      if (len > 0)
+        memcpy (keys, c->node->u.object.keys, len * sizeof (*keys));
       c->node->u.object.keys = keys;
-      c->node->u.object.values = values;
-    }
-  else
-    {
-      memcpy (values, c->node->u.array.values, len * sizeof (*values));
-      c->node->u.array.values = values;
     }
   c->cap = cap;
 }
