@@ -21,6 +21,8 @@ extern const char *const profile_allowed_sysctls[];
  * taken relative to "/" (as mount destinations are relative to the rootfs).
  * ".." never climbs above "/". */
 char *profile_path_normalize (const char *path);
+/* Is path tree itself or beneath it (both normalized)? */
+bool profile_path_in_tree (const char *path, const char *tree);
 
 /* Built-in defaults of a profile name ("strict" / "egress"). */
 int profile_init_default (struct profile *p, const char *name,

@@ -4,13 +4,11 @@
  * that a symlink to /etc is refused too. */
 #include "profile.h"
 #include "profile_internal.h"
-#include "verdicts.h"
 #include "../lib/util.h"
 
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 /* What a bind source may be, by where it really is. */
@@ -138,8 +136,6 @@ static const struct
 };
 
 static const char *const scratch_dirs[] = { "/tmp", "/var/tmp", NULL };
-const char *const profile_scratch_points[]
-    = { "/tmp", "/var/tmp", "/dev/shm", NULL };
 
 static bool
 strv_has (const char *const *v, const char *s)
@@ -150,8 +146,8 @@ strv_has (const char *const *v, const char *s)
   return false;
 }
 
-static bool
-path_in_tree (const char *path, const char *tree)
+bool
+profile_path_in_tree (const char *path, const char *tree)
 {
   size_t n = strlen (tree);
   if (n == 1 && tree[0] == '/')
@@ -162,7 +158,7 @@ path_in_tree (const char *path, const char *tree)
 static bool
 path_in_or_above_tree (const char *path, const char *tree)
 {
-  return path_in_tree (path, tree) || path_in_tree (tree, path)
+  return profile_path_in_tree (path, tree) || profile_path_in_tree (tree, path)
          || strcmp (path, "/") == 0;
 }
 
@@ -183,7 +179,7 @@ in_engine_root (const char *path, enum engine_kind kind,
         const char *root = roots[r][i];
         size_t n = strlen (root);
         if (or_above ? path_in_or_above_tree (path, root)
-                     : path_in_tree (path, root))
+                     : profile_path_in_tree (path, root))
           {
             if (ret_rel)
               *ret_rel = path[n] == '/' ? path + n + 1 : path + n;
@@ -244,19 +240,19 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
       if (dir[0] != '\0' && path_in_or_above_tree (path, dir))
         return BIND_REFUSED;
     }
-  if (cfg->caller_volume && path_in_tree (path, cfg->caller_volume))
+  if (cfg->caller_volume && profile_path_in_tree (path, cfg->caller_volume))
     return BIND_VOLUME;
   for (size_t i = 0; readonly_trees[i]; i++)
-    if (path_in_tree (path, readonly_trees[i]))
+    if (profile_path_in_tree (path, readonly_trees[i]))
       return BIND_HOST_PROGRAMS;
   /* A writable view of the rootfs would undo the read-only root. */
-  if (rootfs && path_in_tree (path, rootfs))
+  if (rootfs && profile_path_in_tree (path, rootfs))
     return BIND_OTHER;
-  if (bundle && path_in_tree (path, bundle))
+  if (bundle && profile_path_in_tree (path, bundle))
     return BIND_WRITABLE;
   for (size_t i = 0; cfg->writable_bind_trees && cfg->writable_bind_trees[i];
        i++)
-    if (path_in_tree (path, cfg->writable_bind_trees[i]))
+    if (profile_path_in_tree (path, cfg->writable_bind_trees[i]))
       return BIND_WRITABLE;
   return BIND_OTHER;
 }
@@ -396,7 +392,7 @@ profile_bind_idmapped (const char *resolved_path,
     return false;
   cfg = operator_config_or_builtin (cfg);
   norm = profile_path_normalize (resolved_path);
-  if (cfg->caller_volume && path_in_tree (norm, cfg->caller_volume))
+  if (cfg->caller_volume && profile_path_in_tree (norm, cfg->caller_volume))
     return true;
   return engine_tree_class (norm, cfg) != BIND_OTHER;
 }
@@ -549,7 +545,7 @@ insert_scratch (struct spec *spec, const char *dest, const struct profile *p,
     {
       cleanup_free char *d
           = profile_path_normalize (spec->mounts[i].destination);
-      if (path_in_tree (d, dest))
+      if (profile_path_in_tree (d, dest))
         at = i;
     }
   make_scratch_tmpfs (&m, p);
@@ -606,7 +602,8 @@ destination_refusal (const struct spec_mount *m, const char *dest, bool bind)
                  "/dev/mqueue, devpts at /dev/pts)";
   /* Over or inside /proc and /sys: it would hide what the masks and
    * read-only paths hold, or put something else in their place. */
-  if (path_in_tree (dest, "/proc") || path_in_tree (dest, "/sys"))
+  if (profile_path_in_tree (dest, "/proc")
+      || profile_path_in_tree (dest, "/sys"))
     return "nothing but proc at /proc, sysfs at /sys and cgroup at "
            "/sys/fs/cgroup may be mounted in /proc or /sys";
   return NULL;
@@ -742,68 +739,4 @@ profile_harden_mounts (struct spec *spec, const struct profile *p,
   if (has_mount_at (spec, "/dev") && !has_mount_at (spec, "/dev/shm"))
     insert_scratch (spec, "/dev/shm", p, ov);
   return refused;
-}
-
-/* Is the mount point of spec's mount self inside another mount (made there,
- * not in the rootfs)? */
-static bool
-mount_inside_other (const struct spec *spec, size_t self, const char *dest)
-{
-  for (size_t i = 0; i < spec->n_mounts; i++)
-    {
-      cleanup_free char *d = profile_path_normalize (
-          spec->mounts[i].destination ? spec->mounts[i].destination : "");
-      if (i != self && strcmp (d, "/") != 0 && strcmp (d, dest) != 0
-          && path_in_tree (dest, d))
-        return true;
-    }
-  return false;
-}
-
-static bool
-scratch_unplaceable (const char *dest, unsigned unplaceable)
-{
-  for (unsigned k = 0; profile_scratch_points[k]; k++)
-    if ((unplaceable & (1u << k))
-        && strcmp (profile_scratch_points[k], dest) == 0)
-      return true;
-  return false;
-}
-
-/* Images built FROM scratch, distroless ones, have no /tmp or /var/tmp; a
- * read-only rootfs cannot take the directory. Without it there is nothing
- * to cover and nothing the container could write there either (its root
- * ends read-only, G5), so the profile's tmpfs is left out and told. */
-void
-profile_drop_unplaceable_scratch (struct spec *spec, unsigned unplaceable,
-                                  struct override_list *ov)
-{
-  size_t kept = 0;
-  cleanup_free bool *drop = xcalloc (spec->n_mounts + 1, sizeof (bool));
-
-  for (size_t i = 0; i < spec->n_mounts; i++)
-    {
-      const char *dest = spec->mounts[i].destination;
-      cleanup_free char *path = NULL;
-
-      if (!spec->mounts[i].profile_added
-          || !scratch_unplaceable (dest, unplaceable)
-          || mount_inside_other (spec, i, dest))
-        continue;
-      path = xasprintf ("mounts[%s]", dest);
-      override_list_add (ov, OVERRIDE_CHANGED, path, "added by the profile",
-                         "not mounted: the rootfs is read-only and has no "
-                         "such directory");
-      fprintf (stderr,
-               "moat: warning: %s: the profile's tmpfs is not mounted: the "
-               "rootfs is read-only and has no %s\n",
-               path, dest);
-      drop[i] = true;
-    }
-  for (size_t i = 0; i < spec->n_mounts; i++)
-    if (drop[i])
-      spec_mount_clear (&spec->mounts[i]);
-    else
-      spec->mounts[kept++] = spec->mounts[i];
-  spec->n_mounts = kept;
 }
