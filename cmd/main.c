@@ -372,6 +372,8 @@ write_verb_audit (const struct cmd_ctx *ctx, const char *profile_name,
     .effective = audit->effective,
     .refused_connects = audit->refused_connects,
     .landlock = audit->landlock,
+    .userns = audit->userns,
+    .userns_joined = audit->userns_joined,
     .overrides = audit->overrides,
     .result = r < 0 ? 1 : 0,
     .error = r < 0 && err ? err->msg : NULL,
@@ -404,6 +406,8 @@ verb_audit_release (struct verb_audit *audit)
   free (audit->effective);
   free (audit->refused_connects);
   free (audit->landlock);
+  free (audit->userns);
+  free (audit->userns_joined);
 }
 
 int

@@ -21,6 +21,8 @@ extern const char *const profile_allowed_sysctls[];
  * taken relative to "/" (as mount destinations are relative to the rootfs).
  * ".." never climbs above "/". */
 char *profile_path_normalize (const char *path);
+/* Is path tree itself or beneath it (both normalized)? */
+bool profile_path_in_tree (const char *path, const char *tree);
 
 /* Built-in defaults of a profile name ("strict" / "egress"). */
 int profile_init_default (struct profile *p, const char *name,
@@ -31,6 +33,12 @@ int profile_init_default (struct profile *p, const char *name,
 int profile_harden_mounts (struct spec *spec, const struct profile *p,
                            const struct operator_config *cfg,
                            struct override_list *ov, struct moat_error **err);
+
+/* The profile's scratch tmpfs whose mount point a read-only rootfs lacks
+ * (bit k of unplaceable: profile_scratch_points[k]) and no other mount
+ * holds: left out, and told in ov. */
+void profile_drop_unplaceable_scratch (struct spec *spec, unsigned unplaceable,
+                                       struct override_list *ov);
 
 /* The bounds of p (saved in the decision for update). */
 struct resource_bounds profile_resource_bounds (const struct profile *p);

@@ -146,8 +146,8 @@ strv_has (const char *const *v, const char *s)
   return false;
 }
 
-static bool
-path_in_tree (const char *path, const char *tree)
+bool
+profile_path_in_tree (const char *path, const char *tree)
 {
   size_t n = strlen (tree);
   if (n == 1 && tree[0] == '/')
@@ -158,7 +158,7 @@ path_in_tree (const char *path, const char *tree)
 static bool
 path_in_or_above_tree (const char *path, const char *tree)
 {
-  return path_in_tree (path, tree) || path_in_tree (tree, path)
+  return profile_path_in_tree (path, tree) || profile_path_in_tree (tree, path)
          || strcmp (path, "/") == 0;
 }
 
@@ -179,7 +179,7 @@ in_engine_root (const char *path, enum engine_kind kind,
         const char *root = roots[r][i];
         size_t n = strlen (root);
         if (or_above ? path_in_or_above_tree (path, root)
-                     : path_in_tree (path, root))
+                     : profile_path_in_tree (path, root))
           {
             if (ret_rel)
               *ret_rel = path[n] == '/' ? path + n + 1 : path + n;
@@ -240,19 +240,19 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
       if (dir[0] != '\0' && path_in_or_above_tree (path, dir))
         return BIND_REFUSED;
     }
-  if (cfg->caller_volume && path_in_tree (path, cfg->caller_volume))
+  if (cfg->caller_volume && profile_path_in_tree (path, cfg->caller_volume))
     return BIND_VOLUME;
   for (size_t i = 0; readonly_trees[i]; i++)
-    if (path_in_tree (path, readonly_trees[i]))
+    if (profile_path_in_tree (path, readonly_trees[i]))
       return BIND_HOST_PROGRAMS;
   /* A writable view of the rootfs would undo the read-only root. */
-  if (rootfs && path_in_tree (path, rootfs))
+  if (rootfs && profile_path_in_tree (path, rootfs))
     return BIND_OTHER;
-  if (bundle && path_in_tree (path, bundle))
+  if (bundle && profile_path_in_tree (path, bundle))
     return BIND_WRITABLE;
   for (size_t i = 0; cfg->writable_bind_trees && cfg->writable_bind_trees[i];
        i++)
-    if (path_in_tree (path, cfg->writable_bind_trees[i]))
+    if (profile_path_in_tree (path, cfg->writable_bind_trees[i]))
       return BIND_WRITABLE;
   return BIND_OTHER;
 }
@@ -392,7 +392,7 @@ profile_bind_idmapped (const char *resolved_path,
     return false;
   cfg = operator_config_or_builtin (cfg);
   norm = profile_path_normalize (resolved_path);
-  if (cfg->caller_volume && path_in_tree (norm, cfg->caller_volume))
+  if (cfg->caller_volume && profile_path_in_tree (norm, cfg->caller_volume))
     return true;
   return engine_tree_class (norm, cfg) != BIND_OTHER;
 }
@@ -545,7 +545,7 @@ insert_scratch (struct spec *spec, const char *dest, const struct profile *p,
     {
       cleanup_free char *d
           = profile_path_normalize (spec->mounts[i].destination);
-      if (path_in_tree (d, dest))
+      if (profile_path_in_tree (d, dest))
         at = i;
     }
   make_scratch_tmpfs (&m, p);
@@ -602,7 +602,8 @@ destination_refusal (const struct spec_mount *m, const char *dest, bool bind)
                  "/dev/mqueue, devpts at /dev/pts)";
   /* Over or inside /proc and /sys: it would hide what the masks and
    * read-only paths hold, or put something else in their place. */
-  if (path_in_tree (dest, "/proc") || path_in_tree (dest, "/sys"))
+  if (profile_path_in_tree (dest, "/proc")
+      || profile_path_in_tree (dest, "/sys"))
     return "nothing but proc at /proc, sysfs at /sys and cgroup at "
            "/sys/fs/cgroup may be mounted in /proc or /sys";
   return NULL;

@@ -62,6 +62,8 @@ profile_judge (struct spec *spec, const struct profile *base,
   if (r < 0)
     return r;
   profile_decide_seccomp_level (spec, ret->values);
+  profile_drop_unplaceable_scratch (spec, facts->scratch_unplaceable,
+                                    &ret->overrides);
   if (!facts->memfd_noexec)
     override_list_add (&ret->overrides, OVERRIDE_IGNORED,
                        "sysctl.vm.memfd_noexec", "2",

@@ -20,11 +20,19 @@
  * oldest ABI moat uses. */
 #define LANDLOCK_MIN_ABI 2
 
+/* The mount points of the tmpfs the profile may add (G6's scratch: /tmp,
+ * /var/tmp, /dev/shm), NULL-terminated: create looks for them in the
+ * rootfs before judging. */
+extern const char *const profile_scratch_points[];
+
 /* What the runtime found out about the host before the policy judges. */
 struct host_facts
 {
   int landlock_abi;  /* the kernel's Landlock ABI; 0: none */
   bool memfd_noexec; /* G13: the kernel has vm.memfd_noexec (6.3) */
+  /* Bit k: profile_scratch_points[k] is missing from a read-only rootfs,
+   * which cannot take it. */
+  unsigned scratch_unplaceable;
 };
 
 /* create's judging: spec hardened in place under base (tightened by the

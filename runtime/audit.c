@@ -108,6 +108,16 @@ audit_line (const struct audit_record *r)
       jw_key (w, "landlock");
       jw_string (w, r->landlock);
     }
+  if (r->userns)
+    {
+      jw_key (w, "userns");
+      jw_string (w, r->userns);
+    }
+  if (r->userns_joined)
+    {
+      jw_key (w, "userns_joined");
+      jw_string (w, r->userns_joined);
+    }
   jw_overrides (w, "overrides", r->overrides);
   jw_object_end (w);
   json = json_writer_finish (w);

@@ -23,8 +23,10 @@ struct verb_audit
   char *profile;         /* the container's, once it is known */
   const char *mechanism; /* network guard used */
   char *effective; /* create: the effective profile's audited fields (JSON) */
-  char *refused_connects;          /* delete: what the guard refused (JSON) */
-  char *landlock;                  /* G14: what the container gets */
+  char *refused_connects; /* delete: what the guard refused (JSON) */
+  char *landlock;         /* G14: what the container gets */
+  char *userns; /* G12, create: "0 FIRST 65536", the pool's block it holds */
+  char *userns_joined; /* G12, create: whose user namespace it adopted */
   struct override_list *overrides; /* owned by the caller */
   size_t told;                     /* overrides already told on stderr */
   int exit_status;     /* the container's, when known (run, delete); -1 */

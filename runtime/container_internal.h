@@ -121,10 +121,12 @@ int container_open_namespaces (const struct spec *s, const struct profile *p,
  * namespace), ns_fds[NS_USER] and linux.namespaces.user's path set, the
  * pool's record naming it too (*ret_first, *ret_root_path as
  * userns_block_take's). Any other: refused. A mount namespace joined by
- * path is refused. *ret_first is 0 where nothing is adopted. */
+ * path is refused. *ret_first is 0 where nothing is adopted; else
+ * *ret_joined (may be NULL) says whose namespace, a fact of the container
+ * (its audit line), not an override. */
 int container_adopt_userns (struct spec *s, const struct operator_config *cfg,
                             const char *root, const char *id, int *ns_fds,
-                            struct override_list *ov, uint32_t *ret_first,
+                            char **ret_joined, uint32_t *ret_first,
                             char **ret_root_path, struct moat_error **err);
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,

@@ -1,15 +1,15 @@
 /* moat create on the host side. The data path reads top to bottom: parse
- * config.json, judge it (profile_judge), then the phases
- * of create_in_ctx (state dir, namespaces, cgroup and network guard, bind
- * sources, seccomp, clone, the init's maps and idmapped mounts, the
- * decision saved whole, mounts and hooks at their sync points, the
- * terminal, ready), each filling one struct create_ctx that one undo path
- * takes apart on failure. Every verdict lands in one list (&c->j->overrides)
- * before the decision is saved; nothing amends it afterwards. */
+ * config.json, gather the host's facts, judge (profile_judge), then the
+ * phases of create_in_ctx (state dir, namespaces, cgroup and network guard,
+ * bind sources, seccomp, clone, the init's maps and idmapped mounts, the
+ * decision saved whole, mounts and hooks at their sync points, the terminal,
+ * ready), each filling one struct create_ctx that one undo path takes apart
+ * on failure. Every verdict is in &c->j->overrides before the save. */
 #include "container.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -215,26 +215,24 @@ static int
 phase_namespaces (struct create_ctx *c, struct moat_error **err)
 {
   const struct moat_globals *g = c->g;
+  char **joined = g->audit ? &g->audit->userns_joined : NULL;
   int r;
 
   r = container_open_namespaces (c->s, c->j->values, &c->j->overrides,
                                  c->ns_fds, err);
   if (r == 0)
     r = container_adopt_userns (c->s, g->operator_config, g->root, c->o->id,
-                                c->ns_fds, &c->j->overrides, &c->userns_first,
+                                c->ns_fds, joined, &c->userns_first,
                                 &c->root_path, err);
+  if (r == 0 && userns_moat_maps (c->s))
+    r = userns_block_take (g->operator_config, g->root, c->o->id, &c->root_path,
+                           &c->userns_first, err);
   if (r < 0)
     return r;
   c->st.userns_host_id = c->userns_first;
-  if (userns_moat_maps (c->s))
-    {
-      r = userns_block_take (g->operator_config, g->root, c->o->id,
-                             &c->j->overrides, &c->root_path, &c->userns_first,
-                             err);
-      if (r < 0)
-        return r;
-      c->st.userns_host_id = c->userns_first;
-    }
+  if (c->userns_first && g->audit)
+    g->audit->userns
+        = xasprintf ("0 %" PRIu32 " %u", c->userns_first, PROFILE_USERNS_BLOCK);
   return 0;
 }
 
@@ -700,7 +698,7 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   cleanup_free char *rootfs = NULL;
   cleanup_free char *landlock_text = NULL;
   /* The host's facts the verdicts need, gathered before judging. */
-  const struct host_facts facts = {
+  struct host_facts facts = {
     .landlock_abi = landlock_abi (),
     .memfd_noexec = access ("/proc/sys/vm/memfd_noexec", F_OK) == 0,
   };
@@ -721,10 +719,14 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
                       &config_len, err);
   else
     r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (r == 0)
+    r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r < 0)
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
+  facts.scratch_unplaceable
+      = rootfs_missing_read_only (rootfs, profile_scratch_points);
   r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)
     return r;
@@ -743,9 +745,7 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   if (s->process->terminal && o->console_socket == NULL && !for_run)
     return moat_fail (err, 0,
                       "process.terminal is set: --console-socket is required");
-  r = resolve_rootfs (s, bundle, &rootfs, err);
-  if (r == 0)
-    r = rootfs_place_profile_mounts (s, rootfs, &j->overrides, err);
+  r = rootfs_place_profile_mounts (s, rootfs, err);
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)

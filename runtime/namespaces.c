@@ -222,7 +222,7 @@ holder_is (const char *owner, uint32_t first, void *data)
 int
 container_adopt_userns (struct spec *s, const struct operator_config *cfg,
                         const char *root, const char *id, int *ns_fds,
-                        struct override_list *ov, uint32_t *ret_first,
+                        char **ret_joined, uint32_t *ret_first,
                         char **ret_root_path, struct moat_error **err)
 {
   static const enum ns_type judged[] = { NS_PID, NS_CGROUP };
@@ -302,19 +302,13 @@ container_adopt_userns (struct spec *s, const struct operator_config *cfg,
                       "namespace that is not a live moat container's: the "
                       "container's root (G12) could not use it",
                       by);
-  {
-    const char *holder_id = strrchr (holder, '/');
-    cleanup_free char *why
-        = xasprintf ("joined: that of moat container %s (block %" PRIu32
-                     "), whose namespace %s it shares",
-                     holder_id ? holder_id + 1 : holder, *ret_first, by);
-    cleanup_free char *map
-        = xasprintf ("0 %" PRIu32 " %u", *ret_first, PROFILE_USERNS_BLOCK);
-    override_list_add (ov, OVERRIDE_CHANGED, "linux.namespaces.user",
-                       "new (G12)", why);
-    override_list_add (ov, OVERRIDE_ADDED, "linux.uidMappings", NULL, map);
-    override_list_add (ov, OVERRIDE_ADDED, "linux.gidMappings", NULL, map);
-  }
+  if (ret_joined)
+    {
+      const char *holder_id = strrchr (holder, '/');
+      *ret_joined = xasprintf ("moat container %s's, whose namespace %s it "
+                               "shares",
+                               holder_id ? holder_id + 1 : holder, by);
+    }
   s->linux_.ns[NS_USER].path = xasprintf ("/proc/%d/ns/user", probe.pid);
   ns_fds[NS_USER] = steal_fd (&adopt);
   *ret_root_path = xstrdup (real);

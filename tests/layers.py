@@ -54,10 +54,9 @@ OVERRIDES_ELSEWHERE = (
     # and its copy of a run's overrides into its record.
     "app/sandbox_config.o", "app/sandbox_run.o",
     # A debt: create's phases that still record what they did after
-    # judging (userns block, idmap, profile mount points). No object may
+    # judging (idmap). No object may
     # join them.
-    "runtime/namespaces.o", "runtime/init/rootfs.o", "runtime/userns/idmap.o",
-    "runtime/userns/userns.o")
+    "runtime/userns/idmap.o")
 ONLY_FROM = [("spec_set_annotation", "policy", ()),
              ("override_list_add", "policy", OVERRIDES_ELSEWHERE)]
 

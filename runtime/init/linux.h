@@ -110,13 +110,14 @@ bool mount_is_bind (const struct spec_mount *m);
 /* Is mounts[self] below the destination of another mount of the list (made
  * on that mount's filesystem, not on the rootfs)? */
 bool mount_below_other (const struct spec *s, size_t self);
-/* Before clone: the mount points of the profile's own mounts
- * (profile_added) are made in the rootfs, as host root, resolved inside
- * it; where the rootfs is read-only and lacks one, that mount is dropped
- * from s and told on stderr and in ov (may be NULL). */
-struct override_list;
-int rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
-                                 struct override_list *ov,
+/* Before judging, a fact for the policy: bit k set where points[k] is
+ * missing from rootfs and rootfs is read-only (cannot take it). */
+unsigned rootfs_missing_read_only (const char *rootfs,
+                                   const char *const *points);
+/* After judging, before clone: the mount points of the profile's own
+ * mounts (profile_added) are made in the rootfs, as host root, resolved
+ * inside it. */
+int rootfs_place_profile_mounts (const struct spec *s, const char *rootfs,
                                  struct moat_error **err);
 
 /* Process (process.c). */

@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -150,26 +151,43 @@ check_landing (int dst, bool sysfs_ok, const char *what,
   return 0;
 }
 
+unsigned
+rootfs_missing_read_only (const char *rootfs, const char *const *points)
+{
+  cleanup_close int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct statvfs sv;
+  unsigned missing = 0;
+
+  if (rootfd < 0 || fstatvfs (rootfd, &sv) < 0 || !(sv.f_flag & ST_RDONLY))
+    return 0;
+  for (unsigned k = 0; points[k] && k < 8 * sizeof (missing); k++)
+    {
+      cleanup_close int fd = -1;
+      struct moat_error *e = NULL;
+
+      if (rootfs_open_in (rootfd, points[k], false, false, &fd, &e) < 0
+          && e->errnum == ENOENT)
+        missing |= 1u << k;
+      moat_error_free (&e);
+    }
+  return missing;
+}
+
 /* Images built FROM scratch, distroless ones, have no /tmp or /var/tmp:
  * the profile's scratch tmpfs needs its mount point all the same. The
  * rootfs is the container's, so moat makes it there (as runc makes every
  * mount point), now, as host root: an init in a user namespace may not be
- * able to write a rootfs that was not idmapped. A read-only rootfs cannot
- * take one; without the directory there is nothing to cover and nothing
- * the container could write there either (its root ends read-only, G5),
- * so the mount is left out and told. */
+ * able to write a rootfs that was not idmapped. (Those a read-only rootfs
+ * lacks the policy left out when it judged.) */
 int
-rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
-                             struct override_list *ov, struct moat_error **err)
+rootfs_place_profile_mounts (const struct spec *s, const char *rootfs,
+                             struct moat_error **err)
 {
   cleanup_close int rootfd = -1;
-  cleanup_free bool *drop = xcalloc (s->n_mounts + 1, sizeof (bool));
-  size_t kept = 0;
 
   for (size_t i = 0; i < s->n_mounts; i++)
     {
       const char *dest = s->mounts[i].destination;
-      cleanup_free char *path = NULL;
       cleanup_close int fd = -1;
       struct moat_error *e = NULL;
 
@@ -189,28 +207,9 @@ rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
           moat_error_free (&e);
           break;
         }
-      if (e->errnum != EROFS)
-        {
-          *err = e;
-          return moat_error_wrap (err, "mount %s", dest);
-        }
-      moat_error_free (&e);
-      path = xasprintf ("mounts[%s]", dest);
-      override_list_add (ov, OVERRIDE_CHANGED, path, "added by the profile",
-                         "not mounted: the rootfs is read-only and has no "
-                         "such directory");
-      fprintf (stderr,
-               "moat: warning: %s: the profile's tmpfs is not mounted: the "
-               "rootfs is read-only and has no %s\n",
-               path, dest);
-      drop[i] = true;
+      *err = e;
+      return moat_error_wrap (err, "mount %s", dest);
     }
-  for (size_t i = 0; i < s->n_mounts; i++)
-    if (drop[i])
-      spec_mount_clear (&s->mounts[i]);
-    else
-      s->mounts[kept++] = s->mounts[i];
-  s->n_mounts = kept;
   return 0;
 }
 

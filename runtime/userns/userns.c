@@ -212,11 +212,9 @@ userns_block_alloc (const struct operator_config *cfg, const char *root_path,
 
 int
 userns_block_take (const struct operator_config *cfg, const char *root,
-                   const char *id, struct override_list *ov,
-                   char **ret_root_path, uint32_t *ret_first,
+                   const char *id, char **ret_root_path, uint32_t *ret_first,
                    struct moat_error **err)
 {
-  cleanup_free char *map = NULL;
   char real[PATH_MAX];
   int r;
 
@@ -226,9 +224,6 @@ userns_block_take (const struct operator_config *cfg, const char *root,
   if (r < 0)
     return r;
   *ret_root_path = xstrdup (real);
-  map = xasprintf ("0 %" PRIu32 " %u", *ret_first, PROFILE_USERNS_BLOCK);
-  override_list_add (ov, OVERRIDE_ADDED, "linux.uidMappings", NULL, map);
-  override_list_add (ov, OVERRIDE_ADDED, "linux.gidMappings", NULL, map);
   return 0;
 }
 

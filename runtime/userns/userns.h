@@ -24,12 +24,12 @@ bool userns_moat_maps (const struct spec *s);
 int userns_block_alloc (const struct operator_config *cfg,
                         const char *root_path, const char *id,
                         uint32_t *ret_first, struct moat_error **err);
-/* userns_block_alloc for ROOT/ID (ROOT as --root says), said in ov (the
- * audit line): *ret_root_path is what the record names. */
+/* userns_block_alloc for ROOT/ID (ROOT as --root says): *ret_root_path is
+ * what the record names. The block is a fact of the container (its state,
+ * its audit line), not an override. */
 int userns_block_take (const struct operator_config *cfg, const char *root,
-                       const char *id, struct override_list *ov,
-                       char **ret_root_path, uint32_t *ret_first,
-                       struct moat_error **err);
+                       const char *id, char **ret_root_path,
+                       uint32_t *ret_first, struct moat_error **err);
 /* ROOT_PATH/ID no longer holds the block: the block is given back to the
  * pool at pool_dir (the one create took it from, as its decision saved)
  * once its record names no other holder. */

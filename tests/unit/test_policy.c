@@ -516,6 +516,49 @@ test_judge_owns_overrides (void **state)
   profile_free (base);
 }
 
+static bool
+has_mount (const struct spec *s, const char *dest)
+{
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (strcmp (s->mounts[i].destination, dest) == 0)
+      return true;
+  return false;
+}
+
+/* The fact "a read-only rootfs lacks /tmp" (bit 0 of
+ * profile_scratch_points) is judged: the profile's /tmp left out and told
+ * in the judgement, /var/tmp (which the rootfs has) kept; a /dev/shm inside
+ * the container's /dev mount is made there, never left out. */
+static void
+test_judge_drops_unplaceable_scratch (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"},"
+                     " \"mounts\": [{\"destination\": \"/dev\","
+                     " \"type\": \"tmpfs\", \"source\": \"tmpfs\"}]}";
+  const struct host_facts facts
+      = { .memfd_noexec = true, .scratch_unplaceable = 1u | 4u };
+  struct profile *base = load ("{}", NULL);
+  struct judgement j = { 0 };
+  struct moat_error *err = NULL;
+  struct spec *s = NULL;
+
+  assert_string_equal (profile_scratch_points[0], "/tmp");
+  assert_string_equal (profile_scratch_points[2], "/dev/shm");
+  assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
+  if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
+    fail_msg ("judge: %s", err->msg);
+  assert_false (has_mount (s, "/tmp"));
+  assert_true (has_mount (s, "/var/tmp"));
+  assert_true (has_mount (s, "/dev/shm"));
+  assert_true (has_override (&j.overrides, OVERRIDE_CHANGED, "mounts[/tmp]"));
+  assert_false (
+      has_override (&j.overrides, OVERRIDE_CHANGED, "mounts[/dev/shm]"));
+  judgement_clear (&j);
+  spec_free (s);
+  profile_free (base);
+}
+
 int
 main (void)
 {
@@ -529,6 +572,7 @@ main (void)
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),
     cmocka_unit_test (test_judge_owns_overrides),
+    cmocka_unit_test (test_judge_drops_unplaceable_scratch),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
