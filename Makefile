@@ -81,7 +81,9 @@ $(BUILD)/tests/unit/libunit.a: $(UNIT_LIB_OBJS)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD $@"; $(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ $(LDFLAGS) -o $@ $< \
-	  $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a $(PC_LIBS) -lcmocka
+	  $(BUILD)/tests/unit/libunit.a $(BUILD)/libmoat.a $(PC_LIBS) $(UNIT_LIBS) -lcmocka
+# A fake systemd on a socketpair serves the systemd driver's wait.
+$(BUILD)/tests/unit/test_cgroup_systemd: UNIT_LIBS = $(shell $(PKG_CONFIG) --libs libsystemd)
 
 # Small static helpers run inside containers (no libc of the rootfs needed).
 $(BUILD)/tests/cmd/%: tests/cmd/%.c
@@ -105,7 +107,7 @@ PYTHON ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo pytho
 # against this build.
 check-python: deps $(BUILD)/moat
 	cd contrib/python && PYTHONDONTWRITEBYTECODE=1 MOAT=$(CURDIR)/$(BUILD)/moat $(PYTHON) -m pytest -q -p no:cacheprovider \
-	  test_moat_sandbox.py test_session.py test_async.py
+	  test_moat_sandbox.py test_session.py test_async.py test_run_code.py
 	$(PYTHON) -m mypy --strict --cache-dir=/dev/null contrib/python/moat_sandbox
 	venv="$$(mktemp -d /tmp/moat-pyvenv.XXXXXX)" && trap 'rm -rf "$$venv" $(CURDIR)/contrib/python/build $(CURDIR)/contrib/python/*.egg-info' EXIT && \
 	  $(PYTHON) -m venv --system-site-packages "$$venv" && \
@@ -157,7 +159,7 @@ check-host: deps $(BUILD)/moat test-bins $(UNIT_BINS)
 
 bench: deps $(BUILD)/moat
 	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/bench.sh
-	MOAT=$(CURDIR)/$(BUILD)/moat bench/sandbox.sh
+	MOAT=$(CURDIR)/$(BUILD)/moat BUILD=$(CURDIR)/$(BUILD) bench/sandbox.sh
 
 # The config.json parsers under libFuzzer with ASan and UBSan. The fuzzer
 # links against an archive of the library built for it: the linker takes

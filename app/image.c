@@ -127,7 +127,7 @@ read_sized (int fd, uint64_t size, size_t max, char **ret,
 /* A JSON blob of the layout, its size and digest checked. */
 static int
 read_blob_json (int layoutfd, const json_node *desc, json_node **ret,
-                struct moat_error **err)
+                char **ret_text, struct moat_error **err)
 {
   const char *digest = json_string (json_get (desc, "digest"));
   const char *hex = NULL;
@@ -145,7 +145,11 @@ read_blob_json (int layoutfd, const json_node *desc, json_node **ret,
     return moat_error_wrap (err, "image: blob %.19s", digest);
   if (strcmp (got, hex) != 0)
     return moat_fail (err, 0, "image: blob %.19s: digest mismatch", digest);
-  return json_parse (text, len, IMAGE_JSON_MAX, ret, err);
+  if (json_parse (text, len, IMAGE_JSON_MAX, ret, err) < 0)
+    return -1;
+  if (ret_text)
+    *ret_text = steal_pointer (&text);
+  return 0;
 }
 
 /* index.json -> the manifest's digest (the first image manifest; a
@@ -191,7 +195,7 @@ find_manifest (int layoutfd, char **ret_digest, json_node **ret_manifest,
                          ? json_string (json_get (pick, "digest"))
                          : "");
       json_node *next = NULL;
-      r = read_blob_json (layoutfd, pick, &next, err);
+      r = read_blob_json (layoutfd, pick, &next, NULL, err);
       json_free (idx);
       idx = NULL;
       if (r < 0)
@@ -225,21 +229,13 @@ nonempty_member (const json_node *obj, const char *key)
   return v && *v ? xstrdup (v) : NULL;
 }
 
-/* The manifest's config blob (size and digest checked): its config.Env,
- * WorkingDir and User. */
+/* An image config's config.Env, WorkingDir and User. */
 static int
-read_image_config (int layoutfd, const json_node *manifest,
-                   struct image_config *ret, struct moat_error **err)
+image_config_from (const json_node *blob, struct image_config *ret,
+                   struct moat_error **err)
 {
-  const json_node *desc = json_get (manifest, "config");
-  const json_node *c, *env;
-  json_node *blob = NULL;
+  const json_node *c = json_get (blob, "config"), *env;
 
-  if (desc == NULL)
-    return moat_fail (err, 0, "image: the manifest has no config");
-  if (read_blob_json (layoutfd, desc, &blob, err) < 0)
-    return moat_error_wrap (err, "image: config");
-  c = json_get (blob, "config");
   if (c && json_is_object (c))
     {
       env = json_get (c, "Env");
@@ -252,7 +248,6 @@ read_image_config (int layoutfd, const json_node *manifest,
       ret->workdir = nonempty_member (c, "WorkingDir");
       ret->user = nonempty_member (c, "User");
     }
-  json_free (blob);
   if (ret->workdir && ret->workdir[0] != '/')
     {
       int r = moat_fail (err, 0, "image: config: WorkingDir %s is not absolute",
@@ -261,6 +256,26 @@ read_image_config (int layoutfd, const json_node *manifest,
       return r;
     }
   return 0;
+}
+
+/* The manifest's config blob (size and digest checked), parsed, and its
+ * text (*ret_text), which the cache entry keeps as config.json. */
+static int
+read_image_config (int layoutfd, const json_node *manifest,
+                   struct image_config *ret, char **ret_text,
+                   struct moat_error **err)
+{
+  const json_node *desc = json_get (manifest, "config");
+  json_node *blob = NULL;
+  int r;
+
+  if (desc == NULL)
+    return moat_fail (err, 0, "image: the manifest has no config");
+  if (read_blob_json (layoutfd, desc, &blob, ret_text, err) < 0)
+    return moat_error_wrap (err, "image: config");
+  r = image_config_from (blob, ret, err);
+  json_free (blob);
+  return r;
 }
 
 static bool
@@ -350,6 +365,50 @@ entry_lock_shared (int imagesfd, const char *hex)
   return steal_fd (&lockfd);
 }
 
+/* An entry made before entries kept their image's config gets it now. */
+static void
+entry_keep_config (int imagesfd, const char *hex, const char *config_text)
+{
+  cleanup_close int entryfd
+      = openat (imagesfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (entryfd >= 0
+      && faccessat (entryfd, "config.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    write_file_atomic (entryfd, "config.json", config_text,
+                       strlen (config_text), 0600);
+}
+
+/* An archive seen before (image_archive_recall): its entry, share-locked,
+ * and the image config the entry kept. -1 (nothing set) when the entry or
+ * its config is gone: the archive is then unpacked again. */
+static int
+entry_of_archive (const char *cache_dir, int imagesfd, const char *digest,
+                  char **ret_rootfs, int *ret_lockfd,
+                  struct image_config *ret_config)
+{
+  const char *hex = digest_hex (digest);
+  cleanup_close int lockfd = hex ? entry_lock_shared (imagesfd, hex) : -1;
+  cleanup_free char *path = NULL;
+  cleanup_free char *text = NULL;
+  json_node *blob = NULL;
+  size_t len;
+  int r;
+
+  if (lockfd < 0)
+    return -1;
+  path = xasprintf ("%s/config.json", hex);
+  if (read_file_at (imagesfd, path, IMAGE_JSON_MAX, &text, &len) < 0
+      || json_parse (text, len, IMAGE_JSON_MAX, &blob, NULL) < 0)
+    return -1;
+  r = image_config_from (blob, ret_config, NULL);
+  json_free (blob);
+  if (r < 0)
+    return -1;
+  *ret_rootfs = xasprintf ("%s/%s/rootfs", cache_dir, hex);
+  *ret_lockfd = steal_fd (&lockfd);
+  return 0;
+}
+
 static int
 prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
                      const char *layout, char **ret_rootfs, char **ret_digest,
@@ -357,13 +416,14 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
                      struct image_unpack_notes *notes, struct moat_error **err)
 {
   cleanup_free char *digest = NULL;
+  cleanup_free char *config_text = NULL;
   json_node *manifest = NULL;
   const char *hex;
   int r = 0;
 
   if (find_manifest (layoutfd, &digest, &manifest, err) < 0)
     return -1;
-  if (read_image_config (layoutfd, manifest, ret_config, err) < 0)
+  if (read_image_config (layoutfd, manifest, ret_config, &config_text, err) < 0)
     {
       json_free (manifest);
       return -1;
@@ -379,6 +439,7 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
 
       if (lockfd >= 0)
         {
+          entry_keep_config (imagesfd, hex, config_text);
           json_free (manifest);
           *ret_rootfs = xasprintf ("%s/%s/rootfs", cache_dir, hex);
           *ret_digest = steal_pointer (&digest);
@@ -403,6 +464,8 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
         {
           cleanup_free char *src = xasprintf ("%s\n", layout);
           write_file_atomic (tmpfd, "source", src, strlen (src), 0600);
+          write_file_atomic (tmpfd, "config.json", config_text,
+                             strlen (config_text), 0600);
           r = unpack_into (layoutfd, tmpfd, manifest, notes, err);
         }
       if (r == 0 && renameat (imagesfd, tmpname, imagesfd, hex) == 0)
@@ -417,6 +480,46 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
   return r;
 }
 
+/* A file: a docker save / podman save archive, known by its sha256. */
+static int
+prepare_from_archive (const char *cache_dir, int imagesfd, const char *archive,
+                      char **ret_rootfs, char **ret_digest, int *ret_lockfd,
+                      struct image_config *ret_config,
+                      struct image_unpack_notes *notes, struct moat_error **err)
+{
+  cleanup_close int fd = open (archive, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  cleanup_close int layoutfd = -1;
+  cleanup_close int tmplock = -1;
+  cleanup_free char *known = NULL;
+  char tmpname[32] = "", hex[65];
+  uint64_t size;
+  int r;
+
+  if (fd < 0)
+    return moat_fail (err, errno, "image %s", archive);
+  if (image_hash_fd (fd, hex, &size, err) < 0)
+    return moat_error_wrap (err, "image %s", archive);
+  known = image_archive_recall (imagesfd, hex);
+  if (known
+      && entry_of_archive (cache_dir, imagesfd, known, ret_rootfs, ret_lockfd,
+                           ret_config)
+             == 0)
+    {
+      *ret_digest = steal_pointer (&known);
+      return 0;
+    }
+  if (image_archive_layout (imagesfd, fd, hex, tmpname, &tmplock, &layoutfd,
+                            err)
+      < 0)
+    return moat_error_wrap (err, "image %s", archive);
+  r = prepare_from_layout (cache_dir, imagesfd, layoutfd, archive, ret_rootfs,
+                           ret_digest, ret_lockfd, ret_config, notes, err);
+  remove_tree_at (imagesfd, tmpname);
+  if (r == 0)
+    image_archive_remember (imagesfd, hex, *ret_digest);
+  return r;
+}
+
 int
 image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
                char **ret_digest, int *ret_lockfd,
@@ -425,28 +528,18 @@ image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
 {
   cleanup_close int imagesfd = -1;
   cleanup_close int layoutfd = -1;
-  cleanup_close int tmplock = -1;
-  char tmpname[32] = "";
   struct stat st;
-  int r;
 
   if (images_dir_open (cache_dir, &imagesfd, err) < 0)
     return -1;
-  /* A file: a docker save / podman save archive. */
   if (stat (layout, &st) == 0 && S_ISREG (st.st_mode))
-    {
-      if (image_archive_layout (imagesfd, layout, tmpname, &tmplock, &layoutfd,
-                                err)
-          < 0)
-        return -1;
-    }
-  else if ((layoutfd = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return prepare_from_archive (cache_dir, imagesfd, layout, ret_rootfs,
+                                 ret_digest, ret_lockfd, ret_config, notes,
+                                 err);
+  if ((layoutfd = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
     return moat_fail (err, errno, "image %s", layout);
-  r = prepare_from_layout (cache_dir, imagesfd, layoutfd, layout, ret_rootfs,
-                           ret_digest, ret_lockfd, ret_config, notes, err);
-  if (tmpname[0])
-    remove_tree_at (imagesfd, tmpname);
-  return r;
+  return prepare_from_layout (cache_dir, imagesfd, layoutfd, layout, ret_rootfs,
+                              ret_digest, ret_lockfd, ret_config, notes, err);
 }
 
 int
@@ -510,6 +603,34 @@ entry_has_live_holders (int entryfd)
   return live;
 }
 
+/* Prune: the archives whose entry is gone are forgotten. */
+static void
+forget_archives_of_gone_entries (int imagesfd)
+{
+  cleanup_close int fd
+      = openat (imagesfd, IMAGE_BY_ARCHIVE,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *de;
+
+  if (d == NULL)
+    return;
+  fd = -1; /* closedir closes it */
+  while ((de = readdir (d)))
+    {
+      cleanup_free char *digest = NULL;
+      const char *hex;
+      if (de->d_name[0] == '.')
+        continue;
+      digest = image_archive_recall (imagesfd, de->d_name);
+      hex = digest_hex (digest);
+      if (hex == NULL
+          || faccessat (imagesfd, hex, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+        unlinkat (dirfd (d), de->d_name, 0);
+    }
+  closedir (d);
+}
+
 /* Each cache entry with whether a sandbox or a session holds it. */
 static int
 cache_walk (const char *cache_dir, FILE *out, bool prune,
@@ -534,7 +655,8 @@ cache_walk (const char *cache_dir, FILE *out, bool prune,
       size_t len;
       bool busy, leftover = strncmp (de->d_name, ".tmp-", 5) == 0
                             || strncmp (de->d_name, ".trash-", 7) == 0;
-      if (de->d_name[0] == '.' && !leftover)
+      if ((de->d_name[0] == '.' && !leftover)
+          || strcmp (de->d_name, IMAGE_BY_ARCHIVE) == 0)
         continue;
       entryfd = openat (imagesfd, de->d_name,
                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -567,6 +689,8 @@ cache_walk (const char *cache_dir, FILE *out, bool prune,
         remove_tree_at (imagesfd, de->d_name);
     }
   closedir (d);
+  if (prune)
+    forget_archives_of_gone_entries (imagesfd);
   return 0;
 }
 

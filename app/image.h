@@ -65,12 +65,23 @@ int image_unpack_layer (int rootfd, int blobfd, const char *hex,
                         struct image_unpack_notes *notes,
                         struct moat_error **err);
 
-/* A docker-archive or OCI tar (docker save, podman save) unpacked into
- * imagesfd/.tmp-aXXXX (its name in ret_tmpname[32], its lock held in
- * *ret_lockfd: the caller removes it) as an OCI layout, *ret_layoutfd. */
-int image_archive_layout (int imagesfd, const char *archive, char *ret_tmpname,
-                          int *ret_lockfd, int *ret_layoutfd,
+/* A docker-archive or OCI tar (docker save, podman save), open as fd, of
+ * sha256 hex, unpacked into imagesfd/.tmp-aXXXX (its name in
+ * ret_tmpname[32], its lock held in *ret_lockfd: the caller removes it) as
+ * an OCI layout, *ret_layoutfd. A docker-archive's layers must hash to the
+ * config's diff_ids. */
+int image_archive_layout (int imagesfd, int fd, const char *hex,
+                          char *ret_tmpname, int *ret_lockfd, int *ret_layoutfd,
                           struct moat_error **err);
+/* sha256 and size of an open regular file, from its start. */
+int image_hash_fd (int fd, char hex[65], uint64_t *ret_size,
+                   struct moat_error **err);
+/* The cache's map from an archive's sha256 to the digest ("sha256:...") of
+ * the manifest made of it: recall gives NULL when it has none. */
+#define IMAGE_BY_ARCHIVE "by-archive"
+void image_archive_remember (int imagesfd, const char *archive_hex,
+                             const char *digest);
+char *image_archive_recall (int imagesfd, const char *archive_hex);
 
 /* rm -rf of dirfd/name without following symlinks; ENOENT is fine. */
 int remove_tree_at (int dirfd, const char *name);

@@ -22,9 +22,9 @@
 
 #define ARCHIVE_MANIFEST_MAX (1u << 20)
 
-/* sha256 and size of an open regular file, from its start. */
-static int
-hash_fd (int fd, char hex[65], uint64_t *ret_size, struct moat_error **err)
+int
+image_hash_fd (int fd, char hex[65], uint64_t *ret_size,
+               struct moat_error **err)
 {
   struct sha256 c;
   char buf[65536];
@@ -51,14 +51,14 @@ hash_fd (int fd, char hex[65], uint64_t *ret_size, struct moat_error **err)
  * blobs/sha256/<hex>; its descriptor written to w. */
 static int
 add_blob (struct json_writer *w, int xfd, int blobsfd, const char *path,
-          const char *media_type, struct moat_error **err)
+          const char *media_type, char hex[65], struct moat_error **err)
 {
   struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
   cleanup_close int fd
       = (int)syscall (SYS_openat2, xfd, path, &how, sizeof (how));
   cleanup_free char *digest = NULL;
-  char hex[65], proc[64];
+  char proc[64];
   uint64_t size;
   struct stat st;
 
@@ -66,7 +66,7 @@ add_blob (struct json_writer *w, int xfd, int blobsfd, const char *path,
     return moat_fail (err, errno, "image archive: %s", path);
   if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
     return moat_fail (err, 0, "image archive: %s: not a regular file", path);
-  if (hash_fd (fd, hex, &size, err) < 0)
+  if (image_hash_fd (fd, hex, &size, err) < 0)
     return moat_error_wrap (err, "%s", path);
   snprintf (proc, sizeof (proc), "/proc/self/fd/%d", fd);
   if (linkat (AT_FDCWD, proc, blobsfd, hex, AT_SYMLINK_FOLLOW) < 0
@@ -81,6 +81,56 @@ add_blob (struct json_writer *w, int xfd, int blobsfd, const char *path,
   jw_key (w, "size");
   jw_uint (w, size);
   jw_object_end (w);
+  return 0;
+}
+
+/* The config's rootfs.diff_ids, the sha256 of each uncompressed layer tar:
+ * manifest.json names layers by path, so nothing else says which content
+ * they must have. A docker-archive's layers are uncompressed tars, whose
+ * sha256 is their diff_id. */
+static int
+read_diff_ids (int xfd, const char *config, json_node **ret_root,
+               const json_node **ret_ids, struct moat_error **err)
+{
+  struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd
+      = (int)syscall (SYS_openat2, xfd, config, &how, sizeof (how));
+  cleanup_free char *text = NULL;
+  const json_node *ids;
+  size_t len;
+
+  if (fd < 0 || read_fd_all (fd, ARCHIVE_MANIFEST_MAX, &text, &len) < 0
+      || json_parse (text, len, ARCHIVE_MANIFEST_MAX, ret_root, err) < 0)
+    return moat_fail (err, errno, "image archive: %s unreadable", config);
+  ids = json_get (json_get (*ret_root, "rootfs"), "diff_ids");
+  if (ids == NULL || !json_is_array (ids))
+    {
+      json_free (*ret_root);
+      *ret_root = NULL;
+      return moat_fail (err, 0, "image archive: %s: no rootfs.diff_ids",
+                        config);
+    }
+  *ret_ids = ids;
+  return 0;
+}
+
+static int
+check_diff_id (const json_node *ids, size_t i, const char *path,
+               const char *hex, struct moat_error **err)
+{
+  const char *want = json_string (json_array_get (ids, i));
+
+  if (want == NULL)
+    return moat_fail (err, 0,
+                      "image archive: layer %zu (%s): the config has no "
+                      "diff_id for it",
+                      i, path);
+  if (strncmp (want, "sha256:", 7) != 0 || strcmp (want + 7, hex) != 0)
+    return moat_fail (err, 0,
+                      "image archive: layer %zu (%s): its sha256 %.12s is "
+                      "not the config's diff_id %.19s",
+                      i, path, hex, want);
   return 0;
 }
 
@@ -103,8 +153,8 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
       = (int)syscall (SYS_openat2, xfd, "manifest.json", &how, sizeof (how));
   cleanup_close int blobsfd = -1;
   cleanup_free char *text = NULL, *manifest = NULL, *index = NULL;
-  json_node *root = NULL;
-  const json_node *img, *layers;
+  json_node *root = NULL, *cfg = NULL;
+  const json_node *img, *layers, *ids = NULL;
   const char *config;
   struct json_writer *w;
   char hex[65];
@@ -127,12 +177,18 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
       return moat_fail (err, 0,
                         "image archive: manifest.json: no Config and Layers");
     }
+  if (read_diff_ids (xfd, config, &cfg, &ids, err) < 0)
+    {
+      json_free (root);
+      return -1;
+    }
   if ((mkdirat (xfd, "blobs", 0700) < 0 && errno != EEXIST)
       || (mkdirat (xfd, "blobs/sha256", 0700) < 0 && errno != EEXIST)
       || (blobsfd = openat (xfd, "blobs/sha256",
                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
              < 0)
     {
+      json_free (cfg);
       json_free (root);
       return moat_fail (err, errno, "image archive: blobs");
     }
@@ -144,19 +200,25 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
   jw_string (w, "application/vnd.oci.image.manifest.v1+json");
   jw_key (w, "config");
   r = add_blob (w, xfd, blobsfd, config,
-                "application/vnd.oci.image.config.v1+json", err);
+                "application/vnd.oci.image.config.v1+json", hex, err);
   jw_key (w, "layers");
   jw_array_begin (w);
   for (size_t i = 0; r == 0 && i < json_array_len (layers); i++)
     {
       const char *p = json_string (json_array_get (layers, i));
       r = p ? add_blob (w, xfd, blobsfd, p,
-                        "application/vnd.oci.image.layer.v1.tar", err)
+                        "application/vnd.oci.image.layer.v1.tar", hex, err)
             : moat_fail (err, 0, "image archive: a layer is not a path");
+      if (r == 0)
+        r = check_diff_id (ids, i, p, hex, err);
     }
+  if (r == 0 && json_array_len (ids) != json_array_len (layers))
+    r = moat_fail (err, 0, "image archive: %zu layers but %zu diff_ids",
+                   json_array_len (layers), json_array_len (ids));
   jw_array_end (w);
   jw_object_end (w);
   manifest = json_writer_finish (w);
+  json_free (cfg);
   json_free (root);
   if (r < 0)
     return -1;
@@ -176,21 +238,14 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
 }
 
 int
-image_archive_layout (int imagesfd, const char *archive, char *ret_tmpname,
+image_archive_layout (int imagesfd, int fd, const char *hex, char *ret_tmpname,
                       int *ret_lockfd, int *ret_layoutfd,
                       struct moat_error **err)
 {
-  cleanup_close int fd = open (archive, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int tmpfd = -1, lockfd = -1, xfd = -1;
   struct image_unpack_notes notes = { 0 };
   unsigned char rnd[6];
-  char hex[65];
-  uint64_t size;
 
-  if (fd < 0)
-    return moat_fail (err, errno, "image %s", archive);
-  if (hash_fd (fd, hex, &size, err) < 0)
-    return moat_error_wrap (err, "image %s", archive);
   if (getrandom (rnd, sizeof (rnd), 0) != sizeof (rnd))
     return moat_fail (err, errno, "getrandom");
   /* .tmp-: prune removes it if this moat dies, once its lock is free. */
@@ -215,9 +270,47 @@ image_archive_layout (int imagesfd, const char *archive, char *ret_tmpname,
           && layout_from_docker_manifest (xfd, err) < 0))
     {
       remove_tree_at (imagesfd, ret_tmpname);
-      return moat_error_wrap (err, "image %s", archive);
+      return -1;
     }
   *ret_lockfd = steal_fd (&lockfd);
   *ret_layoutfd = steal_fd (&xfd);
   return 0;
+}
+
+/* CACHE/by-archive/<archive sha256> holds the digest of the manifest moat
+ * made of that archive, so that the next run of the same archive goes to
+ * its entry without unpacking it again. */
+void
+image_archive_remember (int imagesfd, const char *archive_hex,
+                        const char *digest)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_free char *text = xasprintf ("%s\n", digest);
+
+  if (mkdirat (imagesfd, IMAGE_BY_ARCHIVE, 0700) < 0 && errno != EEXIST)
+    return;
+  dirfd = openat (imagesfd, IMAGE_BY_ARCHIVE,
+                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirfd >= 0)
+    write_file_atomic (dirfd, archive_hex, text, strlen (text), 0600);
+}
+
+char *
+image_archive_recall (int imagesfd, const char *archive_hex)
+{
+  cleanup_close int dirfd
+      = openat (imagesfd, IMAGE_BY_ARCHIVE,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  char *text = NULL;
+  size_t len;
+
+  if (dirfd < 0 || read_file_at (dirfd, archive_hex, 128, &text, &len) < 0)
+    return NULL;
+  if (len != 7 + 64 + 1 || text[len - 1] != '\n')
+    {
+      free (text);
+      return NULL;
+    }
+  text[len - 1] = '\0';
+  return text;
 }

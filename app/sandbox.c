@@ -382,11 +382,12 @@ sandbox_run_loop (struct sandbox_run_state *rs, struct cgroup *cg,
   sandbox_alarm_at (timeout_ms);
   for (;;)
     {
-      struct pollfd p[4]
+      struct pollfd p[5]
           = { { .fd = rs->exited ? -1 : pidfd, .events = POLLIN },
               { .fd = sfd, .events = POLLIN },
               { .fd = rs->out.fd, .events = POLLIN },
-              { .fd = rs->err.fd, .events = POLLIN } };
+              { .fd = rs->err.fd, .events = POLLIN },
+              { .fd = seccomp_refusals_fd (&rs->refusals), .events = POLLIN } };
       int64_t now = sandbox_now_ms (), wake = -1;
       int wait;
 
@@ -412,8 +413,10 @@ sandbox_run_loop (struct sandbox_run_state *rs, struct cgroup *cg,
       if (drain_until >= 0)
         wake = wake < 0 || drain_until < wake ? drain_until : wake;
       wait = wake < 0 ? -1 : (int)(wake > now ? wake - now : 0);
-      if (poll (p, 4, wait) < 0 && errno != EINTR)
+      if (poll (p, 5, wait) < 0 && errno != EINTR)
         break;
+      if (p[4].revents)
+        seccomp_refusals_handle (&rs->refusals, p[4].revents);
       if (p[2].revents)
         sandbox_stream_pump (&rs->out);
       if (p[3].revents)

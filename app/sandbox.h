@@ -36,7 +36,8 @@ struct sandbox_opts
                     2, apart), 0: moat's stderr */
   const char *result_file; /* --result FILE */
   bool json;               /* --json: the record on stdout at the end */
-  char **argv;             /* CMD ARG... */
+  bool all_overrides; /* --all-overrides: the profile's standing ones too */
+  char **argv;        /* CMD ARG... */
   const char *base_config; /* moat spec's template config.json */
   char *id_buf;            /* [32]: the id it got, for the caller */
 };

@@ -11,6 +11,7 @@
 
 #include "../oci/json.h"
 #include "sandbox_internal.h"
+#include "../policy/verdicts.h"
 #include "../runtime/seccomp/seccomp.h"
 #include "../lib/util.h"
 

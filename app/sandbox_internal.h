@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../runtime/cgroup/cgroup.h"
+#include "../runtime/seccomp/seccomp_refusals.h"
 #include "../policy/profile.h"
 #include "image.h"
 #include "sandbox.h"
@@ -62,11 +63,13 @@ struct sandbox_run_state
   int64_t started_ns, ended_ns; /* for the record's wall time */
   struct cgroup_usage use;
   struct sandbox_stream out, err;
+  struct seccomp_refusals refusals; /* the payload's, by syscall name */
 };
 
 /* What a sandbox or a session is made of before its container exists:
  * the binds resolved, the rootfs (an image unpacked), the limits, the
- * config.json, and the profile with the caller's --workdir as a volume. */
+ * config.json, and the operator configuration with the caller's --workdir as a
+ * volume. */
 struct sandbox_prep
 {
   char *workdir;
@@ -78,7 +81,8 @@ struct sandbox_prep
   char *config;
   int imglock;
   struct sandbox_limits lim;
-  struct profile *profile;
+  /* The operator's configuration with the caller's --workdir as a volume. */
+  struct operator_config *operator_config;
 };
 
 /* verb: for the error message ("sandbox", "session create"). */

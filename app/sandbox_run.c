@@ -52,6 +52,12 @@ jw_outcome (struct json_writer *w, const struct sandbox_run_state *rs)
   jw_bool (w, rs->use.oom_kills > 0);
   jw_key (w, "pids_limit_hit");
   jw_bool (w, rs->use.pids_limit_hits > 0);
+  if (rs->refusals.on)
+    {
+      cleanup_free char *refused = seccomp_refusals_json (&rs->refusals);
+      jw_key (w, "refused_syscalls");
+      jw_raw (w, refused);
+    }
 }
 
 static void
@@ -65,6 +71,50 @@ jw_stream (struct json_writer *w, const char *key,
   jw_key (w, "dropped");
   jw_uint (w, s->dropped);
   jw_object_end (w);
+}
+
+/* Whether this request's flags caused o, rather than the profile's standing
+ * hardening of moat's own template: a clamped flag, a credential dropped
+ * from --env, or a change to a bind the caller asked for (--workdir at
+ * /work, --ro-bind, --host-usr; pairs are SRC, DST, ...). */
+static bool
+override_from_request (const struct override *ov, const struct sandbox_opts *o)
+{
+  if (strncmp (ov->path, "--", 2) == 0 || strcmp (ov->path, "process.env") == 0)
+    return true;
+  if (strncmp (ov->path, "mounts[/", 8) != 0)
+    return false;
+  const char *dst = ov->path + 7;
+  size_t n = strcspn (dst, "]");
+  if (o->workdir && n == 5 && strncmp (dst, "/work", 5) == 0)
+    return true;
+  for (size_t i = 0; o->ro_binds && o->ro_binds[i] && o->ro_binds[i + 1];
+       i += 2)
+    if (strlen (o->ro_binds[i + 1]) == n
+        && strncmp (dst, o->ro_binds[i + 1], n) == 0)
+      return true;
+  return false;
+}
+
+/* The record's overrides: this request's only, unless --all-overrides
+ * (the audit line always has them all). */
+static void
+jw_record_overrides (struct json_writer *w, const struct sandbox_opts *o,
+                     const struct override_list *ov)
+{
+  struct override_list mine = { 0 };
+
+  if (o->all_overrides || ov == NULL)
+    {
+      jw_overrides (w, "overrides", ov);
+      return;
+    }
+  for (size_t i = 0; i < ov->n; i++)
+    if (override_from_request (&ov->v[i], o))
+      override_list_add (&mine, ov->v[i].kind, ov->v[i].path, ov->v[i].asked,
+                         ov->v[i].enforced);
+  jw_overrides (w, "overrides", &mine);
+  override_list_clear (&mine);
 }
 
 char *
@@ -124,7 +174,7 @@ sandbox_record_json (const struct moat_globals *g, const char *id,
   jw_object_end (w);
   jw_key (w, "image");
   jw_string (w, digest);
-  jw_overrides (w, "overrides", ov);
+  jw_record_overrides (w, o, ov);
   jw_object_end (w);
   return json_writer_finish (w);
 }
@@ -225,8 +275,8 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->profile->image_cache, o->image, ret_rootfs, ret_digest,
-                     ret_imglock, ret_img, &notes, err)
+  if (image_prepare (g->operator_config->image_cache, o->image, ret_rootfs,
+                     ret_digest, ret_imglock, ret_img, &notes, err)
       < 0)
     return -1;
   if (notes.devices_skipped || notes.setid_stripped)
@@ -271,42 +321,43 @@ sandbox_write_record (const struct sandbox_opts *o,
 /* Create with the pipes as the init's stdio; start; run to the end. */
 static int
 sandbox_execute (const struct moat_globals *g, const char *id,
-                 const char *bundle, const struct sandbox_opts *o, int infd,
+                 const char *bundle, const char *config,
+                 const struct sandbox_opts *o, int infd,
                  struct sandbox_run_state *rs, struct moat_error **err)
 {
-  struct create_opts co = { .id = id, .bundle = bundle };
+  /* The spec goes to create as built: no config.json written and reread. */
+  struct create_opts co = {
+    .id = id, .bundle = bundle, .config_text = config, .refusals = &rs->refusals
+  };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
-  cleanup_close int dirfd = -1;
-  cleanup_state struct container_state *st = NULL;
-  struct cgroup *cg = NULL;
+  /* What create made, kept open: start and the loop read nothing again. */
+  struct create_carry carry = CREATE_CARRY_INIT;
   struct sandbox_pipes pipes;
   int master = -1;
   int r;
 
-  if (sandbox_pipes_in (&pipes, infd, err) < 0)
+  if (seccomp_refusals_open (&rs->refusals, err) < 0
+      || sandbox_pipes_in (&pipes, infd, err) < 0)
     return -1;
-  r = container_create_internal (g, &co, true, &rs->pid, &master, err);
+  r = container_create_internal (g, &co, true, &rs->pid, &master, &carry, err);
+  seccomp_refusals_started (&rs->refusals);
   sandbox_pipes_out (&pipes, rs, devnull, o->output_limit, o->stderr_fd);
-  if (r == 0)
-    r = container_load (g, id, false, NULL, &dirfd, &st, err);
-  if (r == 0 && st->cgroup)
-    cgroup_open (st->cgroup, &cg, NULL);
   /* The payload's SIGPIPE was set at clone; moat's own writes to a closed
    * stdout must not kill it before the cleanup. */
   signal (SIGPIPE, SIG_IGN);
   rs->started_ms = sandbox_now_ms ();
   rs->started_ns = sandbox_now_ns ();
   if (r == 0)
-    r = container_start (g, id, err);
+    r = container_start_carried (g, &carry, err);
   if (r == 0)
     {
-      sandbox_run_loop (rs, cg, o->timeout_ms);
-      if (cg)
-        cgroup_usage (cg, &rs->use);
+      sandbox_run_loop (rs, carry.cg, o->timeout_ms);
+      if (carry.cg)
+        cgroup_usage (carry.cg, &rs->use);
     }
-  if (cg)
-    cgroup_free (cg);
+  create_carry_release (&carry);
   sandbox_streams_close (rs);
+  seccomp_refusals_clear (&rs->refusals);
   return r;
 }
 
@@ -350,8 +401,7 @@ sandbox_prep_clear (struct sandbox_prep *p)
   free (p->config);
   if (p->imglock >= 0)
     close (p->imglock);
-  if (p->profile)
-    profile_free (p->profile);
+  operator_config_free (p->operator_config);
   memset (p, 0, sizeof (*p));
   p->imglock = -1;
 }
@@ -398,9 +448,11 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
       < 0)
     return -1;
   /* The caller's --workdir is a volume (writable, executable) for this
-   * sandbox's profile only. */
-  ret->profile = profile_dup (g->profile);
-  ret->profile->caller_volume = ret->workdir ? xstrdup (ret->workdir) : NULL;
+   * sandbox only. */
+  ret->operator_config = operator_config_dup (g->operator_config);
+  free (ret->operator_config->caller_volume);
+  ret->operator_config->caller_volume
+      = ret->workdir ? xstrdup (ret->workdir) : NULL;
   return 0;
 }
 
@@ -452,18 +504,13 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
     }
   eff.workdir = prep.workdir;
   eff.ro_binds = prep.pairs;
-  sg.profile = prep.profile;
+  sg.operator_config = prep.operator_config;
   if (o->id_buf)
     snprintf (o->id_buf, 32, "%s", id);
   bundle = xasprintf ("%s/.sandbox/%s", g->root, id);
-  r = write_file_atomic (bfd, "config.json", prep.config, strlen (prep.config),
-                         0600);
-  if (r < 0)
-    r = moat_fail (err, -r, "writing config.json");
-  if (r == 0)
-    r = wd = sandbox_watchdog_start (g, sbfd, id, err);
+  r = wd = sandbox_watchdog_start (g, sbfd, id, err);
   if (r >= 0)
-    r = sandbox_execute (&sg, id, bundle, &eff, infd, &rs, err);
+    r = sandbox_execute (&sg, id, bundle, prep.config, &eff, infd, &rs, err);
   sandbox_remove (g, sbfd, id);
   if (wd >= 0 && write (wd, "d", 1) != 1)
     r = r < 0 ? r : moat_fail (err, errno, "stopping the watchdog");
@@ -486,7 +533,7 @@ sandbox_cache_list (const struct moat_globals *g, FILE *out,
                     struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_list (g->profile->image_cache, out, err);
+  return image_cache_list (g->operator_config->image_cache, out, err);
 }
 
 int
@@ -494,5 +541,5 @@ sandbox_cache_prune (const struct moat_globals *g, FILE *out,
                      struct moat_error **err)
 {
   sandbox_reap_stale (g);
-  return image_cache_prune (g->profile->image_cache, out, err);
+  return image_cache_prune (g->operator_config->image_cache, out, err);
 }

@@ -348,7 +348,7 @@ session_hold_image (const struct moat_globals *g, const char *digest,
 
   if (holder == NULL)
     return moat_fail (err, errno, "session %s", dir);
-  return image_hold (g->profile->image_cache, digest, id, holder, err);
+  return image_hold (g->operator_config->image_cache, digest, id, holder, err);
 }
 
 int
@@ -407,7 +407,7 @@ session_create (const struct moat_globals *g,
   m.gid = prep.gid;
   m.lim = prep.lim;
   meta = meta_json (&m);
-  sg.profile = prep.profile;
+  sg.operator_config = prep.operator_config;
   r = write_file_atomic (sdfd, "config.json", prep.config, strlen (prep.config),
                          0600);
   if (r == 0)

@@ -43,6 +43,7 @@ struct session_exec_opts
   const char *result_file;
   int stderr_fd; /* --stderr-fd, as sandbox_opts' */
   bool json;
+  bool all_overrides; /* as sandbox_opts' */
 };
 
 int session_create (const struct moat_globals *g,
@@ -52,11 +53,25 @@ int session_create (const struct moat_globals *g,
 int session_exec (const struct moat_globals *g,
                   const struct session_exec_opts *o, int *ret_status,
                   struct moat_error **err);
+/* What one put or get may make: entries (files and directories) and bytes
+ * of data (a sparse file's holes are free). A tree past either is refused
+ * and what the copy made of it removed. */
+#define SESSION_COPY_MAX_ENTRIES 100000
+#define SESSION_COPY_MAX_BYTES (1ULL << 30)
+struct session_copy_limits
+{
+  uint64_t max_entries;
+  uint64_t max_bytes;
+};
+
 int session_put (const struct moat_globals *g, const char *id,
                  const char *host_path, const char *dest,
+                 const struct session_copy_limits *limits,
                  struct moat_error **err);
 int session_get (const struct moat_globals *g, const char *id, const char *src,
-                 const char *host_path, struct moat_error **err);
+                 const char *host_path,
+                 const struct session_copy_limits *limits,
+                 struct moat_error **err);
 int session_list (const struct moat_globals *g, bool json, FILE *out,
                   struct moat_error **err);
 /* An id that does not exist is not an error. */

@@ -91,20 +91,26 @@ reap_dead_execs (int sdfd, const char *base)
     closedir (d);
 }
 
-/* Start the command with the pipes as its stdio; run it to the end. */
+/* Start the command with the pipes as its stdio, its process tree in the
+ * tracking cgroup cgpath (made here, removed at the end); run it to the
+ * end. */
 static int
 exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
                const char *cgpath, int infd, const struct sandbox_opts *so,
                struct sandbox_run_state *rs, struct moat_error **err)
 {
+  cleanup_free char *controllers = NULL;
+  cleanup_free char *sub = NULL;
+  char *subs[2] = { NULL, NULL };
   struct exec_opts eo = { .id = o->id,
                           .argv = o->argv,
                           .env = o->env,
                           .cwd = o->cwd,
                           .user = o->user,
                           .detach = true,
-                          .sub_cgroup = cgpath,
-                          .ret_pid = &rs->pid };
+                          .cgroup_subs = subs,
+                          .ret_pid = &rs->pid,
+                          .refusals = &rs->refusals };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   struct cgroup *cg = NULL;
   struct sandbox_pipes pipes;
@@ -113,25 +119,39 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
   signal (SIGPIPE, SIG_IGN);
   rs->started_ms = sandbox_now_ms ();
   rs->started_ns = sandbox_now_ns ();
-  if (sandbox_pipes_in (&pipes, infd, err) < 0)
+  if (cgroup_create_tracking (cgpath, &cg, &controllers, err) < 0)
     return -1;
+  /* cgroup_add_pid_sub's form: the tracking hierarchies' sub-cgroup, the
+   * container's own elsewhere. */
+  sub = controllers
+            ? xasprintf ("%s:%s", controllers, strrchr (cgpath, '/') + 1)
+            : xstrdup (strrchr (cgpath, '/') + 1);
+  subs[0] = sub;
+  if (seccomp_refusals_open (&rs->refusals, err) < 0
+      || sandbox_pipes_in (&pipes, infd, err) < 0)
+    {
+      seccomp_refusals_clear (&rs->refusals);
+      cgroup_destroy (cg, NULL);
+      cgroup_free (cg);
+      return -1;
+    }
   r = container_exec (g, &eo, &status, err);
+  seccomp_refusals_started (&rs->refusals);
   sandbox_pipes_out (&pipes, rs, devnull, so->output_limit, so->stderr_fd);
-  if (r == 0)
-    r = cgroup_open (cgpath, &cg, err);
   if (r == 0)
     {
       sandbox_run_loop (rs, cg, so->timeout_ms);
       cgroup_usage (cg, &rs->use);
-      cgroup_destroy (cg, NULL);
     }
   else if (rs->pid > 0)
     {
       kill (rs->pid, SIGKILL);
       waitpid (rs->pid, NULL, 0);
     }
+  cgroup_destroy (cg, NULL);
   cgroup_free (cg);
   sandbox_streams_close (rs);
+  seccomp_refusals_clear (&rs->refusals);
   return r;
 }
 
@@ -156,7 +176,8 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
                              .output_limit = o->output_limit,
                              .result_file = o->result_file,
                              .stderr_fd = o->stderr_fd,
-                             .json = o->json };
+                             .json = o->json,
+                             .all_overrides = o->all_overrides };
   int r;
 
   memset (&rs, 0, sizeof (rs));

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -28,6 +29,7 @@
 
 #include "../runtime/container_internal.h"
 #include "../runtime/init/linux.h"
+#include "image.h"
 #include "session_internal.h"
 #include "../lib/util.h"
 
@@ -40,6 +42,29 @@ struct entry_header
   uint32_t name_len;
   uint64_t size;
 };
+
+/* What a receiver has made so far, against the copy's limits. Past one,
+ * the receiver stops with one of these (below any errno). */
+struct copy_budget
+{
+  const struct session_copy_limits *limits;
+  uint64_t entries;
+  uint64_t bytes;
+};
+#define COPY_OVER_ENTRIES (-100000)
+#define COPY_OVER_BYTES (-100001)
+
+static char *
+copy_error_text (const char *what, int r, const struct session_copy_limits *l)
+{
+  if (r == COPY_OVER_ENTRIES)
+    return xasprintf ("%s: more than %llu entries (--max-entries)", what,
+                      (unsigned long long)l->max_entries);
+  if (r == COPY_OVER_BYTES)
+    return xasprintf ("%s: more than %llu bytes (--max-bytes)", what,
+                      (unsigned long long)l->max_bytes);
+  return xasprintf ("%s: %s", what, strerror (-r));
+}
 
 static int
 read_full (int fd, void *buf, size_t len)
@@ -66,6 +91,77 @@ send_header (int out, char type, mode_t mode, const char *name, uint64_t size)
   if (write_all (out, &h, sizeof (h)) < 0
       || write_all (out, name, h.name_len) < 0)
     return -errno;
+  return 0;
+}
+
+/* A file's bytes go as extents, each a hole to skip and the data after
+ * it, so that a sparse file stays sparse: a payload's 1 TB hole in 64 MiB
+ * of scratch must not become 1 TB on the host's disk. */
+struct extent_header
+{
+  uint64_t hole;
+  uint64_t len;
+};
+
+/* Exactly len bytes from off: zeros where the file shrank meanwhile. */
+static int
+send_bytes (int out, int fd, uint64_t off, uint64_t len)
+{
+  char buf[65536];
+
+  while (len > 0)
+    {
+      size_t want = len < sizeof (buf) ? len : sizeof (buf);
+      ssize_t n = TEMP_FAILURE_RETRY (pread (fd, buf, want, (off_t)off));
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        {
+          memset (buf, 0, want);
+          n = (ssize_t)want;
+        }
+      if (write_all (out, buf, (size_t)n) < 0)
+        return -errno;
+      off += (uint64_t)n;
+      len -= (uint64_t)n;
+    }
+  return 0;
+}
+
+/* The first byte of data at or after off (size where none is); a file
+ * system that cannot tell has data everywhere. */
+static uint64_t
+next_data (int fd, uint64_t off, uint64_t size)
+{
+  off_t at = lseek (fd, (off_t)off, SEEK_DATA);
+  if (at < 0)
+    return errno == ENXIO ? size : off;
+  return (uint64_t)at < size ? (uint64_t)at : size;
+}
+
+static uint64_t
+next_hole (int fd, uint64_t off, uint64_t size)
+{
+  off_t at = lseek (fd, (off_t)off, SEEK_HOLE);
+  return at < 0 || (uint64_t)at > size ? size : (uint64_t)at;
+}
+
+static int
+send_extents (int out, int fd, uint64_t size)
+{
+  for (uint64_t off = 0; off < size;)
+    {
+      uint64_t data = next_data (fd, off, size);
+      uint64_t end = data < size ? next_hole (fd, data, size) : size;
+      struct extent_header x = { .hole = data - off, .len = end - data };
+      int r;
+
+      if (write_all (out, &x, sizeof (x)) < 0)
+        return -errno;
+      if ((r = send_bytes (out, fd, data, x.len)) < 0)
+        return r;
+      off = end;
+    }
   return 0;
 }
 
@@ -108,8 +204,6 @@ static int
 send_tree (int out, int fd, const char *name, const char *verb, int depth)
 {
   struct stat st;
-  char buf[65536];
-  uint64_t left;
 
   if (fstat (fd, &st) < 0)
     return -errno;
@@ -125,23 +219,7 @@ send_tree (int out, int fd, const char *name, const char *verb, int depth)
     }
   if (send_header (out, 'F', st.st_mode, name, (uint64_t)st.st_size) < 0)
     return -errno;
-  /* Exactly the size announced: zeros if the file shrank meanwhile. */
-  for (left = (uint64_t)st.st_size; left > 0;)
-    {
-      size_t want = left < sizeof (buf) ? left : sizeof (buf);
-      ssize_t n = TEMP_FAILURE_RETRY (read (fd, buf, want));
-      if (n < 0)
-        return -errno;
-      if (n == 0)
-        {
-          memset (buf, 0, want);
-          n = (ssize_t)want;
-        }
-      if (write_all (out, buf, (size_t)n) < 0)
-        return -errno;
-      left -= (uint64_t)n;
-    }
-  return 0;
+  return send_extents (out, fd, (uint64_t)st.st_size);
 }
 
 static bool
@@ -151,34 +229,68 @@ plain_name (const char *s)
          && strcmp (s, "..") != 0;
 }
 
-static int recv_tree (int in, int dirfd, const char *top, int depth);
+static int recv_tree (int in, int dirfd, const char *top, int depth,
+                      struct copy_budget *b);
 
+/* A regular file only: what is there already may be the payload's fifo
+ * (a blocking open would wait for its reader for ever) or device node;
+ * such a name is refused as taken (EEXIST). */
 static int
-recv_file (int in, int dirfd, const char *name, const struct entry_header *h)
+recv_file (int in, int dirfd, const char *name, const struct entry_header *h,
+           struct copy_budget *b)
 {
-  cleanup_close int fd = openat (
-      dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  cleanup_close int fd
+      = openat (dirfd, name,
+                O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   char buf[65536];
   uint64_t left = h->size;
+  struct stat st;
 
   if (fd < 0)
+    return errno == ENXIO ? -EEXIST : -errno;
+  if (fstat (fd, &st) < 0)
+    return -errno;
+  if (!S_ISREG (st.st_mode))
+    return -EEXIST;
+  /* A name the payload linked to another file: writing (and chmod) would
+   * go to that file, which the copy was never asked to touch. */
+  if (st.st_nlink > 1)
+    return -EMLINK;
+  if (ftruncate (fd, 0) < 0 || fcntl (fd, F_SETFL, 0) < 0)
     return -errno;
   while (left > 0)
     {
-      size_t want = left < sizeof (buf) ? left : sizeof (buf);
-      int r = read_full (in, buf, want);
+      struct extent_header x;
+      int r = read_full (in, &x, sizeof (x));
       if (r < 0)
         return r;
-      if (write_all (fd, buf, want) < 0)
+      if (x.hole > left || x.len > left - x.hole)
+        return -EINVAL;
+      if (lseek (fd, (off_t)x.hole, SEEK_CUR) < 0)
         return -errno;
-      left -= want;
+      left -= x.hole + x.len;
+      b->bytes += x.len;
+      if (b->bytes > b->limits->max_bytes)
+        return COPY_OVER_BYTES;
+      while (x.len > 0)
+        {
+          size_t want = x.len < sizeof (buf) ? x.len : sizeof (buf);
+          if ((r = read_full (in, buf, want)) < 0)
+            return r;
+          if (write_all (fd, buf, want) < 0)
+            return -errno;
+          x.len -= want;
+        }
     }
+  /* A hole at the end: the size alone. */
+  if (ftruncate (fd, (off_t)h->size) < 0)
+    return -errno;
   return fchmod (fd, h->mode & 0777) < 0 ? -errno : 0;
 }
 
 static int
 recv_dir (int in, int dirfd, const char *name, const struct entry_header *h,
-          int depth)
+          int depth, struct copy_budget *b)
 {
   cleanup_close int fd = -1;
   int r;
@@ -188,7 +300,7 @@ recv_dir (int in, int dirfd, const char *name, const struct entry_header *h,
   fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return -errno;
-  while ((r = recv_tree (in, fd, NULL, depth + 1)) == 0)
+  while ((r = recv_tree (in, fd, NULL, depth + 1, b)) == 0)
     ;
   if (r != 1)
     return r;
@@ -198,7 +310,7 @@ recv_dir (int in, int dirfd, const char *name, const struct entry_header *h,
 /* One entry into dirfd, named top (the first) or as the stream says.
  * Returns 1 at the end of a directory. */
 static int
-recv_tree (int in, int dirfd, const char *top, int depth)
+recv_tree (int in, int dirfd, const char *top, int depth, struct copy_budget *b)
 {
   struct entry_header h;
   char name[256];
@@ -218,11 +330,28 @@ recv_tree (int in, int dirfd, const char *top, int depth)
     snprintf (name, sizeof (name), "%s", top);
   if (!plain_name (name))
     return -EINVAL;
+  if (++b->entries > b->limits->max_entries)
+    return COPY_OVER_ENTRIES;
   if (h.type == 'D')
-    return recv_dir (in, dirfd, name, &h, depth);
+    return recv_dir (in, dirfd, name, &h, depth, b);
   if (h.type == 'F')
-    return recv_file (in, dirfd, name, &h);
+    return recv_file (in, dirfd, name, &h, b);
   return -EINVAL;
+}
+
+/* The top of a copy: what the copy made of it is removed if it fails
+ * (past a limit, the sender gone), unless the name was there before. */
+static int
+recv_top (int in, int dirfd, const char *name, struct copy_budget *b)
+{
+  struct stat st;
+  bool made
+      = fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+  int r = recv_tree (in, dirfd, name, 0, b);
+
+  if (r < 0 && made)
+    (void)remove_tree_at (dirfd, name);
+  return r;
 }
 
 /* In the container (a child of moat): its user and mount namespaces, as
@@ -241,6 +370,40 @@ join_container (int userns, int mntns, uid_t uid, gid_t gid)
   if (setresgid (gid, gid, gid) < 0 || setresuid (uid, uid, uid) < 0)
     return -errno;
   return 0;
+}
+
+/* The helper runs beside the payload, on what the payload made: it keeps
+ * only what a copy needs (reading and writing past file modes, fchmod of
+ * what it did not make), never gains more through an execve, and is no
+ * helper for anything else. */
+static int
+narrow_helper (void)
+{
+  static const cap_value_t keep[]
+      = { CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER };
+  cap_t c = cap_init ();
+  int r = 0;
+
+  if (c == NULL)
+    return -errno;
+  if (getuid () == 0
+      && (cap_set_flag (c, CAP_EFFECTIVE, 3, keep, CAP_SET) < 0
+          || cap_set_flag (c, CAP_PERMITTED, 3, keep, CAP_SET) < 0))
+    r = -errno;
+  for (cap_value_t v = 0; r == 0 && v <= CAP_LAST_CAP; v++)
+    if (v != keep[0] && v != keep[1] && v != keep[2]
+        && prctl (PR_CAPBSET_DROP, v, 0, 0, 0) < 0 && errno != EINVAL
+        && errno != EPERM)
+      r = -errno;
+  if (r == 0 && cap_set_proc (c) < 0)
+    r = -errno;
+  cap_free (c);
+  if (r == 0 && prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0
+      && errno != EINVAL)
+    r = -errno;
+  if (r == 0 && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    r = -errno;
+  return r;
 }
 
 static int
@@ -298,6 +461,7 @@ struct transfer
   uid_t uid; /* the session's user, inside */
   gid_t gid;
   const char *verb; /* "session put ID" */
+  const struct session_copy_limits *limits;
 };
 
 static void __attribute__ ((noreturn))
@@ -312,20 +476,23 @@ transfer_child (struct transfer *t, int data, int errpipe)
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   (void)linux_undumpable (NULL);
   r = join_container (t->userns, t->mntns, t->uid, t->gid);
+  if (r == 0)
+    r = narrow_helper ();
   if (r == 0 && t->put)
     r = open_dest (t->to, basename (src_copy), true, &fd, &name);
   else if (r == 0)
     r = open_in_root (t->from, O_RDONLY | O_NONBLOCK, &fd);
   if (r == 0 && t->put)
     {
-      r = recv_tree (data, fd, name, 0);
+      struct copy_budget b = { .limits = t->limits };
+      r = recv_top (data, fd, name, &b);
       what = t->to;
     }
   else if (r == 0)
     r = send_tree (data, fd, t->host_name, t->verb, 0);
   if (r < 0)
     {
-      cleanup_free char *msg = xasprintf ("%s: %s", what, strerror (-r));
+      cleanup_free char *msg = copy_error_text (what, r, t->limits);
       write_all (errpipe, msg, strlen (msg));
     }
   _exit (r < 0 ? 1 : 0);
@@ -334,12 +501,17 @@ transfer_child (struct transfer *t, int data, int errpipe)
 static int
 transfer_run (struct transfer *t, struct moat_error **err)
 {
+  struct sigaction old_pipe;
   int data[2], errp[2];
   char msg[512];
   ssize_t n;
   pid_t pid;
   int status, r;
 
+  /* A child that fails early (a read-only destination) closes its end
+   * while moat still writes: an EPIPE, then its message, not a SIGPIPE
+   * that ends moat without a word. */
+  signal (SIGPIPE, SIG_IGN);
   if (pipe2 (data, O_CLOEXEC) < 0)
     return moat_fail (err, errno, "pipe");
   if (pipe2 (errp, O_CLOEXEC) < 0)
@@ -348,6 +520,9 @@ transfer_run (struct transfer *t, struct moat_error **err)
       close (data[1]);
       return moat_fail (err, errno, "pipe");
     }
+  /* A side that stops early (the destination refused) closes its end:
+   * the other gets EPIPE, not a signal, and the child's error is told. */
+  sigaction (SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &old_pipe);
   pid = fork ();
   if (pid == 0)
     {
@@ -362,13 +537,23 @@ transfer_run (struct transfer *t, struct moat_error **err)
   else if (t->put)
     r = send_tree (data[1], t->host_fd, t->from, t->verb, 0);
   else
-    r = recv_tree (data[0], t->host_fd, t->host_name, 0);
+    {
+      struct copy_budget b = { .limits = t->limits };
+      r = recv_top (data[0], t->host_fd, t->host_name, &b);
+    }
   close (t->put ? data[1] : data[0]);
   n = pid > 0 ? TEMP_FAILURE_RETRY (read (errp[0], msg, sizeof (msg) - 1)) : 0;
   close (errp[0]);
-  if (pid > 0
-      && (TEMP_FAILURE_RETRY (waitpid (pid, &status, 0)) < 0
-          || !WIFEXITED (status) || WEXITSTATUS (status) != 0))
+  sigaction (SIGPIPE, &old_pipe, NULL);
+  if (pid > 0 && TEMP_FAILURE_RETRY (waitpid (pid, &status, 0)) < 0)
+    status = -1;
+  /* Told first: the sender's broken pipe is its consequence. */
+  if (r == COPY_OVER_ENTRIES || r == COPY_OVER_BYTES)
+    {
+      cleanup_free char *text = copy_error_text (t->from, r, t->limits);
+      return moat_fail (err, 0, "%s", text);
+    }
+  if (pid > 0 && (!WIFEXITED (status) || WEXITSTATUS (status) != 0))
     {
       msg[n > 0 ? n : 0] = '\0';
       return moat_fail (err, 0, "%s", n > 0 ? msg : "the copy failed");
@@ -443,9 +628,11 @@ session_transfer (const struct moat_globals *g, const char *id,
 
 int
 session_put (const struct moat_globals *g, const char *id,
-             const char *host_path, const char *dest, struct moat_error **err)
+             const char *host_path, const char *dest,
+             const struct session_copy_limits *limits, struct moat_error **err)
 {
-  struct transfer t = { .put = true, .from = host_path, .to = dest };
+  struct transfer t
+      = { .put = true, .from = host_path, .to = dest, .limits = limits };
   int r;
 
   if (dest[0] != '/')
@@ -460,10 +647,12 @@ session_put (const struct moat_globals *g, const char *id,
 
 int
 session_get (const struct moat_globals *g, const char *id, const char *src,
-             const char *host_path, struct moat_error **err)
+             const char *host_path, const struct session_copy_limits *limits,
+             struct moat_error **err)
 {
   cleanup_free char *src_copy = xstrdup (src);
-  struct transfer t = { .put = false, .from = src, .to = host_path };
+  struct transfer t
+      = { .put = false, .from = src, .to = host_path, .limits = limits };
   int r;
 
   if (src[0] != '/')

@@ -64,10 +64,11 @@ is_static "$BUSYBOX" || die "$BUSYBOX is not static"
 T=$(mktemp -d /run/moat-bench.XXXXXX)
 export BENCH_TMP=$T BENCH_ID_PREFIX=$PREFIX
 mounted_cgroups=()
+DEPTH_NAMES=()
 cleanup() {
     local rt d
     # Anything a failed phase left (ours only: ids carry our prefix).
-    for rt in "${RT_NAMES[@]}"; do
+    for rt in "${RT_NAMES[@]}" "${DEPTH_NAMES[@]}"; do
         for d in "$T/root-$rt"/"$PREFIX"-*; do
             [ -e "$d" ] || continue
             runtime_cmd $rt delete --force "$(basename "$d")" >/dev/null 2>&1 || true
@@ -75,6 +76,9 @@ cleanup() {
     done
     # The v1 hierarchies we mounted, unless someone made cgroups in them since.
     for d in "${mounted_cgroups[@]}"; do
+        # moat keeps its parent /moat, as crun and runc keep theirs; empty, it
+        # is ours to remove here.
+        rmdir "$d/moat" 2>/dev/null || true
         if [ -z "$(find "$d" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ]; then
             if umount "$d"; then
                 rmdir "$d" 2>/dev/null || true
@@ -109,10 +113,16 @@ if [ -r /sys/fs/cgroup/unified/cgroup.controllers ] && [ "$(stat -fc %T /sys/fs/
     for c in $(cat /sys/fs/cgroup/unified/cgroup.controllers); do
         grep -q "^${c}[[:space:]]" /proc/cgroups || continue
         mountpoint -q "/sys/fs/cgroup/$c" && continue
+        made_dir=0
+        [ -d "/sys/fs/cgroup/$c" ] || made_dir=1
         mkdir -p "/sys/fs/cgroup/$c"
         if mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"; then
             mounted_cgroups+=("/sys/fs/cgroup/$c")
             say "mounted v1 $c for crun (undone at the end)"
+        elif [ $made_dir = 1 ]; then
+            # A plain directory left on the cgroup tmpfs looks like a
+            # hierarchy to tools that do not check the filesystem.
+            rmdir "/sys/fs/cgroup/$c"
         fi
     done
 fi
@@ -258,6 +268,17 @@ if [ -r "$repo/tests/fixtures/docker.01.docker-run-rm-network-none-attached.conf
     say "run of /bin/true with docker's seccomp profile in config.json: $RUNS runs each"
     BENCH_METRIC=run.seccomp "$DRIVER" run "$RUNS" "$WARMUP" "$T/bundle-seccomp" "${RTS[@]}" >>"$S"
 fi
+# The cost of the layers behind the mounts and the filter (issue 24): moat
+# as above, against moat with Landlock off and moat at the agent seccomp
+# level (operator configs), back to back.
+printf '{"audit_log": "%s", "landlock": "off"}\n' "$T/audit.jsonl" >"$T/moat-config-nolandlock.json"
+printf '{"audit_log": "%s", "seccomp": "agent"}\n' "$T/audit.jsonl" >"$T/moat-config-agent.json"
+RT_CMD[moat-nolandlock]="$MOAT --root $T/root-moat-nolandlock --config $T/moat-config-nolandlock.json"
+RT_CMD[moat-agent]="$MOAT --root $T/root-moat-agent --config $T/moat-config-agent.json"
+DEPTH_NAMES=(moat-nolandlock moat-agent)
+mapfile -t DEPTH_RTS < <(rt_args moat "${DEPTH_NAMES[@]}")
+say "run of /bin/true: moat, moat with Landlock off, moat at the agent level: $RUNS runs each, back to back"
+BENCH_METRIC=run.depth BENCH_GAP_MS=0 "$DRIVER" run "$RUNS" "$WARMUP" "$B" "${DEPTH_RTS[@]}" >>"$S"
 say "create, start, wait, delete as separate processes: $RUNS each, ${GAP_MS} ms gaps"
 BENCH_GAP_MS=$GAP_MS "$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${RTS[@]}" >>"$S"
 say "the same back to back"

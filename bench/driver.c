@@ -17,7 +17,8 @@
  *                                          created at each level, then all
  *                                          deleted; then leftover checks
  *   driver cmd   RUNS WARMUP METRIC RT...  whole commands, "{id}" in them
- *                                          replaced by a fresh id
+ *                                          replaced by a fresh id (wall
+ *                                          and cpu.METRIC)
  *   driver bpfcount                        number of loaded BPF programs
  *
  * A COMMAND may begin with "mntns=PATH": it then runs in that mount
@@ -425,7 +426,12 @@ bench_cmd (int runs, int warmup, const char *metric, struct runtime *rts,
         if (res.status != 0)
           emit_fail (metric, rt->name);
         else if (i >= warmup)
-          emit (metric, rt->name, res.us);
+          {
+            char cpu_metric[80];
+            snprintf (cpu_metric, sizeof (cpu_metric), "cpu.%s", metric);
+            emit (metric, rt->name, res.us);
+            emit (cpu_metric, rt->name, res.cpu_us);
+          }
       }
 }
 

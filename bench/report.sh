@@ -38,7 +38,9 @@ def med($m; $rt): .metrics[$m][$rt].median;
     | .value = {"moat/crun": ratio($v.moat.median; $v.crun.median),
                 "moat/runc": ratio($v.moat.median; $v.runc.median),
                 "moat/base": ratio($v.moat.median; $v.base.median),
-                "moat/floor": ratio($v.moat.median; $v.floor.median)}
+                "moat/floor": ratio($v.moat.median; $v.floor.median),
+                "landlock on/off": ratio($v.moat.median; $v["moat-nolandlock"].median),
+                "agent/default": ratio($v["moat-agent"].median; $v.moat.median)}
     | .value |= with_entries(select(.value != null)))
     | with_entries(select(.value != {})))
 | . as $r
@@ -67,6 +69,11 @@ def med($m; $rt): .metrics[$m][$rt].median;
        target("no regression: create+start+wait+delete CPU back to back, moat/base";
               $r.ratios["cpu.shim.total.b2b"]["moat/base"]; 1.0; "")
      else empty end),
+    # Issue 24: the depth layers cost no measurable run CPU.
+    target("run CPU, Landlock on/off (moat)";
+           $r.ratios["cpu.run.depth"]["landlock on/off"]; 1.03; ""),
+    target("run CPU, agent/default seccomp level (moat)";
+           $r.ratios["cpu.run.depth"]["agent/default"]; 1.03; ""),
     target("peak RSS of any verb: moat/crun";
            $r.ratios["rss.max_verb"]["moat/crun"]; 1.0; ""),
     (("docker", "podman", "ctr") as $e
@@ -130,6 +137,11 @@ row("  hyperfine -N, its CPU (ms, mean)"; "hyperfine.cpu.run.b2b"; ms),
 row("run /bin/true wall, \(.meta.gap_ms) ms gaps (ms)"; "run"; ms),
 row("syscalls of one run (strace -f -c)"; "syscalls.run"; n),
 row("run, docker seccomp profile (ms)"; "run.seccomp"; ms),
+(["run CPU b2b: moat, Landlock off, agent level (ms)",
+  (.metrics["cpu.run.depth"] // {} | [.moat.median, .["moat-nolandlock"].median,
+   .["moat-agent"].median] | map(ms) | join(" / ")),
+  "on/off \(.ratios["cpu.run.depth"]["landlock on/off"] // "-")",
+  "agent/default \(.ratios["cpu.run.depth"]["agent/default"] // "-")"] | @tsv),
 row("create+start+wait+delete wall, b2b (ms)"; "shim.total.b2b"; ms),
 row("create+start+wait+delete wall, gaps (ms)"; "shim.total"; ms),
 row("  create (ms)"; "shim.create"; ms),

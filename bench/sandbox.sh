@@ -112,6 +112,20 @@ printf 'sandbox over run: %+.1f%% (target < +20%%)\n' "$(calc "($med_sandbox - $
 printf 'cached --image over --rootfs: %+.1f%%\n' "$(calc "($med_image - $med_sandbox) * 100 / $med_sandbox")"
 printf 'session exec: %.2f ms (target <= 5 ms); over moat exec: %+.1f%%\n' \
 	"$(calc "$med_session / 1000")" "$(calc "($med_session - $med_exec) * 100 / $med_exec")"
+# CPU (user + system of moat and its children, from wait4), the figure
+# that does not depend on what else the machine runs.
+DRIVER=${BUILD:-$repo/build}/bench/driver
+if [ ! -x "$DRIVER" ] || [ "$here/driver.c" -nt "$DRIVER" ]; then
+	mkdir -p "$(dirname "$DRIVER")"
+	cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wshadow -o "$DRIVER" "$here/driver.c"
+fi
+"$DRIVER" cmd "$RUNS" 3 execs "session=${M[*]} session exec $SID -- /bin/true" \
+	"exec=${M[*]} exec bench-long /bin/true" >"$T/execs.tsv"
+cpu_of() { awk -v rt="$1" '$1 == "cpu.execs" && $2 == rt { print $3 }' "$T/execs.tsv" | median; }
+cpu_session=$(cpu_of session)
+cpu_exec=$(cpu_of exec)
+printf 'session exec CPU: %.2f ms; moat exec CPU: %.2f ms (%.2fx)\n' \
+	"$(calc "$cpu_session / 1000")" "$(calc "$cpu_exec / 1000")" "$(calc "$cpu_session / $cpu_exec")"
 "${M[@]}" delete --force bench-long
 "${M[@]}" session rm "$SID"
 

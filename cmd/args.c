@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/log.h"
+#include "../runtime/log/log.h"
 #include "cmd.h"
 
 /* Flags runc 1.1 and crun 1.8 know that moat does not implement: an engine
@@ -15,35 +15,40 @@ static const struct
   const char *name;
   char short_name;
   bool has_arg;
+  /* Told on stderr when given: a request about the process that moat
+   * does not carry out (NULL: an engine's flag with nothing to tell). */
+  const char *ignored_because;
 } foreign_flags[] = {
   /* global: runc's --criu, --rootless; crun's cgroup manager and log level */
-  { " global ", "criu", 0, true },
-  { " global ", "rootless", 0, true },
-  { " global ", "cgroup-manager", 0, true },
-  { " global ", "log-level", 0, true },
+  { " global ", "criu", 0, true, NULL },
+  { " global ", "rootless", 0, true, NULL },
+  { " global ", "cgroup-manager", 0, true, NULL },
+  { " global ", "log-level", 0, true, NULL },
   /* create and run: runc's --no-subreaper, crun's --config/-f */
-  { " create run ", "no-subreaper", 0, false },
-  { " create run ", "config", 'f', true },
+  { " create run ", "no-subreaper", 0, false, NULL },
+  { " create run ", "config", 'f', true, NULL },
   /* exec: runc 1.1 and 1.2, crun 1.8 */
-  { " exec ", "process-label", 0, true },
-  { " exec ", "apparmor", 0, true },
-  { " exec ", "no-new-privs", 0, false },
-  { " exec ", "cap", 'c', true },
-  { " exec ", "ignore-paused", 0, false },
-  { " exec ", "pidfd-socket", 0, true },
-  { " exec ", "no-subreaper", 0, false },
+  { " exec ", "process-label", 0, true,
+    "give it as selinuxLabel in --process" },
+  { " exec ", "apparmor", 0, true, "moat sets no AppArmor profile" },
+  { " exec ", "no-new-privs", 0, false, NULL },
+  { " exec ", "cap", 'c', true,
+    "the profile decides a process's capabilities" },
+  { " exec ", "ignore-paused", 0, false, NULL },
+  { " exec ", "pidfd-socket", 0, true, NULL },
+  { " exec ", "no-subreaper", 0, false, NULL },
   /* kill and delete: crun's --regex */
-  { " kill delete ", "regex", 'r', true },
+  { " kill delete ", "regex", 'r', true, NULL },
   /* update: runc's knobs moat has no cgroup file for, or ignores */
-  { " update ", "blkio-weight", 0, true },
-  { " update ", "kernel-memory", 0, true },
-  { " update ", "kernel-memory-tcp", 0, true },
-  { " update ", "memory-reservation", 0, true },
-  { " update ", "cpu-rt-period", 0, true },
-  { " update ", "cpu-rt-runtime", 0, true },
-  { " update ", "cpu-idle", 0, true },
-  { " update ", "l3-cache-schema", 0, true },
-  { " update ", "mem-bw-schema", 0, true },
+  { " update ", "blkio-weight", 0, true, NULL },
+  { " update ", "kernel-memory", 0, true, NULL },
+  { " update ", "kernel-memory-tcp", 0, true, NULL },
+  { " update ", "memory-reservation", 0, true, NULL },
+  { " update ", "cpu-rt-period", 0, true, NULL },
+  { " update ", "cpu-rt-runtime", 0, true, NULL },
+  { " update ", "cpu-idle", 0, true, NULL },
+  { " update ", "l3-cache-schema", 0, true, NULL },
+  { " update ", "mem-bw-schema", 0, true, NULL },
   /* runc's restore/checkpoint live elsewhere; ps and list have nothing */
 };
 
@@ -59,7 +64,7 @@ foreign_for (const char *verbs, const char *verb)
  * takes a value. */
 static bool
 foreign_flag (const char *verb, const char *name, size_t len, bool is_short,
-              bool *ret_has_arg)
+              bool *ret_has_arg, const char **ret_ignored_because)
 {
   for (size_t i = 0; i < sizeof (foreign_flags) / sizeof (foreign_flags[0]);
        i++)
@@ -71,6 +76,7 @@ foreign_flag (const char *verb, const char *name, size_t len, bool is_short,
       if (match && foreign_for (foreign_flags[i].verbs, verb))
         {
           *ret_has_arg = foreign_flags[i].has_arg;
+          *ret_ignored_because = foreign_flags[i].ignored_because;
           return true;
         }
     }
@@ -152,13 +158,18 @@ cmd_parse (const char *verb, int argc, char **argv, int start,
         }
       if (o == NULL)
         {
-          if (!foreign_flag (verb, name, len, is_short, &has_arg))
+          const char *because = NULL;
+          if (!foreign_flag (verb, name, len, is_short, &has_arg, &because))
             return moat_fail (err, 0,
                               "unknown flag %s (moat %s%s--help lists the "
                               "flags)",
                               a, verb ? verb : "", verb ? " " : "");
           if (has_arg && val == NULL && i + 1 < argc)
-            i++;
+            val = argv[++i];
+          if (because)
+            fprintf (stderr, "moat: %s: warning: --%.*s%s%s ignored (%s)\n",
+                     verb ? verb : "", (int)len, name, val ? " " : "",
+                     val ? val : "", because);
           log_debug ("ignoring %s, a runc/crun flag moat does not use", a);
           continue;
         }

@@ -13,6 +13,7 @@
 #include "../runtime/init/landlock.h"
 #include "../runtime/init/selinux.h"
 #include "../policy/profile.h"
+#include "../policy/verdicts.h"
 #include "../runtime/userns/userns.h"
 #include "../lib/util.h"
 #include "cmd.h"
@@ -170,8 +171,9 @@ VERB (features)
   /* G12: what holds on this kernel, and the operator's choice. */
   {
     struct profile *p = NULL;
+    struct operator_config *config = NULL;
     /* An unreadable operator config is create's error to report. */
-    profile_load (ctx->g.config, ctx->g.profile_name, &p, NULL);
+    profile_load (ctx->g.config, ctx->g.profile_name, &p, &config, NULL);
     jw_key (w, "run.moat.userns");
     jw_string (w, p && !p->userns               ? "off (operator config)"
                   : !userns_kernel_supported () ? "unavailable (kernel)"
@@ -186,12 +188,13 @@ VERB (features)
                         "show as nobody");
     /* G14: what a container gets here ("abi N: ..." or why none). */
     {
-      cleanup_free char *ll = landlock_describe (
-          p ? p->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
+      cleanup_free char *ll = profile_landlock_verdict (
+          config ? config->landlock : PROFILE_LANDLOCK_AUTO, landlock_abi ());
       jw_key (w, "run.moat.landlock");
       jw_string (w, ll);
     }
     profile_free (p);
+    operator_config_free (config);
   }
   jw_object_end (w);
   jw_object_end (w);

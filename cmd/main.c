@@ -9,7 +9,7 @@
 
 #include "../oci/json.h"
 #include "../runtime/audit.h"
-#include "../runtime/log.h"
+#include "../runtime/log/log.h"
 #include "../policy/profile.h"
 #include "../runtime/init/selinux.h"
 #include "../lib/util.h"
@@ -30,6 +30,10 @@ struct verb
   /* Audited only when the operator asks (audit_read_verbs): they change
    * nothing, and an engine polls them. */
   bool read_only;
+  /* Judges a container or a bundle under the profile (create and the verbs
+   * around it, profile show/explain); the others obey the decision create
+   * saved and load only the operator configuration (audit log, pool dir). */
+  bool judges;
 };
 
 static int cmd_version (struct cmd_ctx *ctx, int argc, char **argv,
@@ -40,37 +44,37 @@ static const struct verb verbs[] = {
     "create [--bundle DIR] [--pid-file F] [--console-socket S] [--no-pivot]\n"
     "       [--no-new-keyring] [--preserve-fds N] ID",
     "create a container from a bundle; its process waits for start", true, true,
-    true, false },
+    true, false, true },
   { "start", cmd_start, "start ID", "start the process of a created container",
-    true, false, true, false },
+    true, false, true, false, false },
   { "state", cmd_state, "state ID", "print the OCI state of a container", true,
-    false, false, true },
+    false, false, true, false },
   { "kill", cmd_kill, "kill [--all] ID [SIGNAL]",
     "send a signal (default SIGTERM) to the container's init or, with --all, "
     "to every process in it; signal 0 checks that the init is alive",
-    true, false, false, false },
+    true, false, false, false, false },
   { "delete", cmd_delete, "delete [--force] ID",
     "delete a stopped container (--force: kill it first; an id that does not "
     "exist is not an error)",
-    true, false, false, false },
+    true, false, false, false, false },
   { "run", cmd_run, "run [create flags] [--detach] [--keep] ID",
     "create, start and wait for a container; exits with its status", true, true,
-    true, false },
+    true, false, true },
   { "exec", cmd_exec,
     "exec [--process F] [--detach] [--pid-file F] [--tty]\n"
     "     [--console-socket S] [--cwd DIR] [--env K=V] [--user UID[:GID]]\n"
     "     [--additional-gids GID] [--preserve-fds N] [--cgroup [CTRL:]SUB]\n"
     "     ID [COMMAND [ARG...]]",
     "run a new process in a running container, under the same profile", true,
-    true, true, false },
+    true, true, false, false },
   { "ps", cmd_ps, "ps [--format table|json] ID [-- PS-ARGS...]",
     "list the processes of a container (with PS-ARGS: ps(1)'s output for "
     "them)",
-    true, false, false, true },
+    true, false, false, true, false },
   { "pause", cmd_pause, "pause ID", "freeze every process of a container", true,
-    false, false, false },
+    false, false, false, false },
   { "resume", cmd_resume, "resume ID", "thaw a paused container", true, false,
-    false, false },
+    false, false, false },
   { "update", cmd_update,
     "update [--resources FILE|-] [--memory N[kmg]] [--memory-swap N[kmg]]\n"
     "       [--pids-limit N] [--cpu-quota N] [--cpu-period N] [--cpu-shares "
@@ -78,29 +82,30 @@ static const struct verb verbs[] = {
     "       [--cpuset-cpus L] [--cpuset-mems L] ID",
     "change a container's limits (never above the profile's: a clamp is told "
     "on stderr)",
-    true, false, true, false },
+    true, false, true, false, false },
   { "events", cmd_events, "events [--stats] [--interval DURATION] ID",
     "print resource statistics as JSON (interval: 5s, 100ms ...)", true, false,
-    false, true },
+    false, true, false },
   { "list", cmd_list, "list [--format table|json] [--quiet]",
-    "list containers, sorted by id", true, false, false, true },
+    "list containers, sorted by id", true, false, false, true, false },
   { "spec", cmd_spec, "spec [--bundle DIR] [--rootless]",
     "write a config.json for a rootfs in DIR/rootfs", false, false, false,
-    false },
+    false, false },
   { "features", cmd_features, "features",
     "print the runtime features JSON (runtime-spec features.md)", false, false,
-    false, true },
+    false, true, false },
   { "sandbox", cmd_sandbox,
     "sandbox (--rootfs DIR | --image OCI_DIR|ARCHIVE | --host-usr) [--workdir "
     "DIR]\n"
     "        [--ro-bind S:D]\n"
     "        [--env K=V] [--stdin F] [--timeout DUR] [--output-limit SIZE]\n"
     "        [--memory SIZE] [--pids N] [--cpus N] [--user UID[:GID]]\n"
-    "        [--stderr-fd N] [--result F] [--json] -- CMD [ARG...]\n"
+    "        [--stderr-fd N] [--result F] [--json] [--all-overrides]\n"
+    "        -- CMD [ARG...]\n"
     "       sandbox --list-cache | --prune-cache",
     "run one untrusted command in a throw-away container and report how it "
     "ended (default --timeout 10m, --output-limit 16m a stream)",
-    true, true, true, false },
+    true, true, true, false, true },
   { "session", cmd_session,
     "session create (--rootfs DIR | --image OCI_DIR|ARCHIVE | --host-usr)\n"
     "                [sandbox flags]"
@@ -109,23 +114,26 @@ static const struct verb verbs[] = {
     "       session exec [--timeout DUR] [--output-limit SIZE] [--env K=V]\n"
     "                [--cwd DIR] [--user UID[:GID]] [--stdin F] [--stderr-fd "
     "N]\n"
-    "                [--result F] [--json] ID -- CMD [ARG...]\n"
-    "       session put ID HOST_PATH DEST | get ID SRC HOST_PATH\n"
+    "                [--result F] [--json] [--all-overrides] ID -- CMD "
+    "[ARG...]\n"
+    "       session put|get [--max-entries N] [--max-bytes SIZE]\n"
+    "                ID HOST_PATH DEST | ID SRC HOST_PATH\n"
     "       session list [--json] | rm ID",
     "a sandbox that stays: many commands, each with its own deadline "
     "(default 10m), output cap (16m) and record, its process tree killed "
-    "with it; files in and out; removed after --idle-timeout (30m) or "
+    "with it; files in and out (at most 100000 entries and 1g of data "
+    "a copy); removed after --idle-timeout (30m) or "
     "--max-lifetime (12h)",
-    true, true, true, false },
+    true, true, true, false, true },
   { "profile", cmd_profile,
     "profile show [--profile NAME] [--config F]\n"
     "       profile explain -b BUNDLE [--profile NAME] [--config F]",
     "print the effective profile, or what create would do to a bundle "
     "(every override and refusal, every mount operation) without creating "
     "anything",
-    true, false, true, true },
+    true, false, true, true, true },
   { "version", cmd_version, "version", "print the version (as --version)",
-    false, false, false, true },
+    false, false, false, true, false },
 };
 
 static void
@@ -230,22 +238,8 @@ global_cb (void *p, int id, const char *val, struct moat_error **err)
 static char *
 printable_id (const char *id)
 {
-  char *out;
-  size_t n = 0;
-
-  if (container_id_check (id, NULL) == 0)
-    return xstrdup (id);
-  out = xmalloc (64 * 4 + 4);
-  for (size_t i = 0; id[i] && i < 64; i++)
-    {
-      unsigned char c = (unsigned char)id[i];
-      if (c < 0x20 || c == 0x7f)
-        n += sprintf (out + n, "\\x%02x", c);
-      else
-        out[n++] = (char)c;
-    }
-  strcpy (out + n, strlen (id) > 64 ? "..." : "");
-  return out;
+  return container_id_check (id, NULL) == 0 ? xstrdup (id)
+                                            : printable_text (id, 64);
 }
 
 static void
@@ -272,18 +266,45 @@ cmd_version (struct cmd_ctx *ctx, int argc, char **argv,
   return 0;
 }
 
-/* The profile for this verb (see struct verb needs_config). */
+/* The operator configuration for this verb, with the profile when it
+ * judges (ret then non-NULL): from the operator config, or the built-in
+ * ones. */
 static int
-load_profile (const struct verb *v, struct cmd_ctx *ctx, struct profile **ret,
-              struct moat_error **err)
+load_config_or_builtin (const struct verb *v, const struct cmd_ctx *ctx,
+                        bool builtin, struct profile **ret,
+                        struct operator_config **ret_config,
+                        const char **ret_name, struct moat_error **err)
 {
-  int r = profile_load (ctx->g.config, ctx->g.profile_name, ret, err);
+  const char *name = ctx->g.profile_name;
+  int r;
+
+  if (!v->judges)
+    return builtin
+               ? operator_config_load_builtin (name, ret_config, ret_name, err)
+               : operator_config_load (ctx->g.config, name, ret_config,
+                                       ret_name, err);
+  r = builtin ? profile_load_builtin (name, ret, ret_config, err)
+              : profile_load (ctx->g.config, name, ret, ret_config, err);
+  if (r == 0)
+    *ret_name = (*ret)->name;
+  return r;
+}
+
+/* The operator configuration, and the profile for the verbs that judge (see
+ * struct verb needs_config and judges). */
+static int
+load_configuration (const struct verb *v, struct cmd_ctx *ctx,
+                    struct profile **ret, struct operator_config **ret_config,
+                    const char **ret_name, struct moat_error **err)
+{
+  int r
+      = load_config_or_builtin (v, ctx, false, ret, ret_config, ret_name, err);
   if (r == 0 || v->needs_config)
     return r;
   fprintf (stderr, "moat: warning: %s; %s goes on with the built-in profile\n",
            (*err)->msg, v->name);
   moat_error_free (err);
-  return profile_load_builtin (ctx->g.profile_name, ret, err);
+  return load_config_or_builtin (v, ctx, true, ret, ret_config, ret_name, err);
 }
 
 /* The first --debug line of every verb: what was asked, as runc's. */
@@ -307,27 +328,38 @@ debug_command_line (int argc, char **argv)
 }
 
 static void
-debug_profile (const struct profile *p, const struct cmd_ctx *ctx)
+debug_profile (const struct profile *p, const struct operator_config *cfg,
+               const char *profile_name, const struct cmd_ctx *ctx)
 {
+  const char *config_path
+      = ctx->g.config ? ctx->g.config : "/etc/moat/config.json";
+
   if (!log_debug_enabled ())
     return;
+  if (p == NULL)
+    {
+      log_debug ("%s: operator config %s (profile %s): audit log %s%s",
+                 ctx->verb, config_path, profile_name, cfg->audit_log,
+                 cfg->audit_read_verbs ? " (read-only verbs too)" : "");
+      return;
+    }
   log_debug ("%s: profile %s (operator config %s): network %s, pids %lld, "
              "memory %lld, cpu %lld/%llu us, tmpfs %llu, nofile %llu, "
              "%zu denied CIDRs, audit log %s%s",
-             ctx->verb, p->name,
-             ctx->g.config ? ctx->g.config : "/etc/moat/config.json",
+             ctx->verb, p->name, config_path,
              p->egress ? "egress" : "loopback only", (long long)p->pids_limit,
              (long long)p->memory_limit, (long long)p->cpu_quota,
              (unsigned long long)p->cpu_period,
              (unsigned long long)p->tmpfs_size, (unsigned long long)p->nofile,
-             p->n_deny, p->audit_log,
-             p->audit_read_verbs ? " (read-only verbs too)" : "");
+             p->n_deny, cfg->audit_log,
+             cfg->audit_read_verbs ? " (read-only verbs too)" : "");
 }
 
 /* The verb's one audit line (G11), to the log create opened first or
  * appended now. */
 static void
-write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
+write_verb_audit (const struct cmd_ctx *ctx, const char *profile_name,
+                  const struct operator_config *cfg,
                   const struct verb_audit *audit, int r,
                   const struct moat_error *err, int audit_fd)
 {
@@ -335,11 +367,13 @@ write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
     .verb = ctx->verb,
     .id = ctx->id,
     .bundle = audit->bundle,
-    .profile = audit->profile ? audit->profile : profile->name,
+    .profile = audit->profile ? audit->profile : profile_name,
     .mechanism = audit->mechanism,
-    .network = audit->network,
+    .effective = audit->effective,
     .refused_connects = audit->refused_connects,
     .landlock = audit->landlock,
+    .userns = audit->userns,
+    .userns_joined = audit->userns_joined,
     .overrides = audit->overrides,
     .result = r < 0 ? 1 : 0,
     .error = r < 0 && err ? err->msg : NULL,
@@ -351,7 +385,7 @@ write_verb_audit (const struct cmd_ctx *ctx, const struct profile *profile,
   struct moat_error *aerr = NULL;
 
   if ((audit_fd >= 0 ? audit_write_fd (audit_fd, &rec, &aerr)
-                     : audit_write (profile->audit_log, &rec, &aerr))
+                     : audit_write (cfg->audit_log, &rec, &aerr))
       < 0)
     {
       fprintf (stderr, "moat: warning: audit log: %s\n", aerr->msg);
@@ -369,9 +403,11 @@ verb_audit_release (struct verb_audit *audit)
   free (audit->config_digest);
   free (audit->command);
   free (audit->outcome);
-  free (audit->network);
+  free (audit->effective);
   free (audit->refused_connects);
   free (audit->landlock);
+  free (audit->userns);
+  free (audit->userns_joined);
 }
 
 int
@@ -393,6 +429,8 @@ main (int argc, char **argv)
   struct override_list overrides = { 0 };
   struct verb_audit audit = { .overrides = &overrides, .exit_status = -1 };
   struct profile *profile = NULL;
+  struct operator_config *config = NULL;
+  const char *profile_name = NULL;
   struct moat_error *err = NULL;
   const struct verb *v = NULL;
   int audit_fd = -1;
@@ -437,26 +475,34 @@ main (int argc, char **argv)
     }
   if (v->needs_profile)
     {
-      r = load_profile (v, &ctx, &profile, &err);
+      r = load_configuration (v, &ctx, v->judges ? &profile : NULL, &config,
+                              &profile_name, &err);
       ctx.g.profile = profile;
+      ctx.g.operator_config = config;
       ctx.g.audit = &audit;
       if (r == 0)
-        debug_profile (profile, &ctx);
+        debug_profile (profile, config, profile_name, &ctx);
       /* Verbs that start processes fail closed: no audit log, no container. */
       if (r == 0 && v->audit_first)
-        r = audit_open (profile->audit_log, &audit_fd, &err);
+        r = audit_open (config->audit_log, &audit_fd, &err);
     }
   if (r == 0)
     r = v->fn (&ctx, argc - idx, argv + idx, &err);
-  /* `profile show --profile X` may have swapped the profile. */
+  /* `profile show --profile X` may have swapped the profile and its
+   * configuration. */
   profile = (struct profile *)ctx.g.profile;
+  config = (struct operator_config *)ctx.g.operator_config;
+  if (profile)
+    profile_name = profile->name;
 
   if (r < 0)
     {
       const char *msg = err && err->msg ? err->msg : "failed";
       cleanup_free char *id = ctx.id ? printable_id (ctx.id) : NULL;
-      cleanup_free char *full = id ? xasprintf ("%s %s: %s", ctx.verb, id, msg)
-                                   : xasprintf ("%s: %s", ctx.verb, msg);
+      cleanup_free char *shown = printable_text (msg, SIZE_MAX);
+      cleanup_free char *full
+          = id ? xasprintf ("%s %s: %s", ctx.verb, id, shown)
+               : xasprintf ("%s: %s", ctx.verb, shown);
       fprintf (stderr, "moat: %s\n", full);
       log_error (msg);
     }
@@ -465,13 +511,14 @@ main (int argc, char **argv)
     audit_tell_clamps (&overrides, &audit.told, ctx.verb, ctx.id);
   audit_debug_overrides (&overrides, ctx.verb);
   log_phase (r < 0 ? "failed" : "done");
-  if (profile && (!v->read_only || profile->audit_read_verbs))
-    write_verb_audit (&ctx, profile, &audit, r, err, audit_fd);
+  if (config && (!v->read_only || config->audit_read_verbs))
+    write_verb_audit (&ctx, profile_name, config, &audit, r, err, audit_fd);
   else if (audit_fd >= 0)
     close (audit_fd);
   override_list_clear (&overrides);
   verb_audit_release (&audit);
   profile_free (profile);
+  operator_config_free (config);
   moat_error_free (&err);
   return r < 0 ? (ctx.exit_status > 1 ? ctx.exit_status : 1) : ctx.exit_status;
 }

@@ -38,6 +38,7 @@ VERB (profile)
             && (strcmp (a, "-b") == 0 || strncmp (a, "--bundle", 8) == 0);
       const char *val;
       struct profile *p = NULL;
+      struct operator_config *config = NULL;
 
       if (!is_profile && !is_config && !is_bundle)
         return moat_fail (err, 0, "unexpected argument %s\n%s", a,
@@ -56,11 +57,13 @@ VERB (profile)
         ctx->g.profile_name = val;
       else
         ctx->g.config = val;
-      r = profile_load (ctx->g.config, ctx->g.profile_name, &p, err);
+      r = profile_load (ctx->g.config, ctx->g.profile_name, &p, &config, err);
       if (r < 0)
         return r;
       profile_free ((struct profile *)ctx->g.profile);
+      operator_config_free ((struct operator_config *)ctx->g.operator_config);
       ctx->g.profile = p;
+      ctx->g.operator_config = config;
     }
   if (explain)
     {
@@ -68,7 +71,7 @@ VERB (profile)
         return moat_fail (err, 0, "explain needs -b BUNDLE");
       return container_explain (&ctx->g, bundle, stdout, err);
     }
-  r = profile_to_json (ctx->g.profile, &json, err);
+  r = profile_to_json (ctx->g.profile, ctx->g.operator_config, &json, err);
   /* How many syscalls each level of the built-in filter lets through: a
    * key of the runtime's, added to the policy's object. */
   end = r == 0 ? strrchr (json, '}') : NULL;

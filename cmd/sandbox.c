@@ -32,6 +32,7 @@ enum
   S_STDERR_FD,
   S_LIST_CACHE,
   S_PRUNE_CACHE,
+  S_ALL_OVERRIDES,
 };
 
 const struct cmd_opt sandbox_opts_table[]
@@ -49,6 +50,7 @@ const struct cmd_opt sandbox_opts_table[]
         { "cpus", 0, true, S_CPUS },
         { "result", 0, true, S_RESULT },
         { "json", 0, false, S_JSON },
+        { "all-overrides", 0, false, S_ALL_OVERRIDES },
         { "user", 'u', true, S_USER },
         { "stderr-fd", 0, true, S_STDERR_FD },
         { "list-cache", 0, false, S_LIST_CACHE },
@@ -142,6 +144,9 @@ sandbox_cb (void *p, int id, const char *val, struct moat_error **err)
       break;
     case S_JSON:
       o->json = true;
+      break;
+    case S_ALL_OVERRIDES:
+      o->all_overrides = true;
       break;
     case S_LIST_CACHE:
     case S_PRUNE_CACHE:

@@ -23,6 +23,9 @@ enum
   X_JSON,
   X_RESULT,
   X_STDERR_FD,
+  X_MAX_ENTRIES,
+  X_MAX_BYTES,
+  X_ALL_OVERRIDES,
 };
 
 /* sandbox's flags that make sense for a session that stays. */
@@ -30,8 +33,8 @@ static bool
 create_takes (const char *name)
 {
   static const char *const not_for_create[]
-      = { "stdin",     "timeout",    "output-limit", "result",
-          "stderr-fd", "list-cache", "prune-cache",  NULL };
+      = { "stdin",      "timeout",     "output-limit",  "result", "stderr-fd",
+          "list-cache", "prune-cache", "all-overrides", NULL };
   for (size_t i = 0; not_for_create[i]; i++)
     if (strcmp (name, not_for_create[i]) == 0)
       return false;
@@ -63,12 +66,18 @@ static const struct cmd_opt exec_table[]
         { "user", 'u', true, X_USER },
         { "stdin", 0, true, X_STDIN },
         { "json", 0, false, X_JSON },
+        { "all-overrides", 0, false, X_ALL_OVERRIDES },
         { "result", 0, true, X_RESULT },
         { "stderr-fd", 0, true, X_STDERR_FD },
         { NULL, 0, false, 0 } };
 
 static const struct cmd_opt list_table[]
     = { { "json", 0, false, X_JSON }, { NULL, 0, false, 0 } };
+
+static const struct cmd_opt copy_table[]
+    = { { "max-entries", 0, true, X_MAX_ENTRIES },
+        { "max-bytes", 0, true, X_MAX_BYTES },
+        { NULL, 0, false, 0 } };
 
 static const struct cmd_opt no_flags[] = { { NULL, 0, false, 0 } };
 
@@ -77,6 +86,7 @@ struct session_parse
   struct sandbox_parse sb;
   struct session_create_opts c;
   struct session_exec_opts x;
+  struct session_copy_limits copy;
   char **env;
 };
 
@@ -114,6 +124,18 @@ session_cb (void *p, int id, const char *val, struct moat_error **err)
                           val);
       sp->x.output_limit = (int64_t)v;
       return 0;
+    case X_MAX_ENTRIES:
+      if (parse_uint64 (val, &v) < 0 || v == 0)
+        return moat_fail (
+            err, 0, "--max-entries: expected a positive count, got %s", val);
+      sp->copy.max_entries = v;
+      return 0;
+    case X_MAX_BYTES:
+      if (parse_byte_size (val, &v) < 0 || v == 0)
+        return moat_fail (
+            err, 0, "--max-bytes: expected a size such as 1g, got %s", val);
+      sp->copy.max_bytes = v;
+      return 0;
     case X_ENV:
       if (strchr (val, '=') == NULL || val[0] == '=')
         return moat_fail (err, 0, "--env: expected K=V, got %s", val);
@@ -130,6 +152,9 @@ session_cb (void *p, int id, const char *val, struct moat_error **err)
       return 0;
     case X_JSON:
       sp->x.json = true;
+      return 0;
+    case X_ALL_OVERRIDES:
+      sp->x.all_overrides = true;
       return 0;
     case X_STDERR_FD:
       return sandbox_parse_stderr_fd (val, &sp->x.stderr_fd, err);
@@ -219,6 +244,8 @@ VERB (session)
                    .gid = -1 } },
     .c = { .idle_timeout_ms = -1, .max_lifetime_ms = -1 },
     .x = { .timeout_ms = -1, .output_limit = -1 },
+    .copy = { .max_entries = SESSION_COPY_MAX_ENTRIES,
+              .max_bytes = SESSION_COPY_MAX_BYTES },
   };
   /* "session exec" in errors and in the audit line. */
   static const char *const verbs[]
@@ -256,14 +283,16 @@ VERB (session)
   else if (strcmp (sub, "put") == 0 || strcmp (sub, "get") == 0)
     {
       bool put = sub[0] == 'p';
-      r = parse (sub, no_flags, argc, argv, &sp, &idx, err);
+      r = parse (sub, copy_table, argc, argv, &sp, &idx, err);
       if (r == 0)
         r = take_args (ctx, argc, argv, idx, 3,
                        put ? "ID HOST_PATH DEST" : "ID SRC HOST_PATH", err);
       if (r == 0 && put)
-        r = session_put (&ctx->g, ctx->id, argv[idx + 1], argv[idx + 2], err);
+        r = session_put (&ctx->g, ctx->id, argv[idx + 1], argv[idx + 2],
+                         &sp.copy, err);
       else if (r == 0)
-        r = session_get (&ctx->g, ctx->id, argv[idx + 1], argv[idx + 2], err);
+        r = session_get (&ctx->g, ctx->id, argv[idx + 1], argv[idx + 2],
+                         &sp.copy, err);
     }
   else
     r = moat_fail (

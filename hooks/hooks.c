@@ -102,15 +102,11 @@ hook_child (const struct spec_hook *hook, const char *cwd, int stdin_fd,
   char *default_argv[] = { hook->path, NULL };
   char *const *argv = strv_len (hook->args) > 0 ? hook->args : default_argv;
   char *const *envp = hook->env ? hook->env : empty_env;
-  sigset_t none;
   int child_errno;
 
   /* A clean signal state: moat may block or ignore signals, and both
    * survive execve. */
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
-  for (int sig = 1; sig < NSIG; sig++)
-    signal (sig, SIG_DFL);
+  reset_signal_state ();
 
   /* Its own process group, so that a timeout kills what the hook started
    * too (a shell script's `sleep`). */

@@ -7,7 +7,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -407,4 +410,73 @@ parse_byte_size (const char *s, uint64_t *ret)
         return 0;
       }
   return -EINVAL;
+}
+
+/* The signals this thread ignores, from the kernel's own SigIgn line (3
+ * syscalls where asking for each signal takes 64); every one where /proc
+ * cannot tell (a container without a /proc mount). */
+static uint64_t
+ignored_signals (void)
+{
+  cleanup_free char *status = NULL;
+  cleanup_close int fd
+      = open ("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+  const char *line;
+  uint64_t set;
+  size_t len;
+  char *end;
+
+  if (fd < 0 || read_fd_all (fd, 1 << 16, &status, &len) < 0
+      || (line = strstr (status, "\nSigIgn:")) == NULL)
+    return UINT64_MAX;
+  errno = 0;
+  set = strtoull (line + strlen ("\nSigIgn:"), &end, 16);
+  return errno == 0 && end != line + strlen ("\nSigIgn:") ? set : UINT64_MAX;
+}
+
+void
+reset_signal_state (void)
+{
+  /* The kernel's own struct: glibc's sigaction refuses the two signals it
+   * keeps for itself (32, 33), which a caller can still leave ignored. */
+  struct
+  {
+    void (*handler) (int);
+    unsigned long flags;
+    void (*restorer) (void);
+    uint64_t mask;
+  } dfl = { .handler = SIG_DFL };
+  uint64_t ignored = ignored_signals ();
+  uint64_t none = 0;
+
+  for (int sig = 1; sig <= 64; sig++)
+    if (ignored & (UINT64_C (1) << (sig - 1)))
+      syscall (SYS_rt_sigaction, sig, &dfl, NULL, sizeof (dfl.mask));
+  syscall (SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof (none));
+}
+
+uint64_t
+monotonic_usec (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+char *
+printable_text (const char *s, size_t max)
+{
+  size_t len = strlen (s), n = 0;
+  char *out = xmalloc ((len < max ? len : max) * 4 + 4);
+
+  for (size_t i = 0; s[i] && i < max; i++)
+    {
+      unsigned char c = (unsigned char)s[i];
+      if (c < 0x20 || c == 0x7f)
+        n += (size_t)sprintf (out + n, "\\x%02x", c);
+      else
+        out[n++] = (char)c;
+    }
+  strcpy (out + n, len > max ? "..." : "");
+  return out;
 }

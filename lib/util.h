@@ -85,6 +85,19 @@ int read_file_at (int dirfd, const char *path, size_t max, char **ret,
                   size_t *ret_len);
 /* The same from an open fd, to its end (no stdio: no fstat, no fcntl). */
 int read_fd_all (int fd, size_t max, char **ret, size_t *ret_len);
+/* Before an execve: every signal the thread ignores back to its default
+ * and an empty mask. execve drops handlers and the alternate signal stack
+ * but keeps SIG_IGN and the mask, and a POSIX shell cannot trap a signal
+ * ignored when it started; runc and crun reset both too. Through the raw
+ * syscalls, so 32 and 33, which glibc keeps for itself, are reset too. */
+void reset_signal_state (void);
+/* s for one line on a terminal: control characters (C0 and DEL) as \xNN,
+ * so that what a pod author wrote (an annotation, a mount path) can neither
+ * end the line nor send the caller's terminal an escape sequence; at most
+ * max bytes of s, then "...". */
+char *printable_text (const char *s, size_t max);
+/* CLOCK_MONOTONIC in microseconds, for spans of time. */
+uint64_t monotonic_usec (void);
 /* Write a whole buffer to an open fd, retrying on EINTR/short writes. */
 int write_all (int fd, const void *buf, size_t len);
 /* Open (O_WRONLY|O_CLOEXEC, no O_CREAT) and write s. Returns 0 or -errno. */

@@ -61,6 +61,18 @@ jw_overrides (struct json_writer *w, const char *key,
   jw_array_end (w);
 }
 
+void
+override_list_move (struct override_list *to, struct override_list *from)
+{
+  if (from->n == 0)
+    return;
+  to->v = xrealloc (to->v, (to->n + from->n) * sizeof (*to->v));
+  memcpy (to->v + to->n, from->v, from->n * sizeof (*from->v));
+  to->n += from->n;
+  free (from->v);
+  *from = (struct override_list){ 0 };
+}
+
 const char *
 override_kind_name (enum override_kind k)
 {
@@ -78,32 +90,4 @@ override_kind_name (enum override_kind k)
       return "refused";
     }
   return "unknown";
-}
-
-int
-override_list_parse (const json_node *a, struct override_list *ov,
-                     struct moat_error **err)
-{
-  if (a == NULL || !json_is_array (a))
-    return moat_fail (err, 0, "overrides: expected an array");
-  for (size_t i = 0; i < json_array_len (a); i++)
-    {
-      const json_node *o = json_array_get (a, i);
-      const char *kind
-          = json_is_object (o) ? json_member_string (o, "kind", false) : NULL;
-      const char *path = kind ? json_member_string (o, "path", false) : NULL;
-      const char *asked = path ? json_member_string (o, "asked", true) : NULL;
-      const char *enforced
-          = asked ? json_member_string (o, "enforced", true) : NULL;
-      int k = -1;
-
-      for (int c = OVERRIDE_CHANGED; kind && c <= OVERRIDE_REFUSED; c++)
-        if (strcmp (kind, override_kind_name (c)) == 0)
-          k = c;
-      if (k < 0 || enforced == NULL)
-        return moat_fail (err, 0, "overrides[%zu]: malformed", i);
-      override_list_add (ov, k, path, *asked ? asked : NULL,
-                         *enforced ? enforced : NULL);
-    }
-  return 0;
 }

@@ -35,15 +35,12 @@ void override_list_clear (struct override_list *l);
 void override_list_add (struct override_list *l, enum override_kind kind,
                         const char *path, const char *asked,
                         const char *enforced);
+/* Append every entry of from to to, leaving from empty. */
+void override_list_move (struct override_list *to, struct override_list *from);
 const char *override_kind_name (enum override_kind k);
 /* KEY: [{kind, path, asked, enforced}, ...] */
 struct json_writer;
 void jw_overrides (struct json_writer *w, const char *key,
                    const struct override_list *ov);
-/* The same read back (NULL or absent: an error). */
-struct json_node;
-struct moat_error;
-int override_list_parse (const struct json_node *a, struct override_list *ov,
-                         struct moat_error **err);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cidr.h"
+#include "../lib/cidr.h"
 
 /* Bounds of the lists, checked when the operator config is read and again
  * when the maps are filled (E2BIG, never a shorter list). The lists live

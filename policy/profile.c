@@ -340,13 +340,15 @@ harden_process (struct spec_process *proc, const struct profile *p,
 
 int
 profile_apply (struct spec *spec, const struct profile *base,
-               struct override_list *ov, struct moat_error **err)
+               const struct operator_config *cfg, struct override_list *ov,
+               struct moat_error **err)
 {
-  return profile_apply_effective (spec, base, NULL, ov, err);
+  return profile_apply_effective (spec, base, cfg, NULL, ov, err);
 }
 
 int
 profile_apply_effective (struct spec *spec, const struct profile *base,
+                         const struct operator_config *cfg,
                          struct profile **ret_effective,
                          struct override_list *ov, struct moat_error **err)
 {
@@ -358,9 +360,10 @@ profile_apply_effective (struct spec *spec, const struct profile *base,
                          err)
       < 0)
     return -1;
+  cfg = operator_config_or_builtin (cfg);
 
   harden_namespaces (linux_, ov);
-  if (profile_harden_userns (linux_, p, ov, err) < 0)
+  if (profile_harden_userns (linux_, p, cfg, ov, err) < 0)
     return -1;
   if (spec->process)
     harden_process (spec->process, p, ov);
@@ -370,7 +373,7 @@ profile_apply_effective (struct spec *spec, const struct profile *base,
                          "true");
       spec->root_readonly = true;
     }
-  r = profile_harden_mounts (spec, p, ov, err);
+  r = profile_harden_mounts (spec, p, cfg, ov, err);
   linux_->has_resources = true;
   profile_harden_resources (&linux_->resources, p, true, ov);
   harden_devices (linux_, ov);
@@ -382,7 +385,7 @@ profile_apply_effective (struct spec *spec, const struct profile *base,
   union_paths (&linux_->readonly_paths, profile_readonly_paths,
                "linux.readonlyPaths", ov);
   if (r == 0)
-    r = profile_check_seccomp_agent (&linux_->seccomp, p, err);
+    r = profile_check_seccomp_agent (&linux_->seccomp, cfg, err);
   if (ret_effective)
     *ret_effective = steal_pointer (&p);
   return r;

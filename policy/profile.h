@@ -9,8 +9,9 @@
 #include <sys/types.h>
 
 #include "../lib/error.h"
-#include "cidr.h"
+#include "../lib/cidr.h"
 #include "netguard_rules.h"
+#include "../oci/decision.h"
 #include "../oci/override.h"
 #include "../oci/process_bounds.h"
 #include "../oci/spec.h"
@@ -33,6 +34,40 @@ enum profile_landlock
   PROFILE_LANDLOCK_OFF,
 };
 
+/* The operator's and the host's configuration: read from the operator
+ * config (and moat's flags), the same for every container of a profile;
+ * create judges under it, and the sandbox's caller (as trusted as the
+ * operator) adds to it, never to a decision. */
+struct operator_config
+{
+  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
+  char *image_cache;     /* sandbox --image's unpacked images, persistent:
+                            default /var/lib/moat/images */
+  bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
+  char **writable_bind_trees; /* G5: operator's trees binds may write to */
+  /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name
+   * (operator config only; none by default). */
+  char **seccomp_agents;
+  bool noexec_volumes; /* G13: the engines' volume trees noexec too */
+  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
+  /* Not from any config: the host tree `moat sandbox --workdir` names (its
+   * caller is as trusted as the operator), bound as a volume: writable and
+   * executable. NULL elsewhere. */
+  char *caller_volume;
+  /* G12's pool: each container's ids 0-65535 on a block of 65536 host ids
+   * from [userns_first, + blocks * 65536). */
+  uint32_t userns_first;          /* default 0x40000000 */
+  uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
+  char *userns_pool_dir;          /* machine-wide allocation records */
+  enum profile_landlock landlock; /* G14 */
+};
+
+/* A profile: the values one container is judged to get (the built-in
+ * profile, the operator's settings for it, then the container's
+ * annotations, which only tighten): the per-container decision's values,
+ * apart from the operator_config it was judged under.
+ * profile_apply_effective returns one per container; create saves it in
+ * the decision (policy.json) with the overrides and the final spec. */
 struct profile
 {
   char *name;            /* "strict" or "egress" */
@@ -52,27 +87,7 @@ struct profile
   bool allowlist;
   struct cidr *private_nets; /* egress: the built-in non-public ranges */
   size_t n_private;
-  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
-  char *image_cache;     /* sandbox --image's unpacked images, persistent:
-                            default /var/lib/moat/images */
-  bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
-  char **writable_bind_trees; /* G5: operator's trees binds may write to */
-  /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name
-   * (operator config only; none by default). */
-  char **seccomp_agents;
-  bool noexec_volumes; /* G13: the engines' volume trees noexec too */
-  char **engine_roots[ENGINE__N]; /* G5: the operator's, besides defaults */
-  /* Not from any config: the host tree `moat sandbox --workdir` names (its
-   * caller is as trusted as the operator), bound as a volume: writable and
-   * executable. NULL elsewhere. */
-  char *caller_volume;
-  /* G12: a user namespace for every container, its ids 0-65535 on a block
-   * of 65536 host ids from the pool [userns_first, + blocks * 65536). */
-  bool userns;
-  uint32_t userns_first;          /* default 0x40000000 */
-  uint32_t userns_blocks;         /* default 16384 (up to 0x7fffffff) */
-  char *userns_pool_dir;          /* machine-wide allocation records */
-  enum profile_landlock landlock; /* G14 */
+  bool userns; /* G12: a user namespace for every container */
   /* G8: the built-in filter's agent level for every container (operator
    * config "seccomp": "agent"); else only where an annotation asks. */
   bool seccomp_agent;
@@ -80,14 +95,33 @@ struct profile
 
 /* Load the operator config (path NULL: /etc/moat/config.json if it exists,
  * else built-in defaults) and pick the profile by name (NULL: the config's
- * "profile", else "strict"). Unknown keys or bad values are errors. */
+ * "profile", else "strict"): its values in *ret, the configuration for it
+ * in *ret_config (may be NULL). Unknown keys or bad values are errors. */
 int profile_load (const char *config_path, const char *name,
-                  struct profile **ret, struct moat_error **err);
+                  struct profile **ret, struct operator_config **ret_config,
+                  struct moat_error **err);
 /* The built-in profiles alone, no operator config: what verbs that only
  * read or stop containers fall back to when that config is broken. */
 int profile_load_builtin (const char *name, struct profile **ret,
+                          struct operator_config **ret_config,
                           struct moat_error **err);
+/* The operator configuration alone, for the verbs that never judge (they
+ * obey the decision create saved): the same config, name and errors as
+ * profile_load; *ret_name (may be NULL) is the profile's name ("strict",
+ * "egress"; static). */
+int operator_config_load (const char *config_path, const char *name,
+                          struct operator_config **ret, const char **ret_name,
+                          struct moat_error **err);
+/* The built-in configuration, as profile_load_builtin. */
+int operator_config_load_builtin (const char *name,
+                                  struct operator_config **ret,
+                                  const char **ret_name,
+                                  struct moat_error **err);
 void profile_free (struct profile *p);
+void operator_config_free (struct operator_config *c);
+struct operator_config *operator_config_dup (const struct operator_config *c);
+/* Where a judging function below takes a configuration, NULL means the
+ * built-in one (no operator config: no extra trees, no seccomp agents). */
 /* "auto", "require", "off". */
 const char *profile_landlock_name (enum profile_landlock mode);
 /* Deep copy (the effective profile is a tightened copy of the loaded one). */
@@ -96,12 +130,14 @@ struct profile *profile_dup (const struct profile *p);
 /* Harden spec in place. Refusals (G5 dangerous binds) return an error and
  * are also in *ret_overrides (OVERRIDE_REFUSED). */
 int profile_apply (struct spec *spec, const struct profile *p,
+                   const struct operator_config *cfg,
                    struct override_list *ret_overrides,
                    struct moat_error **err);
 /* The same, and the effective profile it hardened with (the base tightened
  * by the annotations) in *ret_effective (may be NULL), also on a refusal:
  * create saves it. */
 int profile_apply_effective (struct spec *spec, const struct profile *base,
+                             const struct operator_config *cfg,
                              struct profile **ret_effective,
                              struct override_list *ret_overrides,
                              struct moat_error **err);
@@ -128,6 +164,7 @@ int profile_apply_resources (struct spec_resources *r, const struct profile *p,
  * ("refusing to bind /etc into the container (profile strict)"). */
 int profile_check_bind_source (const char *resolved_path,
                                const struct profile *p,
+                               const struct operator_config *cfg,
                                struct moat_error **err);
 /* What the runtime found out about an open bind source. */
 struct bind_facts
@@ -147,13 +184,15 @@ struct bind_facts
  * operator key to set; NULL if none, caller frees). */
 int profile_harden_bind (struct spec_mount *m, size_t index,
                          const struct bind_facts *f, const struct profile *p,
+                         const struct operator_config *cfg,
                          struct override_list *ov, char **ret_warning,
                          struct moat_error **err);
 /* G12 for the runtime: is this bind (by the realpath of its source) one of
  * the engines' per-container files or volumes (or the sandbox's workdir),
  * which moat idmaps so that the container's root owns what host root owns
  * there? Every other bind shows host files as the overflow id. */
-bool profile_bind_idmapped (const char *resolved_path, const struct profile *p);
+bool profile_bind_idmapped (const char *resolved_path,
+                            const struct operator_config *cfg);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */
@@ -172,42 +211,61 @@ struct process_bounds profile_process_bounds (const struct profile *p);
 /* A seccomp agent (linux.seccomp.listenerPath) must be one of the operator
  * config's seccomp_agents; 0, or -1 with err. */
 int profile_check_seccomp_agent (const struct spec_seccomp *s,
-                                 const struct profile *p,
+                                 const struct operator_config *cfg,
                                  struct moat_error **err);
+/* One container's judgement: the values it gets (the effective profile)
+ * and every override and refusal behind them, in one value the policy
+ * returns (profile_judge, verdicts.h) and create saves whole. */
+struct judgement
+{
+  struct profile *values;
+  struct override_list overrides;
+};
+void judgement_clear (struct judgement *j);
+
 /* What create decided for a container, saved whole in ROOT/ID/policy.json
  * (oci/decision.h): the effective profile, every override and refusal, the
  * process bounds, the nameservers the guard lets through and the final
- * spec (one line of JSON). Later verbs parse it back (ret_ov may be NULL)
- * and obey it; the profile and overrides here, the rest in oci/. */
-char *profile_policy_to_json (const struct profile *eff,
-                              const struct override_list *ov,
+ * spec (one line of JSON). Later verbs load it with decision_parse and
+ * obey it; the profile and overrides are written here, the rest in oci/. */
+char *profile_policy_to_json (const struct judgement *j,
                               const struct spec *final, const struct cidr *dns,
-                              size_t n_dns);
-int profile_policy_parse (const char *text, size_t len, struct profile **ret,
-                          struct override_list *ret_ov,
-                          struct moat_error **err);
+                              size_t n_dns, const char *userns_pool_dir);
 /* G12: the ids a moat-made user namespace maps (0-65535, one block). */
 #define PROFILE_USERNS_BLOCK 65536u
 /* G12 for a config.json that joins a user namespace by path: its uid_map or
  * gid_map text (as /proc/PID/uid_map reads) must not reach host id 0. */
 int profile_check_joined_idmap (const char *map_text, const char *what,
                                 struct moat_error **err);
+/* The policy's second step for a user namespace joined by path (its maps
+ * as the runtime read them): profile_check_joined_idmap on both, a
+ * refusal recorded in ov. */
+int profile_apply_joined_userns (const char *ns_path, const char *uid_map,
+                                 const char *gid_map, struct override_list *ov,
+                                 struct moat_error **err);
+/* The effective profile's audited fields (the field table's FIELD_AUDIT:
+ * limits, network lists with the nameservers, Landlock and seccomp modes,
+ * G12) as one JSON object, for create's audit line ("effective";
+ * malloc'ed). */
+char *profile_audit_json (const struct profile *p,
+                          const struct operator_config *cfg,
+                          const struct cidr *dns, size_t n_dns);
 /* The effective profile as pretty JSON (moat profile show). */
-int profile_to_json (const struct profile *p, char **ret,
-                     struct moat_error **err);
+int profile_to_json (const struct profile *p, const struct operator_config *cfg,
+                     char **ret, struct moat_error **err);
 /* Netguard rules for this profile and the container's nameservers
  * (pointers into p and dns). */
 void profile_netguard_rules (const struct profile *p, const struct cidr *dns,
                              size_t n_dns, struct netguard_rules *ret);
-/* The effective network lists as a JSON object (moat profile show, the
- * audit line of create): the nameservers when with_dns. */
+/* The effective network lists as a JSON object (the field table's
+ * "network", in profile show and create's audit line): the nameservers
+ * when with_dns; when bounded (the audit line), a list longer than
+ * PROFILE_AUDIT_LIST_HEAD entries is written as its first entries, its
+ * length ("KEY_count") and a digest of the whole ("KEY_digest"). */
+#define PROFILE_AUDIT_LIST_HEAD 16
 struct json_writer;
 void profile_network_json (struct json_writer *w, const struct profile *p,
-                           const struct cidr *dns, size_t n_dns, bool with_dns);
-
-/* JSON as the audit line, policy.json and the sandbox record write them:
- * KEY: [CIDR, ...] (PORT, when not 0, replaces each entry's port). */
-void jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
-               size_t n, uint16_t port);
+                           const struct cidr *dns, size_t n_dns, bool with_dns,
+                           bool bounded);
 
 #endif

@@ -129,15 +129,56 @@ profile_free (struct profile *p)
   free (p->name);
   strv_free (p->credential_env);
   profile_network_free (p);
-  free (p->audit_log);
-  free (p->image_cache);
-  strv_free (p->writable_bind_trees);
-  strv_free (p->seccomp_agents);
-  for (int k = 0; k < ENGINE__N; k++)
-    strv_free (p->engine_roots[k]);
-  free (p->caller_volume);
-  free (p->userns_pool_dir);
   free (p);
+}
+
+void
+operator_config_free (struct operator_config *c)
+{
+  if (c == NULL)
+    return;
+  free (c->audit_log);
+  free (c->image_cache);
+  strv_free (c->writable_bind_trees);
+  strv_free (c->seccomp_agents);
+  for (int k = 0; k < ENGINE__N; k++)
+    strv_free (c->engine_roots[k]);
+  free (c->caller_volume);
+  free (c->userns_pool_dir);
+  free (c);
+}
+
+struct operator_config *
+operator_config_dup (const struct operator_config *c)
+{
+  struct operator_config *d = xmalloc (sizeof (*d));
+
+  *d = *c;
+  d->audit_log = xstrdup (c->audit_log);
+  d->image_cache = xstrdup (c->image_cache);
+  d->writable_bind_trees = strv_dup (c->writable_bind_trees);
+  d->seccomp_agents = strv_dup (c->seccomp_agents);
+  for (int k = 0; k < ENGINE__N; k++)
+    d->engine_roots[k] = strv_dup (c->engine_roots[k]);
+  d->caller_volume = c->caller_volume ? xstrdup (c->caller_volume) : NULL;
+  d->userns_pool_dir = xstrdup (c->userns_pool_dir);
+  return d;
+}
+
+/* The configuration with no operator config (string literals: never
+ * freed). */
+static const struct operator_config builtin_config = {
+  .audit_log = (char *)"/var/log/moat/audit.jsonl",
+  .image_cache = (char *)"/var/lib/moat/images",
+  .userns_first = USERNS_DEFAULT_FIRST,
+  .userns_blocks = USERNS_DEFAULT_BLOCKS,
+  .userns_pool_dir = (char *)USERNS_DEFAULT_POOL_DIR,
+};
+
+const struct operator_config *
+operator_config_or_builtin (const struct operator_config *cfg)
+{
+  return cfg ? cfg : &builtin_config;
 }
 
 struct profile *
@@ -149,14 +190,6 @@ profile_dup (const struct profile *p)
   d->name = xstrdup (p->name);
   d->credential_env = strv_dup (p->credential_env);
   profile_network_dup (d, p);
-  d->audit_log = xstrdup (p->audit_log);
-  d->image_cache = xstrdup (p->image_cache);
-  d->writable_bind_trees = strv_dup (p->writable_bind_trees);
-  d->seccomp_agents = strv_dup (p->seccomp_agents);
-  for (int k = 0; k < ENGINE__N; k++)
-    d->engine_roots[k] = strv_dup (p->engine_roots[k]);
-  d->caller_volume = p->caller_volume ? xstrdup (p->caller_volume) : NULL;
-  d->userns_pool_dir = xstrdup (p->userns_pool_dir);
   return d;
 }
 
@@ -186,12 +219,7 @@ profile_init_default (struct profile *p, const char *name,
     .tmpfs_size = 64 * MIB,
     .nofile = 1024,
     .credential_env = strv_dup ((char *const *)profile_default_credential_env),
-    .audit_log = xstrdup ("/var/log/moat/audit.jsonl"),
-    .image_cache = xstrdup ("/var/lib/moat/images"),
     .userns = true,
-    .userns_first = USERNS_DEFAULT_FIRST,
-    .userns_blocks = USERNS_DEFAULT_BLOCKS,
-    .userns_pool_dir = xstrdup (USERNS_DEFAULT_POOL_DIR),
   };
   return profile_network_init (p, err);
 }
@@ -357,7 +385,8 @@ add_trees (const json_node *v, const char *path, char ***trees,
  * config, at path. */
 static int
 apply_field (const json_node *v, const struct field *f, const char *path,
-             struct profile *p, struct moat_error **err)
+             struct profile *p, struct operator_config *cfg,
+             struct moat_error **err)
 {
   uint64_t n = 0;
 
@@ -370,31 +399,31 @@ apply_field (const json_node *v, const struct field *f, const char *path,
           < 0)
         return -1;
       if (f->type == F_INT)
-        *PROFILE_FIELD (p, f, int64_t) = (int64_t)n;
+        *PROFILE_FIELD (p, cfg, f, int64_t) = (int64_t)n;
       else
-        *PROFILE_FIELD (p, f, uint64_t) = n;
+        *PROFILE_FIELD (p, cfg, f, uint64_t) = n;
       return 0;
     case C_BOOL:
       if (!json_is_bool (v))
         return moat_fail (err, 0, "%s: expected true or false", path);
-      *PROFILE_FIELD (p, f, bool) = json_bool (v);
+      *PROFILE_FIELD (p, cfg, f, bool) = json_bool (v);
       return 0;
     case C_LIST:
       {
         char **list;
         if (get_string_list (v, path, &list, err) < 0)
           return -1;
-        strv_free (*PROFILE_FIELD (p, f, char **));
-        *PROFILE_FIELD (p, f, char **) = list;
+        strv_free (*PROFILE_FIELD (p, cfg, f, char **));
+        *PROFILE_FIELD (p, cfg, f, char **) = list;
         return 0;
       }
     case C_TREES:
-      return add_trees (v, path, PROFILE_FIELD (p, f, char **), err);
+      return add_trees (v, path, PROFILE_FIELD (p, cfg, f, char **), err);
     case C_PATH:
       if (!json_is_string (v) || json_string (v)[0] != '/')
         return moat_fail (err, 0, "%s: expected an absolute path", path);
-      free (*PROFILE_FIELD (p, f, char *));
-      *PROFILE_FIELD (p, f, char *) = xstrdup (json_string (v));
+      free (*PROFILE_FIELD (p, cfg, f, char *));
+      *PROFILE_FIELD (p, cfg, f, char *) = xstrdup (json_string (v));
       return 0;
     case C_NONE:
       break;
@@ -406,7 +435,8 @@ apply_field (const json_node *v, const struct field *f, const char *path,
  * ones (top level only) or a profile's (top level or profiles.NAME). */
 static int
 apply_fields (const json_node *obj, const char *prefix, bool machine,
-              struct profile *p, struct moat_error **err)
+              struct profile *p, struct operator_config *cfg,
+              struct moat_error **err)
 {
   for (size_t i = 0; i < profile_n_fields; i++)
     {
@@ -414,11 +444,11 @@ apply_fields (const json_node *obj, const char *prefix, bool machine,
       const json_node *v;
       cleanup_free char *path = NULL;
 
-      if (f->config == C_NONE || f->machine != machine
+      if (f->config == C_NONE || !(f->flags & FIELD_MACHINE) != !machine
           || (v = profile_json_member (obj, f->show)) == NULL)
         continue;
       path = xasprintf ("%s%s%s", prefix, *prefix ? "." : "", f->show);
-      if (apply_field (v, f, path, p, err) < 0)
+      if (apply_field (v, f, path, p, cfg, err) < 0)
         return -1;
     }
   return 0;
@@ -428,7 +458,7 @@ apply_fields (const json_node *obj, const char *prefix, bool machine,
  * or under profiles.NAME. */
 static int
 apply_settings (const json_node *obj, const char *prefix, struct profile *p,
-                struct moat_error **err)
+                struct operator_config *cfg, struct moat_error **err)
 {
   const char *dot = *prefix ? "." : "";
   const json_node *v;
@@ -441,7 +471,7 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
       if (check_keys (v, profile_engine_names, path, err) < 0)
         return -1;
     }
-  if (apply_fields (obj, prefix, false, p, err) < 0)
+  if (apply_fields (obj, prefix, false, p, cfg, err) < 0)
     return -1;
   if ((v = json_get (obj, "credential_env_extra")))
     {
@@ -456,20 +486,22 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
   return profile_network_settings (obj, prefix, p, err);
 }
 
-static struct profile *
-pick (struct profile *const *profiles, const char *name)
+/* The index of a profile name in profile_names, -1 if unknown. */
+static int
+pick (const char *name)
 {
-  for (size_t i = 0; profile_names[i]; i++)
+  for (int i = 0; profile_names[i]; i++)
     if (strcmp (profile_names[i], name) == 0)
-      return profiles[i];
-  return NULL;
+      return i;
+  return -1;
 }
 
 /* G12, machine-wide (one pool for every profile): "userns": {"enabled",
  * "first_id", "blocks", "pool_dir"}. The pool must stay clear of host id 0
  * and of the ids -1 and 65534 (overflow) that mean "nobody". */
 static int
-apply_userns (const json_node *obj, struct profile *p, struct moat_error **err)
+apply_userns (const json_node *obj, struct profile *p,
+              struct operator_config *cfg, struct moat_error **err)
 {
   static const char *const keys[]
       = { "enabled", "first_id", "blocks", "pool_dir", NULL };
@@ -492,15 +524,15 @@ apply_userns (const json_node *obj, struct profile *p, struct moat_error **err)
         return moat_fail (err, 0,
                           "userns.first_id: expected a multiple of 65536, "
                           "at least 65536");
-      p->userns_first = (uint32_t)n;
+      cfg->userns_first = (uint32_t)n;
     }
   if ((v = json_get (obj, "blocks"))
       && get_positive (v, "userns.blocks", 65535, &n, err) < 0)
     return -1;
   else if (v)
-    p->userns_blocks = (uint32_t)n;
-  if ((uint64_t)p->userns_first
-          + (uint64_t)p->userns_blocks * PROFILE_USERNS_BLOCK
+    cfg->userns_blocks = (uint32_t)n;
+  if ((uint64_t)cfg->userns_first
+          + (uint64_t)cfg->userns_blocks * PROFILE_USERNS_BLOCK
       > 0xffff0000ull)
     return moat_fail (err, 0,
                       "userns: first_id + blocks * 65536 reaches past "
@@ -509,8 +541,8 @@ apply_userns (const json_node *obj, struct profile *p, struct moat_error **err)
     {
       if (!json_is_string (v) || json_string (v)[0] != '/')
         return moat_fail (err, 0, "userns.pool_dir: expected an absolute path");
-      free (p->userns_pool_dir);
-      p->userns_pool_dir = xstrdup (json_string (v));
+      free (cfg->userns_pool_dir);
+      cfg->userns_pool_dir = xstrdup (json_string (v));
     }
   return 0;
 }
@@ -518,7 +550,8 @@ apply_userns (const json_node *obj, struct profile *p, struct moat_error **err)
 /* Fills profiles[] (indexed like profile_names) and *default_name. */
 static int
 apply_config (const json_node *root, struct profile *const *profiles,
-              char **default_name, struct moat_error **err)
+              struct operator_config *const *configs, char **default_name,
+              struct moat_error **err)
 {
   const json_node *v;
 
@@ -538,8 +571,8 @@ apply_config (const json_node *root, struct profile *const *profiles,
   /* The machine-wide keys (the audit log, the seccomp agents' sockets),
    * then the settings, for every profile. */
   for (size_t i = 0; profile_names[i]; i++)
-    if (apply_fields (root, "", true, profiles[i], err) < 0
-        || apply_settings (root, "", profiles[i], err) < 0)
+    if (apply_fields (root, "", true, profiles[i], configs[i], err) < 0
+        || apply_settings (root, "", profiles[i], configs[i], err) < 0)
       return -1;
   if ((v = json_get (root, "landlock")))
     {
@@ -552,7 +585,7 @@ apply_config (const json_node *root, struct profile *const *profiles,
         return moat_fail (
             err, 0, "landlock: expected \"auto\", \"require\" or \"off\"");
       for (size_t i = 0; profile_names[i]; i++)
-        profiles[i]->landlock = (enum profile_landlock)m;
+        configs[i]->landlock = (enum profile_landlock)m;
     }
   if ((v = json_get (root, "seccomp")))
     {
@@ -565,7 +598,7 @@ apply_config (const json_node *root, struct profile *const *profiles,
     }
   if ((v = json_get (root, "userns")))
     for (size_t i = 0; profile_names[i]; i++)
-      if (apply_userns (v, profiles[i], err) < 0)
+      if (apply_userns (v, profiles[i], configs[i], err) < 0)
         return -1;
   if ((v = json_get (root, "profiles")))
     {
@@ -576,16 +609,17 @@ apply_config (const json_node *root, struct profile *const *profiles,
           const char *name = json_object_key (v, i);
           const json_node *settings = json_object_value (v, i);
           cleanup_free char *prefix = xasprintf ("profiles.%s", name);
-          struct profile *p = pick (profiles, name);
+          int k = pick (name);
 
           if (strncmp (name, "//", 2) == 0)
             continue;
-          if (p == NULL)
+          if (k < 0)
             return moat_fail (err, 0,
                               "%s: unknown profile %s (known: strict, egress)",
                               prefix, name);
           if (check_keys (settings, per_profile_keys, prefix, err) < 0
-              || apply_settings (settings, prefix, p, err) < 0)
+              || apply_settings (settings, prefix, profiles[k], configs[k], err)
+                     < 0)
             return -1;
         }
     }
@@ -595,16 +629,21 @@ apply_config (const json_node *root, struct profile *const *profiles,
 /* read_config false: the built-in profiles only. */
 static int
 load (const char *config_path, bool read_config, const char *name,
-      struct profile **ret, struct moat_error **err)
+      struct profile **ret, struct operator_config **ret_config,
+      struct moat_error **err)
 {
   const char *path = config_path ? config_path : DEFAULT_CONFIG_PATH;
   cleanup_profile struct profile *strict = xcalloc (1, sizeof (*strict));
   cleanup_profile struct profile *egress = xcalloc (1, sizeof (*egress));
+  cleanup_operator_config struct operator_config *strict_config
+      = operator_config_dup (&builtin_config);
+  cleanup_operator_config struct operator_config *egress_config
+      = operator_config_dup (&builtin_config);
   struct profile *profiles[] = { strict, egress };
+  struct operator_config *configs[] = { strict_config, egress_config };
   cleanup_free char *text = NULL, *default_name = xstrdup ("strict");
-  struct profile *p;
   size_t len = 0;
-  int r;
+  int k, r;
 
   if (profile_init_default (strict, "strict", err) < 0
       || profile_init_default (egress, "egress", err) < 0)
@@ -618,31 +657,65 @@ load (const char *config_path, bool read_config, const char *name,
       json_node *root = NULL;
       if (json_parse (text, len, CONFIG_MAX_SIZE, &root, err) < 0)
         return moat_error_wrap (err, "%s", path);
-      r = apply_config (root, profiles, &default_name, err);
+      r = apply_config (root, profiles, configs, &default_name, err);
       json_free (root);
       if (r < 0)
         return moat_error_wrap (err, "%s", path);
     }
   if (name == NULL)
     name = default_name;
-  p = pick (profiles, name);
-  if (p == NULL)
+  k = pick (name);
+  if (k < 0)
     return moat_fail (err, 0, "unknown profile %s (known: strict, egress)",
                       name);
-  *ret = p == strict ? steal_pointer (&strict) : steal_pointer (&egress);
+  *ret = k == 0 ? steal_pointer (&strict) : steal_pointer (&egress);
+  if (ret_config)
+    *ret_config = k == 0 ? steal_pointer (&strict_config)
+                         : steal_pointer (&egress_config);
   return 0;
 }
 
 int
 profile_load (const char *config_path, const char *name, struct profile **ret,
-              struct moat_error **err)
+              struct operator_config **ret_config, struct moat_error **err)
 {
-  return load (config_path, true, name, ret, err);
+  return load (config_path, true, name, ret, ret_config, err);
 }
 
 int
 profile_load_builtin (const char *name, struct profile **ret,
+                      struct operator_config **ret_config,
                       struct moat_error **err)
 {
-  return load (NULL, false, name, ret, err);
+  return load (NULL, false, name, ret, ret_config, err);
+}
+
+/* The configuration alone: the profile's values are built to read the
+ * config (its per-profile settings share one pass) and dropped. */
+static int
+load_config_only (const char *config_path, bool read_config, const char *name,
+                  struct operator_config **ret, const char **ret_name,
+                  struct moat_error **err)
+{
+  cleanup_profile struct profile *p = NULL;
+  int r = load (config_path, read_config, name, &p, ret, err);
+
+  if (r == 0 && ret_name)
+    *ret_name = profile_names[pick (p->name)];
+  return r;
+}
+
+int
+operator_config_load (const char *config_path, const char *name,
+                      struct operator_config **ret, const char **ret_name,
+                      struct moat_error **err)
+{
+  return load_config_only (config_path, true, name, ret, ret_name, err);
+}
+
+int
+operator_config_load_builtin (const char *name, struct operator_config **ret,
+                              const char **ret_name, struct moat_error **err)
+{
+  return load_config_only (NULL, false, name, ret, ret_name, err);
 }

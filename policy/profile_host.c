@@ -28,6 +28,22 @@ profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
   return -1;
 }
 
+int
+profile_apply_joined_userns (const char *ns_path, const char *uid_map,
+                             const char *gid_map, struct override_list *ov,
+                             struct moat_error **err)
+{
+  cleanup_free char *asked = NULL;
+
+  if (profile_check_joined_idmap (uid_map, "uid", err) == 0
+      && profile_check_joined_idmap (gid_map, "gid", err) == 0)
+    return 0;
+  asked = xasprintf ("join %s", ns_path);
+  override_list_add (ov, OVERRIDE_REFUSED, "linux.namespaces.user", asked,
+                     "refused");
+  return -1;
+}
+
 /* listenerPath comes from config.json, which moat does not trust: moat
  * writes, as host root, to whatever socket it names, and the listener's
  * holder answers the container's notified syscalls in the kernel's place
@@ -35,7 +51,8 @@ profile_apply_ns_join (enum ns_type type, const char *ns_path, dev_t dev,
  * the operator config lists (seccomp_agents). */
 int
 profile_check_seccomp_agent (const struct spec_seccomp *s,
-                             const struct profile *p, struct moat_error **err)
+                             const struct operator_config *cfg,
+                             struct moat_error **err)
 {
   cleanup_free char *norm = NULL;
 
@@ -46,8 +63,9 @@ profile_check_seccomp_agent (const struct spec_seccomp *s,
                       "linux.seccomp.listenerPath %s: not an absolute path",
                       s->listener_path);
   norm = profile_path_normalize (s->listener_path);
-  for (size_t i = 0; p->seccomp_agents && p->seccomp_agents[i]; i++)
-    if (strcmp (norm, p->seccomp_agents[i]) == 0)
+  cfg = operator_config_or_builtin (cfg);
+  for (size_t i = 0; cfg->seccomp_agents && cfg->seccomp_agents[i]; i++)
+    if (strcmp (norm, cfg->seccomp_agents[i]) == 0)
       return 0;
   return moat_fail (err, 0,
                     "linux.seccomp.listenerPath %s: not a seccomp agent the "

@@ -21,6 +21,8 @@ extern const char *const profile_allowed_sysctls[];
  * taken relative to "/" (as mount destinations are relative to the rootfs).
  * ".." never climbs above "/". */
 char *profile_path_normalize (const char *path);
+/* Is path tree itself or beneath it (both normalized)? */
+bool profile_path_in_tree (const char *path, const char *tree);
 
 /* Built-in defaults of a profile name ("strict" / "egress"). */
 int profile_init_default (struct profile *p, const char *name,
@@ -29,7 +31,14 @@ int profile_init_default (struct profile *p, const char *name,
 /* G5/G6 on spec->mounts. Keeps going after a refusal so that every refusal
  * lands in ov; returns -1 with err naming the first one. */
 int profile_harden_mounts (struct spec *spec, const struct profile *p,
+                           const struct operator_config *cfg,
                            struct override_list *ov, struct moat_error **err);
+
+/* The profile's scratch tmpfs whose mount point a read-only rootfs lacks
+ * (bit k of unplaceable: profile_scratch_points[k]) and no other mount
+ * holds: left out, and told in ov. */
+void profile_drop_unplaceable_scratch (struct spec *spec, unsigned unplaceable,
+                                       struct override_list *ov);
 
 /* The bounds of p (saved in the decision for update). */
 struct resource_bounds profile_resource_bounds (const struct profile *p);
@@ -42,6 +51,7 @@ void profile_harden_resources (struct spec_resources *r,
 /* G12 on linux.namespaces / uid and gid mappings (profile_userns.c). A
  * user namespace moat must map itself is left present with no mappings. */
 int profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
+                           const struct operator_config *cfg,
                            struct override_list *ov, struct moat_error **err);
 
 /* "1", "0.5", "2.25" (at most 3 decimals) -> thousandths. */
@@ -73,7 +83,6 @@ enum field_type
   F_UINT,  /* uint64_t, at least min */
   F_U32,   /* uint32_t */
   F_STR,   /* char *, required */
-  F_OPT,   /* char *, written only when set (caller_volume) */
   F_STRV,  /* char ** */
   F_DENY,  /* struct cidr * + n_deny: read back on top of the built-in */
   F_ALLOW, /* struct cidr * + n_allow, with ports */
@@ -93,6 +102,28 @@ enum config_kind
   C_PATH,  /* one absolute path */
 };
 
+/* What a show function may need beyond the profile: the nameservers
+ * create read (the audit line has them; profile show does not). */
+struct show_ctx
+{
+  const struct cidr *dns;
+  size_t n_dns;
+  bool with_dns;
+  bool bounded_lists; /* the audit line: long lists as head, count, digest */
+  bool joined_lists;  /* policy.json: deny and allow as one string each */
+  const struct operator_config *config; /* the FIELD_CONFIG fields' */
+};
+
+/* Where a field is written besides the saved form (flags). */
+enum field_flag
+{
+  FIELD_MACHINE = 1, /* operator config's top level only, every profile */
+  FIELD_AUDIT = 2,   /* create's audit line ("effective"), under its show
+                        key */
+  FIELD_CONFIG = 4,  /* a member of struct operator_config, not of the
+                        profile: never saved */
+};
+
 struct field
 {
   const char *saved; /* key in the saved form; NULL: not saved */
@@ -100,26 +131,42 @@ struct field
   enum field_type type;
   size_t offset;
   int64_t min;
-  void (*show_fn) (struct json_writer *w, const struct profile *p);
+  void (*show_fn) (struct json_writer *w, const struct profile *p,
+                   const struct show_ctx *ctx);
   enum config_kind config;
-  uint64_t max; /* C_COUNT */
-  bool machine; /* operator config's top level only, for every profile */
+  uint64_t max;   /* C_COUNT */
+  unsigned flags; /* enum field_flag */
 };
 
 /* The table (profile_fields.c). */
 extern const struct field profile_fields[];
 extern const size_t profile_n_fields;
-#define PROFILE_FIELD(p, f, type) ((type *)((char *)(p) + (f)->offset))
+/* The field's slot: in the profile p, or in the configuration cfg for a
+ * FIELD_CONFIG one. */
+#define PROFILE_FIELD(p, cfg, f, type)                                         \
+  ((type *)((char *)((f)->flags & FIELD_CONFIG ? (void *)(cfg) : (void *)(p))  \
+            + (f)->offset))
 
-/* The profile's fields in the saved form (policy.json's "profile"), and
- * read back: one table (profile_fields.c), which `profile show` uses too. */
+/* The profile's fields in the saved form (policy.json's "profile", a
+ * record no verb reads back): one table (profile_fields.c), which `profile
+ * show` and the audit line use too. */
 struct json_writer;
 void profile_write_saved (struct json_writer *w, const struct profile *p);
-int profile_read_saved (const struct json_node *o, struct profile *p,
-                        struct moat_error **err);
 /* The member at a key with at most one dot ("limits.pids"), or NULL. */
 const struct json_node *profile_json_member (const struct json_node *o,
                                              const char *key);
+
+/* cfg, or the built-in configuration where it is NULL. */
+const struct operator_config *
+operator_config_or_builtin (const struct operator_config *cfg);
+
+#define cleanup_operator_config                                                \
+  __attribute__ ((cleanup (operator_config_freep)))
+static inline void
+operator_config_freep (struct operator_config **c)
+{
+  operator_config_free (*c);
+}
 
 #define cleanup_profile __attribute__ ((cleanup (profile_freep)))
 static inline void

@@ -146,8 +146,8 @@ strv_has (const char *const *v, const char *s)
   return false;
 }
 
-static bool
-path_in_tree (const char *path, const char *tree)
+bool
+profile_path_in_tree (const char *path, const char *tree)
 {
   size_t n = strlen (tree);
   if (n == 1 && tree[0] == '/')
@@ -158,7 +158,7 @@ path_in_tree (const char *path, const char *tree)
 static bool
 path_in_or_above_tree (const char *path, const char *tree)
 {
-  return path_in_tree (path, tree) || path_in_tree (tree, path)
+  return profile_path_in_tree (path, tree) || profile_path_in_tree (tree, path)
          || strcmp (path, "/") == 0;
 }
 
@@ -166,10 +166,12 @@ path_in_or_above_tree (const char *path, const char *tree)
  * default one or the operator's? With ret_rel, where below it. */
 static bool
 in_engine_root (const char *path, enum engine_kind kind,
-                const struct profile *p, bool or_above, const char **ret_rel)
+                const struct operator_config *cfg, bool or_above,
+                const char **ret_rel)
 {
-  const char *const *roots[2] = { default_engine_roots[kind],
-                                  (const char *const *)p->engine_roots[kind] };
+  const char *const *roots[2]
+      = { default_engine_roots[kind],
+          (const char *const *)cfg->engine_roots[kind] };
 
   for (size_t r = 0; r < 2; r++)
     for (size_t i = 0; roots[r] && roots[r][i]; i++)
@@ -177,7 +179,7 @@ in_engine_root (const char *path, enum engine_kind kind,
         const char *root = roots[r][i];
         size_t n = strlen (root);
         if (or_above ? path_in_or_above_tree (path, root)
-                     : path_in_tree (path, root))
+                     : profile_path_in_tree (path, root))
           {
             if (ret_rel)
               *ret_rel = path[n] == '/' ? path + n + 1 : path + n;
@@ -189,14 +191,14 @@ in_engine_root (const char *path, enum engine_kind kind,
 
 /* BIND_VOLUME, BIND_ENGINE_FILE, or BIND_OTHER for anything else. */
 static enum bind_class
-engine_tree_class (const char *path, const struct profile *p)
+engine_tree_class (const char *path, const struct operator_config *cfg)
 {
   for (size_t i = 0; i < sizeof (engine_trees) / sizeof (engine_trees[0]); i++)
     {
       const struct engine_tree *t = &engine_trees[i];
       int flags = FNM_PATHNAME | (t->tree ? FNM_LEADING_DIR : 0);
       const char *rel;
-      if (in_engine_root (path, t->kind, p, false, &rel)
+      if (in_engine_root (path, t->kind, cfg, false, &rel)
           && fnmatch (t->pattern, rel, flags) == 0)
         return t->volume ? BIND_VOLUME : BIND_ENGINE_FILE;
     }
@@ -209,14 +211,14 @@ engine_tree_class (const char *path, const struct profile *p)
  * when not known: profile_apply's lexical pass). */
 static enum bind_class
 classify_bind_source (const char *path, const char *bundle, const char *rootfs,
-                      const struct profile *p)
+                      const struct operator_config *cfg)
 {
   const char *base = strrchr (path, '/') + 1;
   enum bind_class c;
 
   if (strv_has (engine_sockets, base))
     return BIND_REFUSED;
-  c = engine_tree_class (path, p);
+  c = engine_tree_class (path, cfg);
   if (c != BIND_OTHER)
     return c;
   if (strv_has (readonly_host_files, path))
@@ -225,37 +227,39 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
     if (path_in_or_above_tree (path, refused_trees[i]))
       return BIND_REFUSED;
   for (int k = 0; k < ENGINE__N; k++)
-    if (in_engine_root (path, k, p, true, NULL))
+    if (in_engine_root (path, k, cfg, true, NULL))
       return BIND_REFUSED;
   for (size_t i = 0; podman_state_dirs[i]; i++)
     if (path_in_or_above_tree (path, podman_state_dirs[i]))
       return BIND_REFUSED;
   /* The audit log records what hostile code did: it must not edit it. */
-  if (p->audit_log && p->audit_log[0] == '/')
+  if (cfg->audit_log && cfg->audit_log[0] == '/')
     {
-      cleanup_free char *dir = profile_path_normalize (p->audit_log);
+      cleanup_free char *dir = profile_path_normalize (cfg->audit_log);
       *strrchr (dir, '/') = '\0';
       if (dir[0] != '\0' && path_in_or_above_tree (path, dir))
         return BIND_REFUSED;
     }
-  if (p->caller_volume && path_in_tree (path, p->caller_volume))
+  if (cfg->caller_volume && profile_path_in_tree (path, cfg->caller_volume))
     return BIND_VOLUME;
   for (size_t i = 0; readonly_trees[i]; i++)
-    if (path_in_tree (path, readonly_trees[i]))
+    if (profile_path_in_tree (path, readonly_trees[i]))
       return BIND_HOST_PROGRAMS;
   /* A writable view of the rootfs would undo the read-only root. */
-  if (rootfs && path_in_tree (path, rootfs))
+  if (rootfs && profile_path_in_tree (path, rootfs))
     return BIND_OTHER;
-  if (bundle && path_in_tree (path, bundle))
+  if (bundle && profile_path_in_tree (path, bundle))
     return BIND_WRITABLE;
-  for (size_t i = 0; p->writable_bind_trees && p->writable_bind_trees[i]; i++)
-    if (path_in_tree (path, p->writable_bind_trees[i]))
+  for (size_t i = 0; cfg->writable_bind_trees && cfg->writable_bind_trees[i];
+       i++)
+    if (profile_path_in_tree (path, cfg->writable_bind_trees[i]))
       return BIND_WRITABLE;
   return BIND_OTHER;
 }
 
 int
 profile_check_bind_source (const char *resolved_path, const struct profile *p,
+                           const struct operator_config *cfg,
                            struct moat_error **err)
 {
   cleanup_free char *norm = NULL;
@@ -264,7 +268,8 @@ profile_check_bind_source (const char *resolved_path, const struct profile *p,
     return moat_fail (err, EINVAL, "bind source %s: not an absolute path",
                       resolved_path ? resolved_path : "(none)");
   norm = profile_path_normalize (resolved_path);
-  if (classify_bind_source (norm, NULL, NULL, p) != BIND_REFUSED)
+  if (classify_bind_source (norm, NULL, NULL, operator_config_or_builtin (cfg))
+      != BIND_REFUSED)
     return 0;
   return moat_fail (err, 0,
                     "refusing to bind %s into the container (profile %s)",
@@ -300,6 +305,7 @@ force_option (char ***opts, const char *want, const char *drop)
 int
 profile_harden_bind (struct spec_mount *m, size_t index,
                      const struct bind_facts *f, const struct profile *p,
+                     const struct operator_config *cfg,
                      struct override_list *ov, char **ret_warning,
                      struct moat_error **err)
 {
@@ -317,7 +323,8 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   norm = profile_path_normalize (resolved_path);
   bundle = f->bundle ? profile_path_normalize (f->bundle) : NULL;
   rootfs = f->rootfs ? profile_path_normalize (f->rootfs) : NULL;
-  c = classify_bind_source (norm, bundle, rootfs, p);
+  cfg = operator_config_or_builtin (cfg);
+  c = classify_bind_source (norm, bundle, rootfs, cfg);
   if (c != BIND_REFUSED && f->pseudo_fs)
     c = BIND_REFUSED, why = "it is on or holds a pseudo filesystem";
   /* A socket is reached with connect(), which no mount option stops. */
@@ -343,7 +350,8 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   ro = c == BIND_HOST_FILE || c == BIND_HOST_PROGRAMS || c == BIND_OTHER;
   /* G13: what a container can write, it cannot run; read-only binds too,
    * as another container (or the host) may write the same tree. */
-  noexec = c != BIND_HOST_PROGRAMS && !(c == BIND_VOLUME && !p->noexec_volumes);
+  noexec
+      = c != BIND_HOST_PROGRAMS && !(c == BIND_VOLUME && !cfg->noexec_volumes);
   asked = strv_join (m->options, ",");
   asked_rw = !strv_has ((const char *const *)m->options, "ro");
   asked_exec = strv_has ((const char *const *)m->options, "exec");
@@ -375,16 +383,18 @@ profile_harden_bind (struct spec_mount *m, size_t index,
 }
 
 bool
-profile_bind_idmapped (const char *resolved_path, const struct profile *p)
+profile_bind_idmapped (const char *resolved_path,
+                       const struct operator_config *cfg)
 {
   cleanup_free char *norm = NULL;
 
   if (resolved_path == NULL || resolved_path[0] != '/')
     return false;
+  cfg = operator_config_or_builtin (cfg);
   norm = profile_path_normalize (resolved_path);
-  if (p->caller_volume && path_in_tree (norm, p->caller_volume))
+  if (cfg->caller_volume && profile_path_in_tree (norm, cfg->caller_volume))
     return true;
-  return engine_tree_class (norm, p) != BIND_OTHER;
+  return engine_tree_class (norm, cfg) != BIND_OTHER;
 }
 
 /* ---- options ---- */
@@ -535,7 +545,7 @@ insert_scratch (struct spec *spec, const char *dest, const struct profile *p,
     {
       cleanup_free char *d
           = profile_path_normalize (spec->mounts[i].destination);
-      if (path_in_tree (d, dest))
+      if (profile_path_in_tree (d, dest))
         at = i;
     }
   make_scratch_tmpfs (&m, p);
@@ -592,7 +602,8 @@ destination_refusal (const struct spec_mount *m, const char *dest, bool bind)
                  "/dev/mqueue, devpts at /dev/pts)";
   /* Over or inside /proc and /sys: it would hide what the masks and
    * read-only paths hold, or put something else in their place. */
-  if (path_in_tree (dest, "/proc") || path_in_tree (dest, "/sys"))
+  if (profile_path_in_tree (dest, "/proc")
+      || profile_path_in_tree (dest, "/sys"))
     return "nothing but proc at /proc, sysfs at /sys and cgroup at "
            "/sys/fs/cgroup may be mounted in /proc or /sys";
   return NULL;
@@ -611,7 +622,8 @@ bad_option (char *const *opts)
 
 static void
 harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
-              struct override_list *ov, int *refused, struct moat_error **err)
+              const struct operator_config *cfg, struct override_list *ov,
+              int *refused, struct moat_error **err)
 {
   cleanup_free char *dest
       = profile_path_normalize (m->destination ? m->destination : "");
@@ -670,7 +682,7 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
       if (m->source && m->source[0] == '/')
         {
           cleanup_free char *src = profile_path_normalize (m->source);
-          enum bind_class c = classify_bind_source (src, NULL, NULL, p);
+          enum bind_class c = classify_bind_source (src, NULL, NULL, cfg);
           if (c == BIND_REFUSED)
             {
               cleanup_free char *asked = xasprintf ("bind %s", m->source);
@@ -710,13 +722,15 @@ has_mount_at (const struct spec *spec, const char *dest)
 
 int
 profile_harden_mounts (struct spec *spec, const struct profile *p,
+                       const struct operator_config *cfg,
                        struct override_list *ov, struct moat_error **err)
 {
   int refused = 0;
   size_t n = spec->n_mounts;
 
+  cfg = operator_config_or_builtin (cfg);
   for (size_t i = 0; i < n; i++)
-    harden_mount (&spec->mounts[i], i, p, ov, &refused, err);
+    harden_mount (&spec->mounts[i], i, p, cfg, ov, &refused, err);
   for (size_t s = 0; scratch_dirs[s]; s++)
     if (!has_mount_at (spec, scratch_dirs[s]))
       insert_scratch (spec, scratch_dirs[s], p, ov);

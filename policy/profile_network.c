@@ -6,21 +6,12 @@
 #include "profile.h"
 #include "profile_internal.h"
 #include "../lib/util.h"
+#include "../oci/decision.h"
 #include "../oci/json.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-
-/* G2: cloud metadata, refused in every profile, with every IPv6 form
- * embedding the IPv4 ones (the netguard adds those). */
-static const char *const metadata_ranges[] = {
-  "169.254.0.0/16",     /* AWS, GCP, ECS, OpenStack, Oracle, DigitalOcean */
-  "100.100.100.200/32", /* Alibaba Cloud */
-  "168.63.129.16/32",   /* Azure WireServer */
-  "fd00:ec2::254/128",  /* AWS IMDS over IPv6 */
-  NULL,
-};
 
 /* Egress: what is not public. 127.0.0.0/8 is here for its IPv6 forms
  * (64:ff9b::127.0.0.1 is the NAT64 gateway's own loopback); the
@@ -73,7 +64,7 @@ add_builtin (struct cidr **list, size_t *n, const char *const *texts,
 int
 profile_network_init (struct profile *p, struct moat_error **err)
 {
-  if (add_builtin (&p->deny, &p->n_deny, metadata_ranges, err) < 0)
+  if (add_builtin (&p->deny, &p->n_deny, decision_metadata_ranges, err) < 0)
     return -1;
   if (p->egress
       && add_builtin (&p->private_nets, &p->n_private, private_ranges, err) < 0)
@@ -134,29 +125,68 @@ list_contains (const struct cidr *list, size_t n, const struct cidr *c)
   return false;
 }
 
+/* The metadata ranges and the IPv6 forms of the IPv4 ones, parsed once:
+ * an operator's list of 10,000 entries is checked against them entry by
+ * entry. */
+#define N_METADATA DECISION_N_METADATA_RANGES
+static struct cidr metadata_forms[N_METADATA * (1 + CIDR_V6_EMBEDDINGS)];
+static size_t n_metadata_forms;
+
+static void
+parse_metadata_forms (void)
+{
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
+    {
+      struct cidr *m = &metadata_forms[n_metadata_forms];
+      if (cidr_parse (decision_metadata_ranges[i], m) < 0)
+        continue;
+      n_metadata_forms++;
+      if (m->family == AF_INET)
+        {
+          cidr_v6_embeddings (m, m + 1);
+          n_metadata_forms += CIDR_V6_EMBEDDINGS;
+        }
+    }
+}
+
 /* An allow entry wholly inside the metadata ranges (or one of their IPv6
  * forms) can never pass, G2 being checked first: an operator who lists
  * one gets an error rather than a surprise. */
 static bool
 is_metadata (const struct cidr *c)
 {
-  for (size_t i = 0; metadata_ranges[i]; i++)
+  if (n_metadata_forms == 0)
+    parse_metadata_forms ();
+  for (size_t k = 0; k < n_metadata_forms; k++)
     {
-      struct cidr m[1 + CIDR_V6_EMBEDDINGS];
-      int n = 1;
-      if (cidr_parse (metadata_ranges[i], &m[0]) < 0)
-        continue;
-      if (m[0].family == AF_INET)
-        {
-          cidr_v6_embeddings (&m[0], m + 1);
-          n += CIDR_V6_EMBEDDINGS;
-        }
-      for (int k = 0; k < n; k++)
-        if (m[k].family == c->family && m[k].prefix <= c->prefix
-            && cidr_overlaps (&m[k], c))
-          return true;
+      const struct cidr *m = &metadata_forms[k];
+      if (m->family == c->family && m->prefix <= c->prefix
+          && cidr_overlaps (m, c))
+        return true;
     }
   return false;
+}
+
+/* The metadata ranges (in C's family) that an allow entry C holds and G2
+ * refuses all the same, separated by spaces; NULL if none. */
+static char *
+metadata_held (const struct cidr *c)
+{
+  char *text = NULL;
+
+  if (n_metadata_forms == 0)
+    parse_metadata_forms ();
+  for (size_t k = 0; k < n_metadata_forms; k++)
+    if (metadata_forms[k].family == c->family
+        && cidr_overlaps (&metadata_forms[k], c))
+      {
+        cleanup_free char *one = cidr_to_string (&metadata_forms[k]);
+        char *next
+            = xasprintf ("%s%s%s", text ? text : "", text ? " " : "", one);
+        free (text);
+        text = next;
+      }
+  return text;
 }
 
 static int
@@ -172,6 +202,7 @@ parse_allow_list (const json_node *v, const char *path, struct cidr **ret,
   if (json_array_len (v) > NETGUARD_MAX_ALLOW)
     return moat_fail (err, 0, "%s: %zu entries, at most %d", path,
                       json_array_len (v), NETGUARD_MAX_ALLOW);
+  list = xcalloc (json_array_len (v) ? json_array_len (v) : 1, sizeof (*list));
   for (size_t i = 0; i < json_array_len (v); i++)
     {
       const json_node *s = json_array_get (v, i);
@@ -186,7 +217,7 @@ parse_allow_list (const json_node *v, const char *path, struct cidr **ret,
                           "%s[%zu]: %s is a cloud metadata address, refused "
                           "in every profile (G2)",
                           path, i, json_string (s));
-      cidr_list_add (&list, &n, &c);
+      list[n++] = c;
     }
   free (*ret);
   *ret = steal_pointer (&list);
@@ -209,6 +240,9 @@ profile_network_settings (const json_node *obj, const char *prefix,
       if (!json_is_array (v))
         return moat_fail (err, 0, "%s: expected an array of CIDR strings",
                           path);
+      /* Room for the whole list at once: not one realloc per entry. */
+      p->deny = xrealloc (p->deny,
+                          (p->n_deny + json_array_len (v)) * sizeof (*p->deny));
       for (size_t i = 0; i < json_array_len (v); i++)
         {
           const json_node *s = json_array_get (v, i);
@@ -219,7 +253,7 @@ profile_network_settings (const json_node *obj, const char *prefix,
           if (cidr_parse (json_string (s), &c) < 0)
             return moat_fail (err, 0, "%s[%zu]: not a CIDR: \"%s\"", path, i,
                               json_string (s));
-          cidr_list_add (&p->deny, &p->n_deny, &c);
+          p->deny[p->n_deny++] = c;
         }
       if (p->n_deny > NETGUARD_MAX_DENY)
         return moat_fail (err, 0,
@@ -255,6 +289,20 @@ operator_allows (const struct profile *p, const struct cidr *c)
   if (list_contains (p->allow, p->n_allow, c))
     return true;
   return !p->allowlist && !list_overlaps (p->private_nets, p->n_private, c);
+}
+
+/* A taken entry that holds metadata addresses: those stay refused (G2),
+ * and the pod author is told so, as for any clamp. */
+static void
+tell_metadata_held (struct override_list *ov, const char *path, const char *tok,
+                    const struct cidr *c)
+{
+  cleanup_free char *held = metadata_held (c);
+  if (held == NULL)
+    return;
+  cleanup_free char *asked = xasprintf ("%s (in %s)", held, tok);
+  override_list_add (ov, OVERRIDE_IGNORED, path, asked,
+                     "a cloud metadata address, G2");
 }
 
 int
@@ -298,6 +346,7 @@ profile_network_annotation (struct profile *e, const char *value,
       if (n == NETGUARD_MAX_ALLOW)
         return moat_fail (err, 0, "%s: more than %d entries", path,
                           NETGUARD_MAX_ALLOW);
+      tell_metadata_held (ov, path, tok, &c);
       cidr_list_add (&list, &n, &c);
     }
   /* An allowlist of what was taken, even if nothing was: the pod author
@@ -320,29 +369,13 @@ profile_network_allow_text (const struct profile *p)
   for (size_t i = 0; i < p->n_allow; i++)
     {
       cleanup_free char *c = cidr_to_string (&p->allow[i]);
-      char *next = xasprintf ("%s%s%s", text, i ? "," : "", c);
+      cleanup_free char *held = metadata_held (&p->allow[i]);
+      char *next = xasprintf ("%s%s%s%s%s", text, i ? "," : "", c,
+                              held ? " except " : "", held ? held : "");
       free (text);
       text = next;
     }
   return steal_pointer (&text);
-}
-
-void
-jw_cidrs (struct json_writer *w, const char *key, const struct cidr *list,
-          size_t n, uint16_t port)
-{
-  jw_key (w, key);
-  jw_array_begin (w);
-  for (size_t i = 0; i < n; i++)
-    {
-      struct cidr c = list[i];
-      cleanup_free char *text = NULL;
-      if (port)
-        c.port = port;
-      text = cidr_to_string (&c);
-      jw_string (w, text);
-    }
-  jw_array_end (w);
 }
 
 const char *
@@ -353,18 +386,49 @@ profile_network_mode (const struct profile *p)
   return p->allowlist ? "allowlist" : "public";
 }
 
+/* A list in the audit line: past PROFILE_AUDIT_LIST_HEAD entries, the
+ * head, the length and a digest of the whole, so that a create's line
+ * stays short (and cheap to write) with 10,000 entries and two lines
+ * still tell whether their lists were the same. */
+static void
+jw_cidrs_bounded (struct json_writer *w, const char *key,
+                  const struct cidr *list, size_t n, uint16_t port,
+                  bool bounded)
+{
+  char digest[CIDR_LIST_DIGEST_LEN];
+
+  if (!bounded || n <= PROFILE_AUDIT_LIST_HEAD)
+    {
+      jw_cidrs (w, key, list, n, port);
+      return;
+    }
+  jw_cidrs (w, key, list, PROFILE_AUDIT_LIST_HEAD, port);
+  {
+    cleanup_free char *count_key = xasprintf ("%s_count", key);
+    jw_key (w, count_key);
+    jw_uint (w, n);
+  }
+  cidr_list_digest (list, n, digest);
+  {
+    cleanup_free char *digest_key = xasprintf ("%s_digest", key);
+    jw_key (w, digest_key);
+    jw_string (w, digest);
+  }
+}
+
 void
 profile_network_json (struct json_writer *w, const struct profile *p,
-                      const struct cidr *dns, size_t n_dns, bool with_dns)
+                      const struct cidr *dns, size_t n_dns, bool with_dns,
+                      bool bounded)
 {
   jw_object_begin (w);
   jw_key (w, "mode");
   jw_string (w, profile_network_mode (p));
-  jw_cidrs (w, "deny", p->deny, p->n_deny, 0);
+  jw_cidrs_bounded (w, "deny", p->deny, p->n_deny, 0, bounded);
   if (p->egress)
     {
-      jw_cidrs (w, p->allowlist ? "allow" : "allow_private", p->allow,
-                p->n_allow, 0);
+      jw_cidrs_bounded (w, p->allowlist ? "allow" : "allow_private", p->allow,
+                        p->n_allow, 0, bounded);
       if (!p->allowlist)
         jw_cidrs (w, "private_refused", p->private_nets, p->n_private, 0);
       if (with_dns)

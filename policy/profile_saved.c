@@ -1,10 +1,10 @@
 /* The policy decision of one container, as create saves it (ROOT/ID/
  * policy.json): the effective profile (operator config, --profile and the
  * container's annotations, resolved once) and every override and refusal.
- * Later verbs read it back and obey it; they never work the profile out
- * again from config.json or from their own flags. Exact: every field of
- * struct profile is written as a number or a string, nothing is rounded
- * (the fields: profile_fields.c). */
+ * Later verbs load it as a struct decision (oci/decision.h) and obey it;
+ * they never work the profile out again from config.json or from their own
+ * flags, and never read the profile and the overrides back: those are the
+ * record of what was judged (the fields: profile_fields.c). */
 #include "profile.h"
 #include "profile_internal.h"
 #include "../lib/util.h"
@@ -14,16 +14,39 @@
 #include <errno.h>
 #include <string.h>
 
-char *
-profile_policy_to_json (const struct profile *eff,
-                        const struct override_list *ov,
-                        const struct spec *final, const struct cidr *dns,
-                        size_t n_dns)
+void
+judgement_clear (struct judgement *j)
 {
+  profile_free (j->values);
+  override_list_clear (&j->overrides);
+  *j = (struct judgement){ 0 };
+}
+
+char *
+profile_policy_to_json (const struct judgement *j, const struct spec *final,
+                        const struct cidr *dns, size_t n_dns,
+                        const char *userns_pool_dir)
+{
+  const struct profile *eff = j->values;
   struct json_writer *w = json_writer_new (false);
   struct process_bounds bounds = profile_process_bounds (eff);
   struct resource_bounds resources = profile_resource_bounds (eff);
   cleanup_strv char **nameservers = xcalloc (1, sizeof (char *));
+  struct netguard_rules rules;
+  struct decision_guard guard;
+
+  /* The lists without the nameservers, which are saved on their own. */
+  profile_netguard_rules (eff, NULL, 0, &rules);
+  guard = (struct decision_guard){
+    .egress = rules.egress,
+    .allowlist = rules.allowlist,
+    .deny = (struct cidr *)rules.deny,
+    .n_deny = rules.n_deny,
+    .allow = (struct cidr *)rules.allow,
+    .n_allow = rules.n_allow,
+    .private_nets = (struct cidr *)rules.private_nets,
+    .n_private = rules.n_private,
+  };
 
   for (size_t i = 0; i < n_dns; i++)
     {
@@ -35,45 +58,9 @@ profile_policy_to_json (const struct profile *eff,
   jw_int (w, DECISION_VERSION);
   jw_key (w, "profile");
   profile_write_saved (w, eff);
-  jw_overrides (w, "overrides", ov);
-  decision_write_parts (w, final, &bounds, &resources, nameservers,
-                        eff->userns_pool_dir);
+  jw_overrides (w, "overrides", &j->overrides);
+  decision_write_parts (w, final, &bounds, &resources, &guard, nameservers,
+                        userns_pool_dir);
   jw_object_end (w);
   return json_writer_finish (w);
-}
-
-int
-profile_policy_parse (const char *text, size_t len, struct profile **ret,
-                      struct override_list *ret_ov, struct moat_error **err)
-{
-  cleanup_profile struct profile *p = xcalloc (1, sizeof (*p));
-  struct override_list ov = { 0 };
-  json_node *root = NULL;
-  int64_t version;
-  int r;
-
-  r = json_parse (text, len, 1 << 22, &root, err);
-  if (r < 0)
-    return moat_error_wrap (err, "policy.json");
-  if (!json_is_object (root) || json_get (root, "version") == NULL
-      || json_int64 (json_get (root, "version"), &version) < 0
-      || version != DECISION_VERSION)
-    r = moat_fail (err, 0,
-                   "version: expected %d (written by another moat: delete "
-                   "the container and create it again)",
-                   DECISION_VERSION);
-  if (r == 0)
-    r = profile_read_saved (json_get (root, "profile"), p, err);
-  if (r == 0 && ret_ov)
-    r = override_list_parse (json_get (root, "overrides"), &ov, err);
-  json_free (root);
-  if (r < 0)
-    {
-      override_list_clear (&ov);
-      return moat_error_wrap (err, "policy.json");
-    }
-  *ret = steal_pointer (&p);
-  if (ret_ov)
-    *ret_ov = ov;
-  return 0;
 }

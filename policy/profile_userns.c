@@ -23,12 +23,12 @@ range_meets (uint64_t host, uint64_t size, uint64_t lo, uint64_t hi)
 
 static int
 check_mappings (const struct spec_idmap *m, size_t n, const char *what,
-                const struct profile *p, struct override_list *ov,
-                struct moat_error **err)
+                const struct profile *p, const struct operator_config *cfg,
+                struct override_list *ov, struct moat_error **err)
 {
-  uint64_t pool_lo = p->userns_first;
+  uint64_t pool_lo = cfg->userns_first;
   uint64_t pool_hi
-      = pool_lo + (uint64_t)p->userns_blocks * PROFILE_USERNS_BLOCK;
+      = pool_lo + (uint64_t)cfg->userns_blocks * PROFILE_USERNS_BLOCK;
 
   for (size_t i = 0; i < n; i++)
     {
@@ -84,6 +84,7 @@ clamp_ping_range (struct spec_linux *linux_, struct override_list *ov)
 
 int
 profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
+                       const struct operator_config *cfg,
                        struct override_list *ov, struct moat_error **err)
 {
   struct spec_namespace *ns = &linux_->ns[NS_USER];
@@ -119,10 +120,10 @@ profile_harden_userns (struct spec_linux *linux_, const struct profile *p,
       return 0;
     }
   if (check_mappings (linux_->uid_mappings, linux_->n_uid_mappings,
-                      "uidMappings", p, ov, err)
+                      "uidMappings", p, cfg, ov, err)
           < 0
       || check_mappings (linux_->gid_mappings, linux_->n_gid_mappings,
-                         "gidMappings", p, ov, err)
+                         "gidMappings", p, cfg, ov, err)
              < 0)
     return -1;
   return 0;

@@ -3,7 +3,7 @@
  * running at the same time never interleave. The caller decides whether a
  * failed write fails the verb (create, run and exec should: fail closed). */
 #include "audit.h"
-#include "log.h"
+#include "log/log.h"
 #include "sha256.h"
 #include "../lib/util.h"
 #include "../oci/json.h"
@@ -93,10 +93,10 @@ audit_line (const struct audit_record *r)
   jw_bool (w, refused);
   jw_key (w, "network_guard");
   jw_string (w, r->mechanism);
-  if (r->network)
+  if (r->effective)
     {
-      jw_key (w, "network");
-      jw_raw (w, r->network);
+      jw_key (w, "effective");
+      jw_raw (w, r->effective);
     }
   if (r->refused_connects)
     {
@@ -107,6 +107,16 @@ audit_line (const struct audit_record *r)
     {
       jw_key (w, "landlock");
       jw_string (w, r->landlock);
+    }
+  if (r->userns)
+    {
+      jw_key (w, "userns");
+      jw_string (w, r->userns);
+    }
+  if (r->userns_joined)
+    {
+      jw_key (w, "userns_joined");
+      jw_string (w, r->userns_joined);
     }
   jw_overrides (w, "overrides", r->overrides);
   jw_object_end (w);
@@ -184,6 +194,15 @@ is_device_refusal (const struct override *o)
              && strcmp (o->path, "linux.resources.devices") == 0);
 }
 
+/* A sysctl the profile does not allow: a host one (kernel.core_pattern)
+ * would reach past the container. */
+static bool
+is_sysctl_refusal (const struct override *o)
+{
+  return o->kind == OVERRIDE_REMOVED
+         && strncmp (o->path, "linux.sysctl.", 13) == 0;
+}
+
 void
 audit_tell_clamps (const struct override_list *l, size_t *told,
                    const char *verb, const char *id)
@@ -191,7 +210,7 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
   for (; l && *told < l->n; (*told)++)
     {
       const struct override *o = &l->v[*told];
-      const char *asked = o->asked ? o->asked : "(empty)";
+      cleanup_free char *asked = NULL, *path = NULL;
       const char *why;
 
       /* Told with its reason at create (container_warn_ignored). */
@@ -203,15 +222,19 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
                           : "not a run.moat annotation moat knows";
       else if (is_clamp (o))
         why = "above the profile's limit";
+      else if (is_sysctl_refusal (o))
+        why = "not among the sysctls the profile allows: moat profile show "
+              "lists them";
       else if (is_device_refusal (o))
         why = "the profile allows null, zero, full, random, urandom, tty "
               "and ptmx only";
       else
         continue;
       /* A privileged config lists every host device: one line still. */
-      fprintf (stderr, "moat: %s%s%s: warning: %s: asked %.300s%s, %s%s (%s)\n",
-               verb, id ? " " : "", id ? id : "", o->path, asked,
-               strlen (asked) > 300 ? "..." : "",
+      asked = printable_text (o->asked ? o->asked : "(empty)", 300);
+      path = printable_text (o->path, 300);
+      fprintf (stderr, "moat: %s%s%s: warning: %s: asked %s, %s%s (%s)\n", verb,
+               id ? " " : "", id ? id : "", path, asked,
                o->enforced ? "holds " : "ignored",
                o->enforced ? o->enforced : "", why);
     }

@@ -8,13 +8,16 @@
 struct audit_record
 {
   const char *verb;
-  const char *id;        /* may be NULL */
-  const char *bundle;    /* may be NULL */
-  const char *profile;   /* may be NULL */
-  const char *mechanism; /* "cgroup-bpf" / "fallback" ..., may be NULL */
-  const char *network;   /* create: the network lists (JSON), may be NULL */
+  const char *id;               /* may be NULL */
+  const char *bundle;           /* may be NULL */
+  const char *profile;          /* may be NULL */
+  const char *mechanism;        /* "cgroup-bpf" / "fallback" ..., may be NULL */
+  const char *effective;        /* create: the effective profile's audited
+                                   fields (JSON, the field table's), may be NULL */
   const char *refused_connects; /* delete: the refusals (JSON), may be NULL */
   const char *landlock;         /* G14, create and exec; may be NULL */
+  const char *userns; /* G12, create: the pool's block held; may be NULL */
+  const char *userns_joined; /* G12, create: whose namespace; may be NULL */
   const struct override_list *overrides; /* may be NULL */
   int result;                            /* 0 ok, else failed */
   const char *error;                     /* message when failed */

@@ -127,7 +127,8 @@ is_rbind (const struct spec_mount *m)
 
 static int
 open_one (struct spec_mount *m, size_t i, const char *bundle,
-          const char *rootfs, const struct profile *p, struct override_list *ov,
+          const char *rootfs, const struct profile *p,
+          const struct operator_config *cfg, struct override_list *ov,
           bool keep, bool *idmap, int *fd, struct moat_error **err)
 {
   cleanup_free char *src = NULL, *warning = NULL;
@@ -165,7 +166,7 @@ open_one (struct spec_mount *m, size_t i, const char *bundle,
                                .rootfs = rootfs,
                                .pseudo_fs = pseudo,
                                .is_socket = S_ISSOCK (st.st_mode) };
-  r = profile_harden_bind (m, i, &facts, p, ov, &warning, err);
+  r = profile_harden_bind (m, i, &facts, p, cfg, ov, &warning, err);
   if (r < 0)
     return moat_error_wrap (err, "mounts[%zu]", i);
   if (warning)
@@ -174,13 +175,14 @@ open_one (struct spec_mount *m, size_t i, const char *bundle,
     return 0;
   /* G12: judged on the same resolved path as the checks above. */
   if (idmap)
-    *idmap = profile_bind_idmapped (real, p);
+    *idmap = profile_bind_idmapped (real, cfg);
   return detach_bind_source (m, rbind, fd, err);
 }
 
 int
 container_open_bind_sources (struct spec *s, const char *bundle,
                              const char *rootfs, const struct profile *p,
+                             const struct operator_config *cfg,
                              struct override_list *ov, int **ret_fds,
                              bool *idmap, struct moat_error **err)
 {
@@ -191,8 +193,8 @@ container_open_bind_sources (struct spec *s, const char *bundle,
     fds[i] = -1;
   for (size_t i = 0; i < s->n_mounts && r == 0; i++)
     if (mount_is_bind (&s->mounts[i]))
-      r = open_one (&s->mounts[i], i, bundle, rootfs, p, ov, ret_fds != NULL,
-                    idmap ? &idmap[i] : NULL, &fds[i], err);
+      r = open_one (&s->mounts[i], i, bundle, rootfs, p, cfg, ov,
+                    ret_fds != NULL, idmap ? &idmap[i] : NULL, &fds[i], err);
   if (r < 0 || ret_fds == NULL)
     {
       for (size_t i = 0; i < s->n_mounts; i++)

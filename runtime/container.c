@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,8 @@
 #include "cgroup/cgroup.h"
 #include "container_internal.h"
 #include "statedir.h"
+#include "../lib/cidr.h"
+#include "../policy/profile.h"
 #include "../lib/util.h"
 
 int
@@ -190,6 +193,18 @@ read_config (const char *bundle, struct spec **ret, char **ret_text,
 }
 
 int
+parse_config (const char *text, size_t len, struct spec **ret, char **ret_text,
+              size_t *ret_len, struct moat_error **err)
+{
+  int r = spec_parse (text, len, ret, err);
+  if (r < 0)
+    return r;
+  *ret_text = xstrdup (text);
+  *ret_len = len;
+  return 0;
+}
+
+int
 resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
                 struct moat_error **err)
 {
@@ -210,4 +225,40 @@ resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
                       path);
   *ret = xstrdup (real);
   return 0;
+}
+
+/* A nameserver the guard refuses anyway (a metadata address, G2, or one
+ * the operator denies): DNS through it will fail, say so now. */
+void
+container_warn_dns (const struct profile *p, const struct cidr *dns,
+                    size_t n_dns)
+{
+  for (size_t i = 0; i < n_dns; i++)
+    for (size_t j = 0; j < p->n_deny; j++)
+      if (cidr_contains (&p->deny[j], &dns[i]))
+        {
+          cleanup_free char *ns = cidr_to_string (&dns[i]);
+          cleanup_free char *d = cidr_to_string (&p->deny[j]);
+          fprintf (stderr,
+                   "moat: warning: nameserver %s of resolv.conf is in the "
+                   "denied range %s: DNS through it is refused\n",
+                   ns, d);
+          break;
+        }
+}
+
+/* The run.moat.* requests the profile ignored that concern the network
+ * (a loosening run.moat.egress-allow entry): told on stderr too. */
+void
+container_warn_ignored (const struct override_list *ov)
+{
+  for (size_t i = 0; i < ov->n; i++)
+    if (ov->v[i].kind == OVERRIDE_IGNORED
+        && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
+      {
+        cleanup_free char *asked
+            = printable_text (ov->v[i].asked ? ov->v[i].asked : "", 300);
+        fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
+                 asked, ov->v[i].enforced ? ov->v[i].enforced : "");
+      }
 }

@@ -12,17 +12,21 @@
 #include "../oci/spec.h"
 
 struct profile;
+struct operator_config;
 struct override_list;
+struct seccomp_refusals;
 
 /* What a verb reports for the audit line (G11); filled as it goes. */
 struct verb_audit
 {
   char *bundle;
-  char *profile;                   /* the container's, once it is known */
-  const char *mechanism;           /* network guard used */
-  char *network;                   /* create: its network lists (JSON) */
-  char *refused_connects;          /* delete: what the guard refused (JSON) */
-  char *landlock;                  /* G14: what the container gets */
+  char *profile;         /* the container's, once it is known */
+  const char *mechanism; /* network guard used */
+  char *effective; /* create: the effective profile's audited fields (JSON) */
+  char *refused_connects; /* delete: what the guard refused (JSON) */
+  char *landlock;         /* G14: what the container gets */
+  char *userns; /* G12, create: "0 FIRST 65536", the pool's block it holds */
+  char *userns_joined; /* G12, create: whose user namespace it adopted */
   struct override_list *overrides; /* owned by the caller */
   size_t told;                     /* overrides already told on stderr */
   int exit_status;     /* the container's, when known (run, delete); -1 */
@@ -39,7 +43,10 @@ struct moat_globals
   const char *config;       /* --config FILE (NULL: /etc/moat/config.json) */
   bool systemd_cgroup;
   bool debug;
-  const struct profile *profile;
+  const struct profile *profile; /* the base profile create judges under */
+  /* The operator's configuration (the audit log, the image cache, the
+   * trees, the G12 pool ...), apart from any container's decision. */
+  const struct operator_config *operator_config;
   struct verb_audit *audit;
 };
 
@@ -47,6 +54,9 @@ struct create_opts
 {
   const char *id;
   const char *bundle; /* NULL: cwd */
+  /* The spec's text in place of the bundle's config.json (the sandbox's,
+   * built in memory); NULL: read BUNDLE/config.json. */
+  const char *config_text;
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;
@@ -55,6 +65,9 @@ struct create_opts
   bool detach;     /* run only */
   bool keep;       /* run only: don't delete after exit */
   bool init_reaps; /* a session's: the init runs nothing, only reaps */
+  /* Count the payload's refused syscalls (seccomp_refusals.h): moat
+   * supervises it to the end. NULL: the kernel answers them. */
+  struct seccomp_refusals *refusals;
 };
 
 struct exec_opts
@@ -78,6 +91,8 @@ struct exec_opts
    * killed; and its pid, for a caller that waits itself (with detach). */
   const char *sub_cgroup;
   pid_t *ret_pid;
+  /* As create_opts' (with detach: the caller waits). */
+  struct seccomp_refusals *refusals;
 };
 
 struct update_opts

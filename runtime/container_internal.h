@@ -50,14 +50,6 @@ cleanup_overridesp (struct override_list *l)
 }
 #define cleanup_overrides __attribute__ ((cleanup (cleanup_overridesp)))
 
-/* The container's effective profile as create decided it (ROOT/ID/
- * policy.json), for the verbs that still judge new input against it
- * (update's resources, start's fallback guard). A state dir without
- * policy.json, or with another version of it, is refused.
- * container_policy.c. */
-int container_load_policy (const struct moat_globals *g, int dirfd,
-                           const struct container_state *st,
-                           struct profile **ret, struct moat_error **err);
 /* The decision as create saved it, read without the policy: the final
  * spec as applied and the bounds of every process (exec, start, delete). */
 struct decision;
@@ -65,25 +57,29 @@ int container_load_decision (const struct moat_globals *g, int dirfd,
                              const struct container_state *st,
                              struct decision **ret, struct moat_error **err);
 /* Write policy.json (once, at create, when every verdict is given): the
- * decision whole, with the final spec and the nameservers the network
- * guard lets through. */
-int container_save_policy (int dirfd, const struct profile *eff,
-                           const struct override_list *ov,
+ * decision whole, with the final spec, the nameservers the network guard
+ * lets through and the G12 pool its block came from. */
+int container_save_policy (int dirfd, const struct judgement *j,
                            const struct spec *final, const struct cidr *dns,
-                           size_t n_dns, struct moat_error **err);
+                           size_t n_dns, const char *userns_pool_dir,
+                           struct moat_error **err);
 
 /* BUNDLE/config.json parsed (and its text); root.path resolved. */
 int read_config (const char *bundle, struct spec **ret, char **ret_text,
                  size_t *ret_len, struct moat_error **err);
+/* The same from a text in memory (copied into *ret_text). */
+int parse_config (const char *text, size_t len, struct spec **ret,
+                  char **ret_text, size_t *ret_len, struct moat_error **err);
 int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
                     struct moat_error **err);
 
-/* Open and judge every bind source of s (G5, G13) under p, hardening
+/* Open and judge every bind source of s (G5, G13) under p and cfg, hardening
  * their options, every verdict in ov; *ret_fds holds, per mount, a detached
  * tree or -1 (ret_fds NULL: judge only, as `profile explain` does), and
  * idmap[i] (when not NULL) whether G12 idmaps it. */
 int container_open_bind_sources (struct spec *s, const char *bundle,
                                  const char *rootfs, const struct profile *p,
+                                 const struct operator_config *cfg,
                                  struct override_list *ov, int **ret_fds,
                                  bool *idmap, struct moat_error **err);
 
@@ -125,17 +121,52 @@ int container_open_namespaces (const struct spec *s, const struct profile *p,
  * namespace), ns_fds[NS_USER] and linux.namespaces.user's path set, the
  * pool's record naming it too (*ret_first, *ret_root_path as
  * userns_block_take's). Any other: refused. A mount namespace joined by
- * path is refused. *ret_first is 0 where nothing is adopted. */
-int container_adopt_userns (struct spec *s, const struct profile *p,
+ * path is refused. *ret_first is 0 where nothing is adopted; else
+ * *ret_joined (may be NULL) says whose namespace, a fact of the container
+ * (its audit line), not an override. */
+int container_adopt_userns (struct spec *s, const struct operator_config *cfg,
                             const char *root, const char *id, int *ns_fds,
-                            struct override_list *ov, uint32_t *ret_first,
+                            char **ret_joined, uint32_t *ret_first,
                             char **ret_root_path, struct moat_error **err);
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
                                        struct moat_error **err);
+/* create's warnings on stderr: a nameserver the guard refuses anyway;
+ * the network requests (run.moat.*) the profile ignored. container.c. */
+void container_warn_dns (const struct profile *p, const struct cidr *dns,
+                         size_t n_dns);
+void container_warn_ignored (const struct override_list *ov);
+
+/* What create hands a `start` in the same process (run, sandbox): the
+ * state dir still locked, the state as saved, the final spec. start then
+ * reads none of what create has just written. create_carry_release
+ * closes (unlocks) and frees what is left. */
+struct create_carry
+{
+  int rootfd, dirfd;
+  struct container_state *st;
+  struct spec *spec;
+  struct cgroup *cg; /* open in every hierarchy, for delete */
+};
+#define CREATE_CARRY_INIT                                                      \
+  {                                                                            \
+    .rootfd = -1, .dirfd = -1                                                  \
+  }
+void create_carry_release (struct create_carry *carry);
+/* ret_carry NULL: the state dir is closed at the end, as `create` does. */
 int container_create_internal (const struct moat_globals *g,
                                const struct create_opts *o, bool for_run,
                                pid_t *ret_pid, int *ret_master,
+                               struct create_carry *ret_carry,
                                struct moat_error **err);
+/* start of a container create_carry holds; the carry's lock is released
+ * on return (the dir stays open for container_delete_carried). */
+int container_start_carried (const struct moat_globals *g,
+                             struct create_carry *carry,
+                             struct moat_error **err);
+/* delete --force of it, locking again; 0 when another delete came first. */
+int container_delete_carried (const struct moat_globals *g,
+                              struct create_carry *carry,
+                              struct moat_error **err);
 
 #endif

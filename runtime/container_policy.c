@@ -22,12 +22,13 @@ container_audit_profile (const struct moat_globals *g, const char *name)
 }
 
 int
-container_save_policy (int dirfd, const struct profile *eff,
-                       const struct override_list *ov, const struct spec *final,
-                       const struct cidr *dns, size_t n_dns,
+container_save_policy (int dirfd, const struct judgement *j,
+                       const struct spec *final, const struct cidr *dns,
+                       size_t n_dns, const char *userns_pool_dir,
                        struct moat_error **err)
 {
-  cleanup_free char *json = profile_policy_to_json (eff, ov, final, dns, n_dns);
+  cleanup_free char *json
+      = profile_policy_to_json (j, final, dns, n_dns, userns_pool_dir);
   int r = write_file_atomic (dirfd, "policy.json", json, strlen (json), 0600);
   if (r < 0)
     return moat_fail (err, -r, "saving policy.json");
@@ -63,23 +64,6 @@ warn_profile_ignored (const struct moat_globals *g,
              "moat: warning: --profile %s ignored: container %s runs "
              "under profile %s, saved at create\n",
              g->profile_name, st->id, saved);
-}
-
-int
-container_load_policy (const struct moat_globals *g, int dirfd,
-                       const struct container_state *st, struct profile **ret,
-                       struct moat_error **err)
-{
-  cleanup_free char *text = NULL;
-  size_t len;
-  int r;
-
-  r = read_policy_text (dirfd, &text, &len, err);
-  if (r == 0)
-    r = profile_policy_parse (text, len, ret, NULL, err);
-  if (r == 0)
-    warn_profile_ignored (g, st, (*ret)->name);
-  return r;
 }
 
 int

@@ -1,15 +1,15 @@
 /* moat create on the host side. The data path reads top to bottom: parse
- * config.json, judge it (profile_apply_effective), then the phases
- * of create_in_ctx (state dir, namespaces, cgroup and network guard, bind
- * sources, seccomp, clone, the init's maps and idmapped mounts, the
- * decision saved whole, mounts and hooks at their sync points, the
- * terminal, ready), each filling one struct create_ctx that one undo path
- * takes apart on failure. Every verdict lands in one list (c->ov) before
- * the decision is saved; nothing amends it afterwards. */
+ * config.json, gather the host's facts, judge (profile_judge), then the
+ * phases of create_in_ctx (state dir, namespaces, cgroup and network guard,
+ * bind sources, seccomp, clone, the init's maps and idmapped mounts, the
+ * decision saved whole, mounts and hooks at their sync points, the terminal,
+ * ready), each filling one struct create_ctx that one undo path takes apart
+ * on failure. Every verdict is in &c->j->overrides before the save. */
 #include "container.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,13 +25,16 @@
 #include "audit.h"
 #include "cgroup/cgroup.h"
 #include "container_internal.h"
-#include "debug.h"
+#include "log/debug.h"
 #include "userns/idmap.h"
 #include "init/linux.h"
 #include "netguard/netguard.h"
+#include "netguard_dns.h"
 #include "../policy/profile.h"
+#include "../policy/verdicts.h"
 #include "seccomp/seccomp.h"
-#include "seccomp/seccomp_agent.h"
+#include "seccomp_agent.h"
+#include "seccomp/seccomp_refusals.h"
 #include "init/selinux.h"
 #include "init/landlock.h"
 #include "statedir.h"
@@ -57,14 +60,14 @@ struct create_ctx
   /* What create works from (borrowed). */
   const struct moat_globals *g;
   const struct create_opts *o;
-  const struct profile *eff;
-  struct override_list *ov; /* every override and refusal, one list */
+  struct judgement *j; /* the policy's, saved whole */
   struct spec *s;
   const char *config_text;
   size_t config_len;
   const char *bundle, *rootfs;
   bool for_run;
   int *ret_master;
+  struct create_carry *carry; /* run's: start follows in this process */
 
   int rootfd, dirfd;
   bool statedir_made;
@@ -149,8 +152,8 @@ create_ctx_undo (struct create_ctx *c, const char *id)
   if (c->statedir_made)
     statedir_remove (c->rootfd, id, NULL);
   if (c->userns_first)
-    userns_block_release (c->profile->userns_pool_dir, c->userns_first,
-                          c->root_path, id);
+    userns_block_release (c->g->operator_config->userns_pool_dir,
+                          c->userns_first, c->root_path, id);
 }
 
 static void
@@ -191,39 +194,6 @@ create_ctx_release (struct create_ctx *c)
     close (c->rootfd);
 }
 
-/* A nameserver the guard refuses anyway (a metadata address, G2, or one
- * the operator denies): DNS through it will fail, say so now. */
-static void
-container_warn_dns (const struct profile *p, const struct cidr *dns,
-                    size_t n_dns)
-{
-  for (size_t i = 0; i < n_dns; i++)
-    for (size_t j = 0; j < p->n_deny; j++)
-      if (cidr_contains (&p->deny[j], &dns[i]))
-        {
-          cleanup_free char *ns = cidr_to_string (&dns[i]);
-          cleanup_free char *d = cidr_to_string (&p->deny[j]);
-          fprintf (stderr,
-                   "moat: warning: nameserver %s of resolv.conf is in the "
-                   "denied range %s: DNS through it is refused\n",
-                   ns, d);
-          break;
-        }
-}
-
-/* The run.moat.* requests the profile ignored that concern the network
- * (a loosening run.moat.egress-allow entry): told on stderr too. */
-static void
-container_warn_ignored (const struct override_list *ov)
-{
-  for (size_t i = 0; i < ov->n; i++)
-    if (ov->v[i].kind == OVERRIDE_IGNORED
-        && strcmp (ov->v[i].path, "annotations.run.moat.egress-allow") == 0)
-      fprintf (stderr, "moat: warning: %s: %s ignored (%s)\n", ov->v[i].path,
-               ov->v[i].asked ? ov->v[i].asked : "",
-               ov->v[i].enforced ? ov->v[i].enforced : "");
-}
-
 /* ROOT/ID, locked: from here on the id is taken. */
 static int
 phase_statedir (struct create_ctx *c, struct moat_error **err)
@@ -245,23 +215,24 @@ static int
 phase_namespaces (struct create_ctx *c, struct moat_error **err)
 {
   const struct moat_globals *g = c->g;
+  char **joined = g->audit ? &g->audit->userns_joined : NULL;
   int r;
 
-  r = container_open_namespaces (c->s, c->eff, c->ov, c->ns_fds, err);
+  r = container_open_namespaces (c->s, c->j->values, &c->j->overrides,
+                                 c->ns_fds, err);
   if (r == 0)
-    r = container_adopt_userns (c->s, g->profile, g->root, c->o->id, c->ns_fds,
-                                c->ov, &c->userns_first, &c->root_path, err);
+    r = container_adopt_userns (c->s, g->operator_config, g->root, c->o->id,
+                                c->ns_fds, joined, &c->userns_first,
+                                &c->root_path, err);
+  if (r == 0 && userns_moat_maps (c->s))
+    r = userns_block_take (g->operator_config, g->root, c->o->id, &c->root_path,
+                           &c->userns_first, err);
   if (r < 0)
     return r;
   c->st.userns_host_id = c->userns_first;
-  if (userns_moat_maps (c->s))
-    {
-      r = userns_block_take (g->profile, g->root, c->o->id, c->ov,
-                             &c->root_path, &c->userns_first, err);
-      if (r < 0)
-        return r;
-      c->st.userns_host_id = c->userns_first;
-    }
+  if (c->userns_first && g->audit)
+    g->audit->userns
+        = xasprintf ("0 %" PRIu32 " %u", c->userns_first, PROFILE_USERNS_BLOCK);
   return 0;
 }
 
@@ -310,25 +281,25 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", c->cgroup_rel);
-  if (c->eff->egress)
+  if (c->j->values->egress)
     {
       r = netguard_nameservers (s, c->bundle, c->rootfs, c->dns, &c->n_dns,
                                 err);
       if (r < 0)
         return r;
-      container_warn_dns (c->eff, c->dns, c->n_dns);
+      container_warn_dns (c->j->values, c->dns, c->n_dns);
     }
-  profile_netguard_rules (c->eff, c->dns, c->n_dns, &rules);
+  profile_netguard_rules (c->j->values, c->dns, c->n_dns, &rules);
   if (g->audit)
     {
-      struct json_writer *w = json_writer_new (false);
-      profile_network_json (w, c->eff, c->dns, c->n_dns, true);
-      free (g->audit->network);
-      g->audit->network = json_writer_finish (w);
+      free (g->audit->effective);
+      g->audit->effective = profile_audit_json (
+          c->j->values, g->operator_config, c->dns, c->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
-      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, err);
+      r = netguard_attach (cgroup_unified_fd (c->cg), &rules, NETGUARD_PIN_DIR,
+                           err);
       if (r < 0)
         return moat_error_wrap (err, "network guard");
       c->st.netguard = "cgroup-bpf";
@@ -352,7 +323,8 @@ phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
   c->n_src = c->s->n_mounts;
   c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
-  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->eff, c->ov,
+  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->j->values,
+                                      c->g->operator_config, &c->j->overrides,
                                       &c->src_fds, c->idmap, err);
 }
 
@@ -425,7 +397,8 @@ phase_clone (struct create_ctx *c, struct moat_error **err)
   ia->ns_fds[NS_PID] = ia->ns_fds[NS_TIME] = -1;
   ia->mount_src_fds = c->src_fds;
   ia->seccomp_config = c->sc_config.n_insns ? &c->sc_config : NULL;
-  ia->seccomp_builtin = &c->sc_builtin;
+  ia->seccomp_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
+                                            &c->sc_builtin, &ia->refusal_sock);
   ia->cgroup_mode = c->cgmode;
   ia->no_pivot = c->o->no_pivot;
   ia->new_userns
@@ -521,7 +494,7 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
   if (r == 0 && c->userns_first)
     r = idmap_container_mounts (c->ia.new_userns ? -1 : c->ns_fds[NS_USER],
                                 c->pid, s, c->rootfs, &c->rootfs_tree,
-                                c->src_fds, c->idmap, c->ov, err);
+                                c->src_fds, c->idmap, &c->j->overrides, err);
   if (r < 0)
     return r;
   r = process_raise_rlimits (c->pid, s->process, err);
@@ -548,8 +521,8 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
 static int
 phase_save_decision (struct create_ctx *c, struct moat_error **err)
 {
-  return container_save_policy (c->dirfd, c->eff, c->ov, c->s, c->dns, c->n_dns,
-                                err);
+  return container_save_policy (c->dirfd, c->j, c->s, c->dns, c->n_dns,
+                                c->g->operator_config->userns_pool_dir, err);
 }
 
 /* The init goes on and mounts; prestart and createRuntime hooks run
@@ -620,10 +593,22 @@ phase_terminal (struct create_ctx *c, struct moat_error **err)
 static int
 phase_ready (struct create_ctx *c, struct moat_error **err)
 {
+  cleanup_free char *exec_list = NULL;
   int r;
 
-  r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
-                           c->pid, c->state_json, err);
+  /* G14: kept for `moat exec` (landlock.c); none: exec reads the
+   * directories itself. */
+  r = sync_recv_data (c->sync_fd, SYNC_LANDLOCK_EXEC, &exec_list, err);
+  if (r == 0 && exec_list[0])
+    {
+      r = write_file_atomic (c->dirfd, LANDLOCK_EXEC_LIST_FILE, exec_list,
+                             strlen (exec_list), 0600);
+      if (r < 0)
+        return moat_fail (err, -r, "writing %s", LANDLOCK_EXEC_LIST_FILE);
+    }
+  if (r == 0)
+    r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
+                             c->pid, c->state_json, err);
   if (r < 0)
     return r;
   debug_pause ("before-ready");
@@ -633,7 +618,9 @@ phase_ready (struct create_ctx *c, struct moat_error **err)
   close_if_open (&c->sync_fd);
   now_rfc3339 (c->created, sizeof (c->created));
   c->st.created = c->created;
-  r = statedir_write_state (c->dirfd, &c->st, err);
+  /* Carried on, the state is written once more by start in a moment,
+   * under the lock create still holds. */
+  r = c->carry ? 0 : statedir_write_state (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
   if (c->o->pid_file)
@@ -672,22 +659,49 @@ create_in_ctx (struct create_ctx *c, struct moat_error **err)
   return r;
 }
 
-/* Create; on success *ret_pid is the init, waiting for start. */
-int
-container_create_internal (const struct moat_globals *g,
-                           const struct create_opts *o, bool for_run,
-                           pid_t *ret_pid, int *ret_master,
-                           struct moat_error **err)
+/* The state dir (locked), a copy of the state and the final spec, handed
+ * on. The copy goes through the saved form: what start sees is what a
+ * start in another process would read. */
+static int
+create_carry_fill (struct create_ctx *c, struct spec **s,
+                   struct moat_error **err)
+{
+  cleanup_free char *json = NULL;
+  struct create_carry *carry = c->carry;
+  int r = state_to_json (&c->st, &json, err);
+  if (r == 0)
+    r = state_from_json (json, strlen (json), &carry->st, err);
+  if (r < 0)
+    return r;
+  carry->rootfd = steal_fd (&c->rootfd);
+  carry->dirfd = steal_fd (&c->dirfd);
+  carry->spec = steal_pointer (s);
+  if (c->cg_self_fds) /* sized by the cgroup, which goes on */
+    cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
+  c->cg_self_fds = NULL;
+  carry->cg = steal_pointer (&c->cg);
+  return 0;
+}
+
+/* Create under judgement j (filled here); on success *ret_pid is the init,
+ * waiting for start. */
+static int
+create_judged (const struct moat_globals *g, const struct create_opts *o,
+               bool for_run, struct judgement *j, pid_t *ret_pid,
+               int *ret_master, struct create_carry *ret_carry,
+               struct moat_error **err)
 {
   struct create_ctx c;
-  cleanup_overrides struct override_list own_ov = { 0 };
-  struct override_list *ov
-      = g->audit && g->audit->overrides ? g->audit->overrides : &own_ov;
   cleanup_spec struct spec *s = NULL;
-  cleanup_profile struct profile *eff = NULL;
   cleanup_free char *config_text = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
+  cleanup_free char *landlock_text = NULL;
+  /* The host's facts the verdicts need, gathered before judging. */
+  struct host_facts facts = {
+    .landlock_abi = landlock_abi (),
+    .memfd_noexec = access ("/proc/sys/vm/memfd_noexec", F_OK) == 0,
+  };
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -700,38 +714,44 @@ container_create_internal (const struct moat_globals *g,
     return moat_fail (err, errno, "bundle %s", o->bundle ? o->bundle : ".");
   bundle = xstrdup (real);
   container_audit_bundle (g, bundle);
-  r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (o->config_text)
+    r = parse_config (o->config_text, strlen (o->config_text), &s, &config_text,
+                      &config_len, err);
+  else
+    r = read_config (bundle, &s, &config_text, &config_len, err);
+  if (r == 0)
+    r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r < 0)
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
-  r = profile_apply_effective (s, g->profile, &eff, ov, err);
+  facts.scratch_unplaceable
+      = rootfs_missing_read_only (rootfs, profile_scratch_points);
+  r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)
     return r;
-  container_warn_ignored (ov);
-  r = landlock_decide (s, eff->landlock, landlock_abi (), g->audit, err);
+  container_warn_ignored (&j->overrides);
+  r = profile_decide_landlock (s, g->operator_config, &facts, &landlock_text,
+                               err);
   if (r < 0)
     return r;
-  seccomp_level_record (s, eff->seccomp_agent);
+  if (g->audit)
+    {
+      free (g->audit->landlock);
+      g->audit->landlock = steal_pointer (&landlock_text);
+    }
   if (s->process == NULL)
     return moat_fail (err, 0, "config.json: process: missing");
   if (s->process->terminal && o->console_socket == NULL && !for_run)
     return moat_fail (err, 0,
                       "process.terminal is set: --console-socket is required");
-  r = resolve_rootfs (s, bundle, &rootfs, err);
-  if (r == 0)
-    r = rootfs_place_profile_mounts (s, rootfs, ov, err);
+  r = rootfs_place_profile_mounts (s, rootfs, err);
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r < 0)
     return r;
-  /* G13's vm.memfd_noexec (Linux 6.3): say so where the kernel lacks it. */
-  if (access ("/proc/sys/vm/memfd_noexec", F_OK) < 0)
-    override_list_add (ov, OVERRIDE_IGNORED, "sysctl.vm.memfd_noexec", "2",
-                       "not in this kernel: executable memfds not refused");
   c.o = o;
-  c.eff = eff;
-  c.ov = ov;
+  c.j = j;
   c.s = s;
   c.config_text = config_text;
   c.config_len = config_len;
@@ -739,7 +759,10 @@ container_create_internal (const struct moat_globals *g,
   c.rootfs = rootfs;
   c.for_run = for_run;
   c.ret_master = ret_master;
+  c.carry = ret_carry;
   r = create_in_ctx (&c, err);
+  if (r == 0 && ret_carry)
+    r = create_carry_fill (&c, &s, err);
   if (r < 0)
     create_ctx_undo (&c, o->id);
   else
@@ -748,10 +771,28 @@ container_create_internal (const struct moat_globals *g,
   return r;
 }
 
+/* The judgement's overrides go to the verb's audit line, on failure too. */
+int
+container_create_internal (const struct moat_globals *g,
+                           const struct create_opts *o, bool for_run,
+                           pid_t *ret_pid, int *ret_master,
+                           struct create_carry *ret_carry,
+                           struct moat_error **err)
+{
+  struct judgement j = { 0 };
+  int r
+      = create_judged (g, o, for_run, &j, ret_pid, ret_master, ret_carry, err);
+
+  if (g->audit && g->audit->overrides)
+    override_list_move (g->audit->overrides, &j.overrides);
+  judgement_clear (&j);
+  return r;
+}
+
 int
 container_create (const struct moat_globals *g, const struct create_opts *o,
                   struct moat_error **err)
 {
   pid_t pid;
-  return container_create_internal (g, o, false, &pid, NULL, err);
+  return container_create_internal (g, o, false, &pid, NULL, NULL, err);
 }

@@ -8,7 +8,7 @@
 #include "bpf/bpf.h"
 #include "cgroup/cgroup.h"
 #include "container_internal.h"
-#include "log.h"
+#include "log/log.h"
 #include "../lib/util.h"
 
 /* The programs attached to a cgroup for one attach type (BPF_PROG_QUERY). */

@@ -18,8 +18,10 @@
 #include "container_internal.h"
 #include "init/landlock.h"
 #include "init/linux.h"
+#include "init/mount_ops.h"
 #include "init/selinux.h"
 #include "seccomp/seccomp.h"
+#include "seccomp/seccomp_refusals.h"
 #include "init/sync.h"
 #include "init/terminal.h"
 #include "../lib/util.h"
@@ -131,10 +133,16 @@ struct exec_child
   int ns_flags;
   int sync_fd;
   const struct spec_process *proc;
-  const struct spec *spec; /* G14: the mount plan's rules */
-  const char *landlock;    /* G14: create's decision, from the state */
+  const struct spec *spec;   /* G14: the mount plan's rules */
+  const char *landlock;      /* G14: create's decision, from the state */
+  const char *landlock_exec; /* G14: the init's exec list; NULL: none */
   const struct seccomp_prog *sc_config, *sc_builtin;
+  int refusal_sock; /* -1: nobody counts the refusals */
   int preserve_fds;
+  /* It joins its cgroups itself, as the init: cgroup_open_join_files. */
+  struct cgroup *cg;
+  const int *cgroup_fds;
+  bool in_unified; /* cloned into the v2 one already */
 };
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
@@ -150,6 +158,9 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
   /* G10: out of the caller's session and process group, as the init. */
   if (setsid () < 0)
     _exit (1);
+  /* Before anything else, and before its rlimits are raised: in the
+   * container's cgroups. */
+  cgroup_add_self (c->cg, c->in_unified, c->cgroup_fds, &err);
   if (sync_recv (c->sync_fd, SYNC_EXEC_IN_CGROUP, &err) < 0)
     _exit (1);
   /* G12: a network, ipc or uts namespace the container joined by path
@@ -157,7 +168,7 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
    * it becomes a stranger in the container's own, and only then. The user
    * namespace comes with the mount namespace, in one call: the kernel
    * refuses it to a process in a chroot (--no-pivot) otherwise. */
-  if ((c->ns_flags & CLONE_NEWUSER)
+  if (err == NULL && (c->ns_flags & CLONE_NEWUSER)
       && (c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
       && setns (c->pidfd,
                 c->ns_flags & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
@@ -198,13 +209,21 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
         close (root);
     }
   if (err == NULL)
-    landlock_prepare (c->spec, c->landlock, false, &landlock_fd, &err);
+    {
+      /* The init's plan but for its rootfs path and cgroup mode: on a v1
+       * host its read-only cgroup mounts, beneath /sys, which is noexec
+       * and read-only itself: the same rules. */
+      cleanup_mount_plan struct mount_plan plan = { 0 };
+      mount_plan_build (c->spec, "/", CGROUP_MODE_V2, false, &plan);
+      landlock_prepare (&plan, c->landlock, false, c->landlock_exec, NULL,
+                        &landlock_fd, &err);
+    }
   if (err == NULL)
     {
       prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
       /* On success execve closes sync_fd (CLOEXEC): moat sees EOF. */
       process_exec (c->proc, exec_path, cwd_fd, c->preserve_fds, landlock_fd,
-                    c->sc_config, c->sc_builtin, &err);
+                    c->sc_config, c->sc_builtin, c->refusal_sock, &err);
     }
   sync_send_error (c->sync_fd, err);
   _exit (err && err->errnum == ENOENT ? 127 : 126);
@@ -265,7 +284,10 @@ struct exec_ctx
   const struct spec *s; /* its final spec */
   struct spec_process *proc;
   struct seccomp_prog sc_config, sc_builtin;
+  char *landlock_exec; /* the init's exec list (G14); NULL: none */
   struct cgroup *cg;
+  int *cgroup_fds; /* the child's, to join it (cgroup_open_join_files) */
+  int unified_dir; /* CLONE_INTO_CGROUP's, -1 if none */
   int sync_fd, child_sync_fd; /* moat's end, the child's end */
   /* While moat's children are born in the container's pid and time
    * namespaces: its own, to go back to. */
@@ -286,6 +308,7 @@ exec_ctx_init (struct exec_ctx *c, const struct moat_globals *g,
                           .master = -1,
                           .sync_fd = -1,
                           .child_sync_fd = -1,
+                          .unified_dir = -1,
                           .own_pid_ns = -1,
                           .own_time_ns = -1,
                           .pid = -1 };
@@ -314,14 +337,18 @@ exec_ctx_undo (struct exec_ctx *c)
 static void
 exec_ctx_release (struct exec_ctx *c)
 {
-  int *fds[] = { &c->dirfd,         &c->pidfd,      &c->master,     &c->sync_fd,
-                 &c->child_sync_fd, &c->own_pid_ns, &c->own_time_ns };
+  int *fds[]
+      = { &c->dirfd,         &c->pidfd,      &c->master,      &c->sync_fd,
+          &c->child_sync_fd, &c->own_pid_ns, &c->own_time_ns, &c->unified_dir };
   for (size_t i = 0; i < sizeof (fds) / sizeof (fds[0]); i++)
     if (*fds[i] >= 0)
       close (*fds[i]);
+  if (c->cgroup_fds)
+    cgroup_close_self_files (c->cgroup_fds, cgroup_n_hiers (c->cg));
   cgroup_free (c->cg);
   seccomp_prog_clear (&c->sc_config);
   seccomp_prog_clear (&c->sc_builtin);
+  free (c->landlock_exec);
   spec_process_free (c->proc);
   decision_free (c->d);
   if (c->st)
@@ -420,8 +447,16 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   ch->proc = c->proc;
   ch->spec = s;
   ch->landlock = landlock_decision (c->st->annotations, c->st->n_annotations);
+  /* Missing (a container of an older moat): the child reads the
+   * directories itself. */
+  if (read_file_at (c->dirfd, LANDLOCK_EXEC_LIST_FILE, 1 << 20,
+                    &c->landlock_exec, NULL)
+      < 0)
+    c->landlock_exec = NULL;
+  ch->landlock_exec = c->landlock_exec;
   ch->sc_config = c->sc_config.n_insns ? &c->sc_config : NULL;
-  ch->sc_builtin = &c->sc_builtin;
+  ch->sc_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
+                                       &c->sc_builtin, &ch->refusal_sock);
   ch->preserve_fds = c->o->preserve_fds;
   for (int t = 0; t < NS__MAX; t++)
     if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)
@@ -436,9 +471,14 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
     return moat_fail (err, errno, "joining the pid namespace");
   if (s->linux_.ns[NS_TIME].present && setns (c->pidfd, CLONE_NEWTIME) < 0)
     return moat_fail (err, errno, "joining the time namespace");
-  /* Loaded here, in moat's own namespaces: the child loads nothing. */
-  (void)selinux_enabled ();
-  c->pid = (pid_t)syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+  if (cgroup_open_join_files (c->cg, c->o->cgroup_subs, &c->cgroup_fds,
+                              &c->unified_dir, err)
+      < 0)
+    return -1;
+  ch->cg = c->cg;
+  ch->cgroup_fds = c->cgroup_fds;
+  /* Loaded there too, in moat's own namespaces: the child loads nothing. */
+  c->pid = linux_clone (0, c->unified_dir, &ch->in_unified);
   if (c->pid == 0)
     {
       close (c->sync_fd);
@@ -451,6 +491,8 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
     return moat_fail (err, errno, "clone");
   close (c->child_sync_fd);
   c->child_sync_fd = -1;
+  cgroup_close_self_files (c->cgroup_fds, cgroup_n_hiers (c->cg));
+  c->cgroup_fds = NULL;
   return 0;
 }
 
@@ -459,9 +501,7 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
 static int
 exec_phase_start (struct exec_ctx *c, struct moat_error **err)
 {
-  int r = cgroup_add_pid_sub (c->cg, c->pid, c->o->cgroup_subs, err);
-  if (r == 0)
-    r = process_raise_rlimits (c->pid, c->proc, err);
+  int r = process_raise_rlimits (c->pid, c->proc, err);
   if (r == 0)
     r = sync_send (c->sync_fd, SYNC_EXEC_IN_CGROUP, err);
   if (r == 0)

@@ -32,8 +32,8 @@ print_overrides (FILE *out, const struct override_list *ov)
 /* Open and judge every namespace to join and bind source, then let go. */
 static int
 host_checks (struct spec *s, const char *bundle, const char *rootfs,
-             const struct profile *eff, struct override_list *ov,
-             struct moat_error **err)
+             const struct profile *eff, const struct operator_config *cfg,
+             struct override_list *ov, struct moat_error **err)
 {
   int ns_fds[NS__MAX];
   int r;
@@ -46,8 +46,8 @@ host_checks (struct spec *s, const char *bundle, const char *rootfs,
       close (ns_fds[t]);
   if (r < 0)
     return r;
-  return container_open_bind_sources (s, bundle, rootfs, eff, ov, NULL, NULL,
-                                      err);
+  return container_open_bind_sources (s, bundle, rootfs, eff, cfg, ov, NULL,
+                                      NULL, err);
 }
 
 int
@@ -71,7 +71,8 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
   if (r < 0)
     return r;
   fprintf (out, "bundle %s, profile %s\n", bundle, g->profile->name);
-  r = profile_apply_effective (s, g->profile, &eff, &ov, err);
+  r = profile_apply_effective (s, g->profile, g->operator_config, &eff, &ov,
+                               err);
   if (r == 0 && s->process == NULL)
     r = moat_fail (err, 0, "config.json: process: missing");
   if (r == 0)
@@ -79,7 +80,7 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
   if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r == 0)
-    r = host_checks (s, bundle, rootfs, eff, &ov, err);
+    r = host_checks (s, bundle, rootfs, eff, g->operator_config, &ov, err);
   print_overrides (out, &ov);
   if (r < 0)
     return moat_error_wrap (err, "create would fail");

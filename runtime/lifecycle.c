@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -94,61 +95,62 @@ warn_hook (const char *what, struct moat_error **err)
 }
 
 /* No cgroup v2 hierarchy: the guard is set up in the container's network
- * namespace before its first instruction, with the nameservers create
- * read (saved with the decision), not resolv.conf as it is now. */
+ * namespace before its first instruction, with the lists and the
+ * nameservers create judged (saved with the decision), not with the
+ * operator config or resolv.conf as they are now. */
 static int
-start_fallback_guard (const struct moat_globals *g, int dirfd,
-                      const struct container_state *st,
+start_fallback_guard (const struct container_state *st,
                       const struct decision *d, struct moat_error **err)
 {
-  cleanup_profile struct profile *eff = NULL;
-  struct netguard_rules rules;
+  struct decision_guard saved;
   struct cidr dns[NETGUARD_MAX_DNS];
   size_t n_dns = 0;
+  struct netguard_rules rules;
   int r;
 
-  r = container_load_policy (g, dirfd, st, &eff, err);
-  if (r < 0)
-    return r;
+  if (decision_guard_lists (d, &saved, err) < 0)
+    return -1;
+  rules = (struct netguard_rules){
+    .egress = saved.egress,
+    .allowlist = saved.allowlist,
+    .deny = saved.deny,
+    .n_deny = saved.n_deny,
+    .allow = saved.allow,
+    .n_allow = saved.n_allow,
+    .private_nets = saved.private_nets,
+    .n_private = saved.n_private,
+  };
+
   for (size_t i = 0; d->nameservers[i] && n_dns < NETGUARD_MAX_DNS; i++)
     if (cidr_parse (d->nameservers[i], &dns[n_dns]) == 0)
       n_dns++;
-  profile_netguard_rules (eff, dns, n_dns, &rules);
+  rules.dns = dns;
+  rules.n_dns = n_dns;
   r = netguard_fallback (st->pid, &rules, err);
+  decision_guard_free (&saved);
   if (r < 0)
     return moat_error_wrap (err, "network guard (fallback)");
   return 0;
 }
 
-int
-container_start (const struct moat_globals *g, const char *id,
-                 struct moat_error **err)
+/* start of a container known to be "created": s is its final spec, d its
+ * saved decision where the caller read it (NULL: read here if needed). */
+static int
+start_created (const struct moat_globals *g, int dirfd,
+               struct container_state *st, const struct spec *s,
+               const struct decision *d, struct moat_error **err)
 {
-  cleanup_close int dirfd = -1;
   cleanup_close int fifo = -1;
-  cleanup_state struct container_state *st = NULL;
-  cleanup_decision struct decision *d = NULL;
-  const struct spec *s;
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
-  const char *status;
+  cleanup_decision struct decision *loaded = NULL;
   int r;
 
-  r = container_load (g, id, true, NULL, &dirfd, &st, err);
-  if (r < 0)
-    return r;
-  status = container_status (dirfd, st);
-  if (strcmp (status, "stopped") == 0)
-    return moat_fail (err, 0, "cannot start a container that has stopped");
-  if (strcmp (status, "created") != 0)
-    return moat_fail (err, 0, "cannot start an already running container");
-  r = container_load_decision (g, dirfd, st, &d, err);
-  if (r < 0)
-    return r;
-  s = d->spec;
   if (st->netguard && strcmp (st->netguard, "fallback") == 0)
     {
-      r = start_fallback_guard (g, dirfd, st, d, err);
+      r = d ? 0 : container_load_decision (g, dirfd, st, &loaded, err);
+      if (r == 0)
+        r = start_fallback_guard (st, d ? d : loaded, err);
       if (r < 0)
         return r;
     }
@@ -182,6 +184,41 @@ container_start (const struct moat_globals *g, const char *id,
       warn_hook ("poststart hook", &hook_err);
     }
   return 0;
+}
+
+int
+container_start (const struct moat_globals *g, const char *id,
+                 struct moat_error **err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  cleanup_decision struct decision *d = NULL;
+  const char *status;
+  int r;
+
+  r = container_load (g, id, true, NULL, &dirfd, &st, err);
+  if (r < 0)
+    return r;
+  status = container_status (dirfd, st);
+  if (strcmp (status, "stopped") == 0)
+    return moat_fail (err, 0, "cannot start a container that has stopped");
+  if (strcmp (status, "created") != 0)
+    return moat_fail (err, 0, "cannot start an already running container");
+  r = container_load_decision (g, dirfd, st, &d, err);
+  if (r < 0)
+    return r;
+  return start_created (g, dirfd, st, d->spec, d, err);
+}
+
+/* Create has just made it, and held the lock since: it is "created" (or
+ * its init has died, which the fifo tells). */
+int
+container_start_carried (const struct moat_globals *g,
+                         struct create_carry *carry, struct moat_error **err)
+{
+  int r = start_created (g, carry->dirfd, carry->st, carry->spec, NULL, err);
+  (void)flock (carry->dirfd, LOCK_UN);
+  return r;
 }
 
 int
@@ -284,36 +321,43 @@ zombie_exit_status (const struct container_state *st)
   return WIFSIGNALED (code) ? 128 + WTERMSIG (code) : -1;
 }
 
-/* Poststop hooks, from the saved decision's spec (d NULL: a corrupt or
- * old one, which must not keep a delete from cleaning up). */
+/* Poststop hooks, from the final spec (NULL: a corrupt or old saved
+ * decision, which must not keep a delete from cleaning up). */
 static void
-run_poststop_hooks (const struct decision *d, const struct container_state *st)
+run_poststop_hooks (const struct spec *final, const struct container_state *st)
 {
   cleanup_free char *json = NULL;
   cleanup_error struct moat_error *hook_err = NULL;
   struct container_state copy = *st;
 
-  if (d == NULL || d->spec->hooks[HOOK_POSTSTOP].n == 0)
+  if (final == NULL || final->hooks[HOOK_POSTSTOP].n == 0)
     return;
   copy.pid = 0;
   if (state_hook_json (&copy, "stopped", &json, &hook_err) == 0)
-    hooks_run (&d->spec->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
+    hooks_run (&final->hooks[HOOK_POSTSTOP], HOOK_POSTSTOP, json, &hook_err);
   warn_hook ("poststop hook", &hook_err);
 }
 
+/* carry: what `run` knows already (the open cgroup, the final spec, the
+ * digest create took); NULL for a delete of its own, which reads them. */
 static int
 destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
-                   const struct container_state *st, struct moat_error **err)
+                   const struct container_state *st, struct create_carry *carry,
+                   struct moat_error **err)
 {
   cleanup_decision struct decision *d = NULL;
   cleanup_error struct moat_error *load_err = NULL;
-  struct cgroup *cg = NULL;
+  struct cgroup *cg = carry ? steal_pointer (&carry->cg) : NULL;
+  const struct spec *final = carry ? carry->spec : NULL;
   int r;
 
   if (g->audit)
     {
-      free (g->audit->config_digest);
-      g->audit->config_digest = audit_file_digest (dirfd, "config.json");
+      if (carry == NULL)
+        {
+          free (g->audit->config_digest);
+          g->audit->config_digest = audit_file_digest (dirfd, "config.json");
+        }
       if (g->audit->exit_status < 0)
         g->audit->exit_status = zombie_exit_status (st);
     }
@@ -323,16 +367,19 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       if (pidfd >= 0)
         pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
     }
-  if (st->cgroup && cgroup_open (st->cgroup, &cg, NULL) == 0)
+  if (cg == NULL && st->cgroup)
+    cgroup_open (st->cgroup, &cg, NULL);
+  if (cg)
     {
-      /* Read before the cgroup, and with it the guard, goes. */
-      if (g->audit && cgroup_unified_fd (cg) >= 0)
+      /* Read (and taken out of the map containers share) before the
+       * cgroup, and with it the guard, goes. */
+      if (cgroup_unified_fd (cg) >= 0)
         {
-          free (g->audit->refused_connects);
-          if (netguard_refusals_json (cgroup_unified_fd (cg),
-                                      &g->audit->refused_connects)
-              < 0)
-            g->audit->refused_connects = NULL;
+          char **into = g->audit ? &g->audit->refused_connects : NULL;
+          if (into)
+            free (*into);
+          if (netguard_refusals_take (cgroup_unified_fd (cg), into) < 0 && into)
+            *into = NULL;
         }
       r = cgroup_destroy (cg, err);
       cgroup_free (cg);
@@ -340,22 +387,38 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
         return r;
     }
   wait_gone (st);
-  if (container_load_decision (g, dirfd, st, &d, &load_err) < 0)
-    d = NULL;
-  run_poststop_hooks (d, st);
+  if (final == NULL
+      && container_load_decision (g, dirfd, st, &d, &load_err) == 0)
+    final = d->spec;
+  run_poststop_hooks (final, st);
   r = statedir_remove (rootfd, st->id, err);
   if (r == 0 && st->userns_host_id)
     {
       /* G12: the block is free once nothing of the container is left,
        * in the pool create took it from (the operator config may have
-       * moved it since). */
+       * moved it since; `run` took it from g's in this process). */
       char real[PATH_MAX];
       if (realpath (g->root, real))
         userns_block_release (d ? d->userns_pool_dir
-                                : g->profile->userns_pool_dir,
+                                : g->operator_config->userns_pool_dir,
                               st->userns_host_id, real, st->id);
     }
   return r;
+}
+
+int
+container_delete_carried (const struct moat_globals *g,
+                          struct create_carry *carry, struct moat_error **err)
+{
+  struct stat sb;
+  if (TEMP_FAILURE_RETRY (flock (carry->dirfd, LOCK_EX)) < 0)
+    return moat_fail (err, errno, "locking the state of %s", carry->st->id);
+  /* A delete of another process's removed it while it ran: as a forced
+   * delete of a container that is gone, nothing to do. */
+  if (fstat (carry->dirfd, &sb) < 0 || sb.st_nlink == 0)
+    return 0;
+  return destroy_container (g, carry->rootfd, carry->dirfd, carry->st, carry,
+                            err);
 }
 
 /* delete --force of a state dir whose state.json is unreadable: the
@@ -417,7 +480,7 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
                   rr = statedir_remove (rfd, id, err);
                   /* G12: the block its create took, if it got that far. */
                   if (rr == 0 && realpath (g->root, real))
-                    userns_block_release_owner (g->profile, real, id);
+                    userns_block_release_owner (g->operator_config, real, id);
                   return rr;
                 }
               gone = errno == ENOENT;
@@ -438,7 +501,7 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
     return moat_fail (err, 0,
                       "cannot delete container %s that is not stopped: %s", id,
                       status);
-  return destroy_container (g, rootfd, dirfd, st, err);
+  return destroy_container (g, rootfd, dirfd, st, NULL, err);
 }
 
 int
@@ -490,25 +553,45 @@ container_wait_forwarding (pid_t pid, int master, int *ret_status,
   return 0;
 }
 
+void
+create_carry_release (struct create_carry *carry)
+{
+  if (carry->rootfd >= 0)
+    close (carry->rootfd);
+  if (carry->dirfd >= 0)
+    close (carry->dirfd);
+  carry->rootfd = carry->dirfd = -1;
+  if (carry->cg)
+    cgroup_free (carry->cg);
+  carry->cg = NULL;
+  if (carry->st)
+    state_free (carry->st);
+  carry->st = NULL;
+  spec_free (carry->spec);
+  carry->spec = NULL;
+}
+
 int
 container_run (const struct moat_globals *g, const struct create_opts *o,
                int *ret_status, struct moat_error **err)
 {
   cleanup_close int master = -1;
   cleanup_error struct moat_error *del_err = NULL;
+  struct create_carry carry = CREATE_CARRY_INIT;
   pid_t pid;
   int r;
 
-  r = container_create_internal (g, o, true, &pid, &master, err);
+  r = container_create_internal (g, o, true, &pid, &master, &carry, err);
   if (r < 0)
     return r;
   /* Told before the container's own output, not after it exits. */
   if (g->audit)
     audit_tell_clamps (g->audit->overrides, &g->audit->told, "run", o->id);
   container_debug_report (g, o->id);
-  r = container_start (g, o->id, err);
+  r = container_start_carried (g, &carry, err);
   if (r < 0 || o->detach)
     {
+      create_carry_release (&carry);
       if (r < 0)
         container_delete (g, o->id, true, &del_err);
       *ret_status = r < 0 ? 1 : 0;
@@ -518,7 +601,8 @@ container_run (const struct moat_globals *g, const struct create_opts *o,
   if (r == 0 && g->audit)
     g->audit->exit_status = *ret_status;
   if (!o->keep)
-    container_delete (g, o->id, true, r < 0 ? &del_err : err);
+    container_delete_carried (g, &carry, r < 0 ? &del_err : err);
+  create_carry_release (&carry);
   return r;
 }
 

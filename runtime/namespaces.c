@@ -102,7 +102,7 @@ read_joined_maps (int userns_fd, char **ret, struct moat_error **err)
 }
 
 /* A user namespace joined by path must not make container root host root:
- * judged on its maps, a refusal recorded in ov. */
+ * its maps read, the policy judges them (a refusal recorded in ov). */
 static int
 judge_joined_userns (int userns_fd, const char *path, struct override_list *ov,
                      struct moat_error **err)
@@ -111,16 +111,10 @@ judge_joined_userns (int userns_fd, const char *path, struct override_list *ov,
   int r = read_joined_maps (userns_fd, &maps, err);
 
   if (r == 0)
-    r = profile_check_joined_idmap (maps, "uid", err);
-  if (r == 0)
-    r = profile_check_joined_idmap (maps + strlen (maps) + 1, "gid", err);
+    r = profile_apply_joined_userns (path, maps, maps + strlen (maps) + 1, ov,
+                                     err);
   if (r < 0)
-    {
-      cleanup_free char *asked = xasprintf ("join %s", path);
-      override_list_add (ov, OVERRIDE_REFUSED, "linux.namespaces.user", asked,
-                         "refused");
-      return moat_error_wrap (err, "user namespace %s", path);
-    }
+    return moat_error_wrap (err, "user namespace %s", path);
   return 0;
 }
 
@@ -226,9 +220,9 @@ holder_is (const char *owner, uint32_t first, void *data)
 }
 
 int
-container_adopt_userns (struct spec *s, const struct profile *p,
+container_adopt_userns (struct spec *s, const struct operator_config *cfg,
                         const char *root, const char *id, int *ns_fds,
-                        struct override_list *ov, uint32_t *ret_first,
+                        char **ret_joined, uint32_t *ret_first,
                         char **ret_root_path, struct moat_error **err)
 {
   static const enum ns_type judged[] = { NS_PID, NS_CGROUP };
@@ -298,7 +292,7 @@ container_adopt_userns (struct spec *s, const struct profile *p,
     return 0;
   if (realpath (root, real) == NULL)
     return moat_fail (err, errno, "state root %s", root);
-  r = userns_block_adopt (p, real, id, holder_is, &probe, ret_first, err);
+  r = userns_block_adopt (cfg, real, id, holder_is, &probe, ret_first, err);
   holder = probe.holder;
   if (r < 0)
     return r;
@@ -308,19 +302,13 @@ container_adopt_userns (struct spec *s, const struct profile *p,
                       "namespace that is not a live moat container's: the "
                       "container's root (G12) could not use it",
                       by);
-  {
-    const char *holder_id = strrchr (holder, '/');
-    cleanup_free char *why
-        = xasprintf ("joined: that of moat container %s (block %" PRIu32
-                     "), whose namespace %s it shares",
-                     holder_id ? holder_id + 1 : holder, *ret_first, by);
-    cleanup_free char *map
-        = xasprintf ("0 %" PRIu32 " %u", *ret_first, PROFILE_USERNS_BLOCK);
-    override_list_add (ov, OVERRIDE_CHANGED, "linux.namespaces.user",
-                       "new (G12)", why);
-    override_list_add (ov, OVERRIDE_ADDED, "linux.uidMappings", NULL, map);
-    override_list_add (ov, OVERRIDE_ADDED, "linux.gidMappings", NULL, map);
-  }
+  if (ret_joined)
+    {
+      const char *holder_id = strrchr (holder, '/');
+      *ret_joined = xasprintf ("moat container %s's, whose namespace %s it "
+                               "shares",
+                               holder_id ? holder_id + 1 : holder, by);
+    }
   s->linux_.ns[NS_USER].path = xasprintf ("/proc/%d/ns/user", probe.pid);
   ns_fds[NS_USER] = steal_fd (&adopt);
   *ret_root_path = xstrdup (real);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The layers of the tree, checked on the sources (includes) and on the built
 objects (calls), for every folder: the table below says which folder may use
-which. And the walk from `moat exec` to the process's execve never enters
+which, and the table has no cycle. And the walk from `moat exec` to the process's execve never enters
 policy/: later verbs obey the decision create saved and never judge again.
 
 Usage: tests/layers.py [BUILD]   (run from anywhere; BUILD defaults to build)
@@ -23,22 +23,42 @@ lib:              lib
 oci:              lib oci
 policy:           lib oci policy
 hooks:            lib oci hooks
+runtime/log:      lib oci runtime/log
 runtime/bpf:      lib runtime/bpf
 runtime/cgroup:   lib oci runtime/cgroup runtime/bpf
-runtime/seccomp:  lib oci policy runtime/seccomp runtime/init
-runtime/netguard: lib oci policy runtime/netguard runtime/bpf runtime/init
+runtime/seccomp:  lib oci policy runtime/seccomp
+runtime/netguard: lib oci policy runtime/netguard runtime/bpf
+runtime/init:     lib oci policy hooks runtime/log runtime/init runtime/cgroup runtime/netguard runtime/seccomp
 runtime/userns:   lib oci policy runtime/userns runtime/cgroup runtime/init
-runtime/init:     lib oci policy hooks runtime runtime/init runtime/cgroup runtime/netguard runtime/seccomp
-runtime:          lib oci policy hooks runtime runtime/bpf runtime/cgroup runtime/init runtime/netguard runtime/seccomp runtime/userns
+runtime:          lib oci policy hooks runtime runtime/log runtime/bpf runtime/cgroup runtime/init runtime/netguard runtime/seccomp runtime/userns
 app:              lib oci policy runtime runtime/cgroup runtime/init runtime/seccomp app
-cmd:              lib oci policy hooks runtime runtime/cgroup runtime/init runtime/seccomp runtime/userns app cmd
+cmd:              lib oci policy hooks runtime runtime/log runtime/cgroup runtime/init runtime/seccomp runtime/userns app cmd
 """
 
 # Functions whose every callee (for exec: down to the process's execve)
 # stays out of a folder: these verbs obey the decision create saved
 # (oci/decision.c) and never call the policy.
 WALKS = [("cmd_exec", "policy"), ("cmd_update", "policy"),
-         ("cmd_delete", "policy"), ("cmd_events", "policy")]
+         ("cmd_delete", "policy"), ("cmd_events", "policy"),
+         ("cmd_start", "policy")]
+
+# Functions only one folder may call: the verdicts recorded on the hardened
+# spec (Landlock's, the seccomp level) are the policy's; the runtime reads
+# them back and applies them, and never writes one. Overrides too are the
+# policy's judgement, but for the objects listed with them.
+OVERRIDES_ELSEWHERE = (
+    # The bounds the policy decides, which exec and update apply under the
+    # saved decision (each verb's clamps, on its audit line).
+    "oci/process_bounds.o", "oci/resource_bounds.o",
+    # The sandbox's clamps of its caller's flags (before create judges),
+    # and its copy of a run's overrides into its record.
+    "app/sandbox_config.o", "app/sandbox_run.o",
+    # A debt: create's phases that still record what they did after
+    # judging (idmap). No object may
+    # join them.
+    "runtime/userns/idmap.o")
+ONLY_FROM = [("spec_set_annotation", "policy", ()),
+             ("override_list_add", "policy", OVERRIDES_ELSEWHERE)]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
@@ -49,6 +69,28 @@ def parse_table():
         folder, uses = line.split(":", 1)
         table[folder.strip()] = set(uses.split())
     return table
+
+
+def check_cycles(table):
+    """The table itself: no folder may reach itself through the others
+    (a cycle makes two rooms one). Returns each cycle found, once."""
+    bad = []
+    state = {}  # folder -> 1 on the current path, 2 done
+
+    def visit(folder, path):
+        state[folder] = 1
+        for used in sorted(table[folder] - {folder}):
+            if state.get(used) == 1:
+                loop = path[path.index(used):] + [used]
+                bad.append("the table has a cycle: " + " -> ".join(loop))
+            elif used in table and used not in state:
+                visit(used, path + [used])
+        state[folder] = 2
+
+    for folder in sorted(table):
+        if folder not in state:
+            visit(folder, [folder])
+    return bad
 
 
 def owner(path, table):
@@ -130,13 +172,18 @@ class Obj:
 
 
 def load_objects(build, table):
+    """The objects of the sources there are: one left in BUILD by a source
+    since moved or removed is not read (it would be checked as if it were
+    still in its old folder)."""
     objs = []
     for folder in table:
         d = os.path.join(build, folder)
         for dirpath, _, files in os.walk(d):
             for name in sorted(files):
-                if name.endswith(".o"):
-                    objs.append(Obj(os.path.join(dirpath, name)))
+                path = os.path.join(dirpath, name)
+                source = os.path.relpath(path, build)[:-2] + ".c"
+                if name.endswith(".o") and os.path.exists(source):
+                    objs.append(Obj(path))
     return objs
 
 
@@ -158,6 +205,18 @@ def check_calls(objs, build, table):
             if theirs and theirs not in table[mine]:
                 bad.append(f"{o.path} calls {sym} ({theirs}/ is not for "
                            f"{mine}/)")
+    return bad
+
+
+def check_only_from(objs, build, table):
+    bad = []
+    for sym, folder, allowed in ONLY_FROM:
+        for o in objs:
+            mine = source_folder(o, build, table)
+            if os.path.relpath(o.path, build) in allowed:
+                continue
+            if sym in o.undefined and mine != folder:
+                bad.append(f"{o.path} calls {sym} (only {folder}/ may)")
     return bad
 
 
@@ -210,14 +269,16 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     table = parse_table()
     objs = load_objects(build, table)
-    bad = check_includes(table) + check_calls(objs, build, table)
+    bad = check_cycles(table)
+    bad += check_includes(table) + check_calls(objs, build, table)
+    bad += check_only_from(objs, build, table)
     bad += check_walks(objs, build, table)
     for line in bad:
         print("layers: " + line)
     if bad:
         return 1
-    print("layers: every folder includes and calls only what the table "
-          "allows; " + ", ".join(r for r, _ in WALKS) + " never enter policy/")
+    print("layers: the table has no cycle; every folder includes and calls "
+          "only what the table allows; only policy/ records verdicts and (but for " + str(len(OVERRIDES_ELSEWHERE)) + " listed objects) overrides; " + ", ".join(r for r, _ in WALKS) + " never enter policy/")
     return 0
 
 

@@ -91,6 +91,19 @@ bpf_prog_load (enum bpf_prog_type type, enum bpf_attach_type expected,
   return 0;
 }
 
+/* BPF_OBJ_GET_INFO_BY_FD into INFO (zeroed first) of LEN bytes. */
+static int
+obj_info (int fd, void *info, uint32_t len)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.info.bpf_fd = (uint32_t)fd;
+  attr.info.info_len = len;
+  attr.info.info = (uint64_t)(uintptr_t)info;
+  return bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0 ? -errno : 0;
+}
+
 static int
 cgroup_op (int cmd, int cgroup_fd, int prog_fd, enum bpf_attach_type hook)
 {
@@ -204,14 +217,18 @@ bpf_map_next_key (int map_fd, const void *key, void *ret_next)
 }
 
 int
-bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
+bpf_prog_maps_by_name (uint32_t prog_id, const char *const *names, int *ret_fds,
+                       size_t n)
 {
   union bpf_attr attr;
   struct bpf_prog_info info;
   uint32_t map_ids[16] = { 0 }; /* the kernel fills them; valgrind cannot
                                  * tell */
   cleanup_close int prog_fd = -1;
+  size_t found = 0;
 
+  for (size_t j = 0; j < n; j++)
+    ret_fds[j] = -1;
   memset (&attr, 0, sizeof (attr));
   attr.prog_id = prog_id;
   prog_fd = (int)bpf_sys (BPF_PROG_GET_FD_BY_ID, &attr);
@@ -220,13 +237,9 @@ bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
   memset (&info, 0, sizeof (info));
   info.nr_map_ids = sizeof (map_ids) / sizeof (map_ids[0]);
   info.map_ids = (uint64_t)(uintptr_t)map_ids;
-  memset (&attr, 0, sizeof (attr));
-  attr.info.bpf_fd = (uint32_t)prog_fd;
-  attr.info.info_len = sizeof (info);
-  attr.info.info = (uint64_t)(uintptr_t)&info;
-  if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) < 0)
+  if (obj_info (prog_fd, &info, sizeof (info)) < 0)
     return -errno;
-  for (uint32_t i = 0; i < info.nr_map_ids && i < 16; i++)
+  for (uint32_t i = 0; i < info.nr_map_ids && i < 16 && found < n; i++)
     {
       struct bpf_map_info map;
       int map_fd;
@@ -237,17 +250,99 @@ bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd)
       if (map_fd < 0)
         continue;
       memset (&map, 0, sizeof (map));
-      memset (&attr, 0, sizeof (attr));
-      attr.info.bpf_fd = (uint32_t)map_fd;
-      attr.info.info_len = sizeof (map);
-      attr.info.info = (uint64_t)(uintptr_t)&map;
-      if (bpf_sys (BPF_OBJ_GET_INFO_BY_FD, &attr) == 0
-          && strncmp (map.name, name, sizeof (map.name)) == 0)
-        {
-          *ret_fd = map_fd;
-          return 0;
-        }
-      close (map_fd);
+      if (obj_info (map_fd, &map, sizeof (map)) == 0)
+        for (size_t j = 0; j < n; j++)
+          if (ret_fds[j] < 0
+              && strncmp (map.name, names[j], sizeof (map.name)) == 0)
+            {
+              ret_fds[j] = map_fd;
+              map_fd = -1;
+              found++;
+              break;
+            }
+      if (map_fd >= 0)
+        close (map_fd);
     }
+  if (found == n)
+    return 0;
+  for (size_t j = 0; j < n; j++)
+    if (ret_fds[j] >= 0)
+      {
+        close (ret_fds[j]);
+        ret_fds[j] = -1;
+      }
   return -ENOENT;
+}
+
+int
+bpf_map_freeze (int map_fd)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.map_fd = (uint32_t)map_fd;
+  return bpf_sys (BPF_MAP_FREEZE, &attr) < 0 ? -errno : 0;
+}
+
+int
+bpf_obj_pin (int fd, const char *path)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.pathname = (uint64_t)(uintptr_t)path;
+  attr.bpf_fd = (uint32_t)fd;
+  return bpf_sys (BPF_OBJ_PIN, &attr) < 0 ? -errno : 0;
+}
+
+int
+bpf_obj_get (const char *path, int *ret_fd)
+{
+  union bpf_attr attr;
+  long fd;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.pathname = (uint64_t)(uintptr_t)path;
+  fd = bpf_sys (BPF_OBJ_GET, &attr);
+  if (fd < 0)
+    return -errno;
+  *ret_fd = (int)fd; /* the kernel makes these fds O_CLOEXEC */
+  return 0;
+}
+
+int
+bpf_map_value_size (int map_fd, uint32_t *ret)
+{
+  struct bpf_map_info info;
+  int r;
+
+  memset (&info, 0, sizeof (info));
+  r = obj_info (map_fd, &info, sizeof (info));
+  if (r == 0)
+    *ret = info.value_size;
+  return r;
+}
+
+int
+bpf_map_delete (int map_fd, const void *key)
+{
+  union bpf_attr attr;
+
+  memset (&attr, 0, sizeof (attr));
+  attr.map_fd = (uint32_t)map_fd;
+  attr.key = (uint64_t)(uintptr_t)key;
+  return bpf_sys (BPF_MAP_DELETE_ELEM, &attr) < 0 ? -errno : 0;
+}
+
+int
+bpf_prog_id (int prog_fd, uint32_t *ret)
+{
+  struct bpf_prog_info info;
+  int r;
+
+  memset (&info, 0, sizeof (info));
+  r = obj_info (prog_fd, &info, sizeof (info));
+  if (r == 0)
+    *ret = info.id;
+  return r;
 }

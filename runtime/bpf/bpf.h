@@ -2,9 +2,10 @@
  * (with the verifier's log when the kernel refuses it), attach it to a
  * cgroup, detach it, and ask what is attached. The callers only assemble
  * their instructions (with bpf_asm.h): the network guard (netguard_bpf.c)
- * and the device rules (cgroup_devices.c); and the maps the network guard's
- * lists live in (LPM tries, and the refusal counters). No libbpf, no pinning: a
- * map lives as long as a program that uses it. */
+ * and the device rules (cgroup_devices.c); the maps the network guard's
+ * lists live in (LPM tries, and the refusal counters); and pins in a BPF
+ * filesystem, through which containers share the network guard's programs
+ * (netguard_share.c). No libbpf. */
 #ifndef MOAT_BPF_H
 #define MOAT_BPF_H
 
@@ -54,10 +55,29 @@ int bpf_map_create (enum bpf_map_type type, uint32_t key_size,
 int bpf_map_lookup (int map_fd, const void *key, void *value);
 /* Set KEY to VALUE (BPF_ANY). 0 or -errno. */
 int bpf_map_update (int map_fd, const void *key, const void *value);
-/* The map named NAME among those the program with id PROG_ID uses:
- * *ret_fd, O_CLOEXEC. 0, or -errno (-ENOENT: none of that name). */
-int bpf_prog_map_by_name (uint32_t prog_id, const char *name, int *ret_fd);
+/* The maps named NAMES[0..N) among those the program with id PROG_ID
+ * uses, in one pass: ret_fds[i], O_CLOEXEC, for NAMES[i]. 0, or -errno
+ * (-ENOENT: one of them is not there; no fd is left open then). */
+int bpf_prog_maps_by_name (uint32_t prog_id, const char *const *names,
+                           int *ret_fds, size_t n);
 /* The next key after KEY (NULL: the first). 0, or -errno (-ENOENT: none). */
 int bpf_map_next_key (int map_fd, const void *key, void *ret_next);
+/* The id of the program PROG_FD (as bpftool and BPF_PROG_QUERY name it).
+ * 0 or -errno. */
+int bpf_prog_id (int prog_fd, uint32_t *ret);
+/* Delete KEY. 0 or -errno (-ENOENT: none). */
+int bpf_map_delete (int map_fd, const void *key);
+/* The value size of the map. 0 or -errno. */
+int bpf_map_value_size (int map_fd, uint32_t *ret);
+/* Make the map read-only to the bpf() syscall (programs may still write
+ * it: the lists' programs only read). 0 or -errno. */
+int bpf_map_freeze (int map_fd);
+
+/* Pin the program or map FD at PATH in a BPF filesystem (BPF_OBJ_PIN).
+ * 0 or -errno. */
+int bpf_obj_pin (int fd, const char *path);
+/* Open what is pinned at PATH (BPF_OBJ_GET): *ret_fd, O_CLOEXEC. 0 or
+ * -errno (-ENOENT: nothing there). */
+int bpf_obj_get (const char *path, int *ret_fd);
 
 #endif

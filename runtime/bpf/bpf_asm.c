@@ -78,10 +78,10 @@ bpf_asm_finish (struct bpf_asm *a, struct moat_error **err)
     {
       const struct bpf_asm_fixup *f = &a->fixups[i];
       ssize_t off = a->label_at[f->label] - (ssize_t)f->at - 1;
-      if (a->label_at[f->label] < 0 || off < 0)
+      if (a->label_at[f->label] < 0)
         return moat_fail (err, EINVAL, "bpf assembler: label %d not placed",
                           f->label);
-      if (off > INT16_MAX)
+      if (off > INT16_MAX || off < INT16_MIN)
         return moat_fail (err, E2BIG, "bpf program too large (%zu insns)",
                           a->n);
       a->insns[f->at].off = (int16_t)off;

@@ -1,7 +1,7 @@
 /* moat's one BPF instruction emitter, shared by the network guard
  * (netguard_bpf.c) and the device filter (cgroup_devices.c): the
- * instructions as macros, and a small assembler with forward-only labels
- * that leaves out what cannot be reached. bpf.h loads what it makes. */
+ * instructions as macros, and a small assembler with labels that leaves
+ * out what cannot be reached. bpf.h loads what it makes. */
 #ifndef MOAT_BPF_ASM_H
 #define MOAT_BPF_ASM_H
 
@@ -44,6 +44,9 @@
 /* *(DST + OFF) += SRC, atomically (BPF_XADD before 5.12, same encoding). */
 #define ATOMIC_ADD(SIZE, DST, SRC, OFF)                                        \
   INSN (BPF_STX | BPF_ATOMIC | (SIZE), DST, SRC, OFF, BPF_ADD)
+/* SRC = the old *(DST + OFF), which becomes old + SRC, atomically (5.12). */
+#define ATOMIC_FETCH_ADD(SIZE, DST, SRC, OFF)                                  \
+  INSN (BPF_STX | BPF_ATOMIC | (SIZE), DST, SRC, OFF, BPF_ADD | BPF_FETCH)
 
 #define MOV32_REG(DST, SRC) INSN (BPF_ALU | BPF_MOV | BPF_X, DST, SRC, 0, 0)
 #define MOV32_IMM(DST, IMM) INSN (BPF_ALU | BPF_MOV | BPF_K, DST, 0, 0, IMM)
@@ -54,11 +57,13 @@ struct bpf_asm_fixup
   int label;
 };
 
-/* All jumps go forward, so when a label is placed every jump to it is
+/* Jumps go forward, so when a label is placed every jump to it is
  * already known: the assembler tracks whether the next instruction can be
  * reached at all and leaves out what cannot (the verifier refuses
  * unreachable instructions, which a rule that matches everything would
- * otherwise leave behind). */
+ * otherwise leave behind). The one exception is a loop: a jump to a label
+ * placed already goes back to it, and the code before such a label must
+ * fall through to it (the verifier bounds the loop). */
 struct bpf_asm
 {
   struct bpf_insn *insns;
@@ -75,7 +80,8 @@ struct bpf_asm
 void bpf_asm_emit (struct bpf_asm *a, struct bpf_insn insn);
 /* A new label, placed later with bpf_asm_place. */
 int bpf_asm_label (struct bpf_asm *a);
-/* Append a jump (JMP/JMP32, offset left 0) to LABEL, placed later. */
+/* Append a jump (JMP/JMP32, offset left 0) to LABEL, placed later (or,
+ * for a loop, placed before). */
 void bpf_asm_jump (struct bpf_asm *a, struct bpf_insn insn, int label);
 /* LABEL is the next instruction. */
 void bpf_asm_place (struct bpf_asm *a, int label);

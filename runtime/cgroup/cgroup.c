@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "../../lib/util.h"
@@ -182,15 +181,18 @@ probe_layout (struct moat_error **err)
 {
   const char *root = root_dir ();
   cleanup_free char *unified = xasprintf ("%s/unified", root);
-  struct statfs sfs;
   struct stat st;
+  long magic;
 
   if (layout.probed)
     return 0;
-  if (statfs (root, &sfs) < 0)
-    return moat_fail (err, errno, "probing cgroups at %s", root);
+  errno = 0;
+  magic = layout_fs ()->magic (root);
+  if (magic == 0)
+    return moat_fail (err, errno ? errno : ENOENT, "probing cgroups at %s",
+                      root);
 
-  if (layout_fs ()->magic (root) == CGROUP2_SUPER_MAGIC)
+  if (magic == CGROUP2_SUPER_MAGIC)
     {
       layout_add ("unified", root, ~0u);
       layout.mode = CGROUP_MODE_V2;
@@ -342,8 +344,8 @@ frozen_by (const struct cgroup_hier *h)
 }
 
 int
-cgroup_create (const char *rel, const struct spec_resources *res,
-               struct cgroup **ret, struct moat_error **err)
+cg_create_in (const char *rel, const struct spec_resources *res, unsigned ctrls,
+              struct cgroup **ret, struct moat_error **err)
 {
   __attribute__ ((cleanup (cgroup_discardp))) struct cgroup *cg = NULL;
   int r = cgroup_new (rel, &cg, err);
@@ -353,6 +355,8 @@ cgroup_create (const char *rel, const struct spec_resources *res,
   for (size_t i = 0; i < cg->n_hiers; i++)
     {
       struct cgroup_hier *h = &cg->hiers[i];
+      if (!(h->ctrls & ctrls))
+        continue;
       r = cg_make_dirs (cg, h, err);
       if (r < 0)
         return moat_error_wrap (err, "creating cgroup %s", rel);
@@ -379,6 +383,13 @@ cgroup_create (const char *rel, const struct spec_resources *res,
     return moat_error_wrap (err, "creating cgroup %s", rel);
   *ret = steal_pointer (&cg);
   return 0;
+}
+
+int
+cgroup_create (const char *rel, const struct spec_resources *res,
+               struct cgroup **ret, struct moat_error **err)
+{
+  return cg_create_in (rel, res, ~0u, ret, err);
 }
 
 int
@@ -623,6 +634,10 @@ cgroup_kill_all (struct cgroup *cg, int sig, struct moat_error **err)
       r = cg_write (unified, "cgroup.kill", "1", err);
       return r < 0 ? moat_error_wrap (err, "killing cgroup %s", cg->rel) : 0;
     }
+  /* Nothing in it (a session exec whose command has ended): nothing can
+   * fork in there either, and freezing it is two writes for nothing. */
+  if (cg_is_empty (cg))
+    return 0;
   /* Otherwise hold the set still while we signal it, as runc does; where
    * there is no freezer a fork may slip through, and destroy loops. */
   if (cg->backend->is_frozen (cg, &was_frozen, &ignored) < 0)
@@ -686,7 +701,8 @@ cgroup_destroy (struct cgroup *cg, struct moat_error **err)
           return moat_fail (err, -r, "destroying cgroup %s", cg->rel);
         }
     }
-  cg_remove_moat_parents (cg);
+  if (!cg->keep_parents)
+    cg_remove_levels_below_moat (cg);
   cg_systemd_release (cg);
   return 0;
 }

@@ -64,6 +64,15 @@ int cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path,
  * Fails if it already holds processes. */
 int cgroup_create (const char *rel, const struct spec_resources *res,
                    struct cgroup **ret, struct moat_error **err);
+/* A cgroup beneath a container's to count and kill one process tree in
+ * (a session exec's): on cgroup v1 and hybrid hosts made only in the
+ * hierarchies that count (cpuacct, memory, pids) or hold a tree still
+ * (freezer), *ret_controllers their names ("cpuacct,memory,pids,freezer")
+ * for cgroup_add_pid_sub; in the other hierarchies the tree stays in the
+ * container's cgroup, whose limits and filters hold either way. On cgroup
+ * v2, the one hierarchy, *ret_controllers NULL. */
+int cgroup_create_tracking (const char *rel, struct cgroup **ret,
+                            char **ret_controllers, struct moat_error **err);
 /* Open an existing one (later verbs). -ENOENT if gone. */
 int cgroup_open (const char *rel, struct cgroup **ret, struct moat_error **err);
 void cgroup_free (struct cgroup *cg);
@@ -76,6 +85,14 @@ int cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err);
  * them. pid joins SUB where one is named, cg elsewhere. */
 int cgroup_add_pid_sub (struct cgroup *cg, pid_t pid, char *const *subs,
                         struct moat_error **err);
+/* For a process that joins by itself (cgroup_add_self with these fds, and
+ * the v2 directory, *ret_unified_dir, as clone3's CLONE_INTO_CGROUP; -1
+ * when there is none): where cgroup_add_pid_sub would put it, the files
+ * opened by moat beforehand. So an exec'd process joins as the init does,
+ * without the kernel's global lock and its RCU grace period (1-9 ms an
+ * exec on this hybrid host). */
+int cgroup_open_join_files (struct cgroup *cg, char *const *subs, int **ret_fds,
+                            int *ret_unified_dir, struct moat_error **err);
 /* Move the calling process into the cgroup, from the inside: for the
  * container's init before exec, which must have a single thread. On v1 it
  * writes "0" to each hierarchy's `tasks`, which skips the kernel's global

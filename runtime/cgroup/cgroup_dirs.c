@@ -1,6 +1,8 @@
 /* The container's directories in each hierarchy: made with mkdir -p below
  * the mount (never through a symlink), and removed again leaf first; only
- * what cgroup_create made, or the leaf and moat's own /moat on destroy. */
+ * what cgroup_create made, or the leaf on destroy. moat's own parent
+ * (/moat) stays, as crun's and runc's parents do: making and removing it
+ * in every hierarchy cost each lone container ~60 syscalls. */
 #include "cgroup_internal.h"
 
 #include <dirent.h>
@@ -157,6 +159,28 @@ cg_remove_made (struct cgroup_hier *h, const char *rel)
   h->n_made = 0;
 }
 
+/* One step of the walk, as an fd. A parent (/moat) is there but for the
+ * first container: opened first. A leaf is new but where an engine made
+ * it: made first. *ret_made says whether it was made. -errno on failure. */
+static int
+open_or_make (int dir_fd, const char *name, bool likely_new, bool *ret_made)
+{
+  int fd;
+  *ret_made = false;
+  if (!likely_new)
+    {
+      fd = cg_open_beneath (dir_fd, name, O_RDONLY | O_DIRECTORY);
+      if (fd >= 0 || errno != ENOENT)
+        return fd >= 0 ? fd : -errno;
+    }
+  if (mkdirat (dir_fd, name, 0755) == 0)
+    *ret_made = true;
+  else if (errno != EEXIST)
+    return -errno;
+  fd = cg_open_beneath (dir_fd, name, O_RDONLY | O_DIRECTORY);
+  return fd >= 0 ? fd : -errno;
+}
+
 static int
 make_dirs_once (struct cgroup *cg, struct cgroup_hier *h,
                 struct moat_error **err)
@@ -177,20 +201,19 @@ make_dirs_once (struct cgroup *cg, struct cgroup_hier *h,
   for (char *c = strtok_r (copy, "/", &save); c;
        c = strtok_r (NULL, "/", &save), i++)
     {
-      int next;
-      if (mkdirat (cur, c, 0755) == 0)
+      bool made = false;
+      int next = open_or_make (cur, c, making || i + 1 == n, &made);
+      if (next >= 0 && making && !made) /* below one we made: a race */
         {
-          if (!making)
-            h->n_made = n - i;
-          making = true;
+          close (next);
+          next = -EEXIST;
         }
-      else if (errno != EEXIST || making)
-        return moat_fail (err, errno, "creating %s in the %s hierarchy", c,
-                          h->name);
-      next = cg_open_beneath (cur, c, O_RDONLY | O_DIRECTORY);
       if (next < 0)
-        return moat_fail (err, errno, "opening %s in the %s hierarchy", c,
+        return moat_fail (err, -next, "creating %s in the %s hierarchy", c,
                           h->name);
+      if (made && !making)
+        h->n_made = n - i;
+      making = making || made;
       if (making && h->fs->populate)
         h->fs->populate (h->mount_fd, cur, next);
       r = cg->backend->prepare_dir (h, cur, next, i + 1 == n, making, err);
@@ -241,8 +264,15 @@ cg_remove_leaves (struct cgroup *cg, bool *ret_gone)
       int parent, r;
       if (h->fd < 0)
         continue;
-      parent = cg_open_parent (h, cg->rel, &name, &owned);
-      r = parent < 0 ? -errno : cg_remove_tree (h, parent, name, 0);
+      /* The usual leaf holds nothing: one rmdir by its path from the
+       * mount (cgroupfs has no symlinks to follow), the walk only when
+       * the kernel refuses. */
+      r = remove_cgroup_dir (h, h->mount_fd, cg->rel + 1);
+      if (r == -EBUSY)
+        {
+          parent = cg_open_parent (h, cg->rel, &name, &owned);
+          r = parent < 0 ? -errno : cg_remove_tree (h, parent, name, 0);
+        }
       if (r == 0 || r == -ENOENT)
         {
           close (h->fd);
@@ -255,23 +285,20 @@ cg_remove_leaves (struct cgroup *cg, bool *ret_gone)
   return ret;
 }
 
-/* moat's own parent (/moat) goes when its last container does; nothing
- * above a cgroup that moat did not name is ever removed. */
+/* The levels moat named between /moat and a deeper leaf ("/moat/a/ID")
+ * go when empty; /moat itself stays, and nothing above a cgroup that moat
+ * did not name is ever removed. */
 void
-cg_remove_moat_parents (struct cgroup *cg)
+cg_remove_levels_below_moat (struct cgroup *cg)
 {
   size_t n = cg_count_components (cg->rel);
   if (strncmp (cg->rel, "/moat/", strlen ("/moat/")) != 0)
     return;
   for (size_t i = 0; i < cg->n_hiers; i++)
-    for (size_t k = n - 1; k >= 1; k--)
+    for (size_t k = n - 1; k >= 2; k--)
       {
         cleanup_free char *path = cg_rel_prefix (cg->rel, k);
-        cleanup_free char *abs = xasprintf ("/%s", path);
-        cleanup_close int owned = -1;
-        const char *name;
-        int parent = cg_open_parent (&cg->hiers[i], abs, &name, &owned);
-        if (parent < 0 || remove_cgroup_dir (&cg->hiers[i], parent, name) < 0)
+        if (remove_cgroup_dir (&cg->hiers[i], cg->hiers[i].mount_fd, path) < 0)
           break;
       }
 }

@@ -8,7 +8,8 @@
  *   cgroup_systemd.c: transient units; cgroup_usage.c: sandbox records
  *   cgroup_dirs.c: making and removing the directories
  *   cgroup_path.c: cgroupsPath mapping
- *   cgroup_sub.c: exec --cgroup's sub-cgroups
+ *   cgroup_sub.c: exec --cgroup's sub-cgroups, an exec's own join and
+ *     tracking cgroups
  *   cgroup_fs.c: file access, cgroup_hier_for, and the kernel's cgroupfs
  *     (struct cgroup_fs), which attaches the device filter
  *     (cgroup_devices.c, through bpf.c). */
@@ -129,6 +130,7 @@ struct cgroup
   struct cgroup_hier *hiers;
   size_t n_hiers;
   const struct cgroup_backend *backend;
+  bool keep_parents; /* a tracking cgroup: its parent is a live container's */
 };
 
 /* cgroup_devices.c: the device rules as a BPF_PROG_TYPE_CGROUP_DEVICE
@@ -165,6 +167,11 @@ void cg_systemd_release (struct cgroup *cg);
 /* After an update: the unit's properties follow the cgroup's files again,
  * so that systemd does not put the old limits back. */
 int cg_systemd_sync (struct cgroup *cg, struct moat_error **err);
+/* The wait for a systemd job's JobRemoved, on a direct connection on FD
+ * (taken over, as systemd's private socket is one): its result, or
+ * -ETIMEDOUT after TIMEOUT_USEC. For tests with a fake systemd. */
+int cg_systemd_wait_job_on_fd (int fd, const char *job, uint64_t timeout_usec,
+                               char **ret_result, struct moat_error **err);
 
 /* cgroup_dirs.c. rel is always normalized ("/a/b"). */
 size_t cg_count_components (const char *rel);
@@ -193,8 +200,8 @@ bool cg_is_child_dir (const struct dirent *de);
 bool cg_has_child_dirs (int dir_fd);
 /* The leaf in every hierarchy; *ret_gone when none is left. */
 int cg_remove_leaves (struct cgroup *cg, bool *ret_gone);
-/* "/moat" (and anything between it and the leaf) once empty. */
-void cg_remove_moat_parents (struct cgroup *cg);
+/* Anything between "/moat" and the leaf, once empty; "/moat" stays. */
+void cg_remove_levels_below_moat (struct cgroup *cg);
 
 char *cg_strndup (const char *s, size_t n);
 
@@ -258,5 +265,11 @@ int cg_write_pair (struct cgroup_hier *h, const char *file1, const char *value1,
  * false once the deadline (~5 s from the first call with *tries = 0) is
  * reached. */
 bool cg_backoff (unsigned *tries);
+
+/* No process in it, in any hierarchy (cgroup_sub.c). */
+bool cg_is_empty (struct cgroup *cg);
+/* cgroup_create in the hierarchies carrying one of ctrls (CG_*) only. */
+int cg_create_in (const char *rel, const struct spec_resources *res,
+                  unsigned ctrls, struct cgroup **ret, struct moat_error **err);
 
 #endif

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/dynlib.h"
@@ -43,6 +42,7 @@ DYNLIB_DECLARE (sd_bus_error_has_name);
 DYNLIB_DECLARE (sd_bus_error_is_set);
 DYNLIB_DECLARE (sd_bus_flush_close_unref);
 DYNLIB_DECLARE (sd_bus_get_property_string);
+DYNLIB_DECLARE (sd_bus_is_bus_client);
 DYNLIB_DECLARE (sd_bus_match_signal);
 DYNLIB_DECLARE (sd_bus_message_append);
 DYNLIB_DECLARE (sd_bus_message_append_array);
@@ -55,6 +55,7 @@ DYNLIB_DECLARE (sd_bus_new);
 DYNLIB_DECLARE (sd_bus_open_system);
 DYNLIB_DECLARE (sd_bus_process);
 DYNLIB_DECLARE (sd_bus_set_address);
+DYNLIB_DECLARE (sd_bus_set_fd);
 DYNLIB_DECLARE (sd_bus_slot_unref);
 DYNLIB_DECLARE (sd_bus_start);
 DYNLIB_DECLARE (sd_bus_unref);
@@ -67,6 +68,7 @@ static const struct dynlib_symbol libsystemd_symbols[] = {
   DYNLIB_SYMBOL (sd_bus_error_is_set),
   DYNLIB_SYMBOL (sd_bus_flush_close_unref),
   DYNLIB_SYMBOL (sd_bus_get_property_string),
+  DYNLIB_SYMBOL (sd_bus_is_bus_client),
   DYNLIB_SYMBOL (sd_bus_match_signal),
   DYNLIB_SYMBOL (sd_bus_message_append),
   DYNLIB_SYMBOL (sd_bus_message_append_array),
@@ -79,6 +81,7 @@ static const struct dynlib_symbol libsystemd_symbols[] = {
   DYNLIB_SYMBOL (sd_bus_open_system),
   DYNLIB_SYMBOL (sd_bus_process),
   DYNLIB_SYMBOL (sd_bus_set_address),
+  DYNLIB_SYMBOL (sd_bus_set_fd),
   DYNLIB_SYMBOL (sd_bus_slot_unref),
   DYNLIB_SYMBOL (sd_bus_start),
   DYNLIB_SYMBOL (sd_bus_unref),
@@ -122,16 +125,23 @@ bus_error_freep (sd_bus_error *e)
 #define cleanup_slot __attribute__ ((cleanup (bus_slot_unrefp)))
 #define cleanup_bus_error __attribute__ ((cleanup (bus_error_freep)))
 
+static int
+libsystemd_load (struct moat_error **err)
+{
+  int r = dynlib_load (
+      &libsystemd, libsystemd_symbols,
+      sizeof (libsystemd_symbols) / sizeof (*libsystemd_symbols), err);
+  return r < 0 ? moat_error_wrap (err, "systemd") : 0;
+}
+
 /* The system bus, or systemd's private socket when no dbus-daemon runs. */
 static int
 bus_open (sd_bus **ret, struct moat_error **err)
 {
   sd_bus *bus = NULL;
-  int r = dynlib_load (
-      &libsystemd, libsystemd_symbols,
-      sizeof (libsystemd_symbols) / sizeof (*libsystemd_symbols), err);
+  int r = libsystemd_load (err);
   if (r < 0)
-    return moat_error_wrap (err, "systemd");
+    return r;
   r = sym_sd_bus_open_system (&bus);
   if (r >= 0)
     {
@@ -192,31 +202,32 @@ job_wait_clear (struct job_wait *w)
   free (w->result);
 }
 
-/* Until the job is removed; its result ("done" when it worked). */
+/* Until the job is removed; its result ("done" when it worked). The time
+ * spent is counted in whole microseconds of the monotonic clock: a
+ * difference of timespecs taken apart went negative in its nanoseconds
+ * once a second boundary was crossed, and a wake-up then read as the
+ * whole timeout spent. */
 static int
-job_wait (sd_bus *bus, struct job_wait *w, const char *job)
+job_wait (sd_bus *bus, struct job_wait *w, const char *job,
+          uint64_t timeout_usec)
 {
-  struct timespec t0;
-  clock_gettime (CLOCK_MONOTONIC, &t0);
+  uint64_t start = monotonic_usec ();
   w->job = job;
   for (size_t i = 0; i < w->n_seen && !w->result; i++)
     if (strcmp (w->seen[i], job) == 0)
       w->result = xstrdup (w->seen_result[i]);
   while (!w->result)
     {
-      struct timespec t;
       uint64_t spent;
       int r = sym_sd_bus_process (bus, NULL);
       if (r < 0)
         return r;
       if (r > 0)
         continue;
-      clock_gettime (CLOCK_MONOTONIC, &t);
-      spent = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000
-              + (uint64_t)(t.tv_nsec - t0.tv_nsec) / 1000;
-      if (spent >= JOB_TIMEOUT_USEC)
+      spent = monotonic_usec () - start;
+      if (spent >= timeout_usec)
         return -ETIMEDOUT;
-      r = sym_sd_bus_wait (bus, JOB_TIMEOUT_USEC - spent);
+      r = sym_sd_bus_wait (bus, timeout_usec - spent);
       if (r < 0)
         return r;
     }
@@ -227,7 +238,11 @@ static int
 watch_jobs (sd_bus *bus, sd_bus_slot **slot, struct job_wait *w)
 {
   sd_bus_error e = SD_BUS_ERROR_NULL;
-  int r = sym_sd_bus_match_signal (bus, slot, SD_DEST, SD_PATH, SD_MANAGER,
+  /* Through a dbus-daemon a signal names its sender; on systemd's private
+   * socket (a direct connection) it names none, and a match on the sender
+   * would never fire: systemd's own clients match there without one. */
+  const char *sender = sym_sd_bus_is_bus_client (bus) > 0 ? SD_DEST : NULL;
+  int r = sym_sd_bus_match_signal (bus, slot, sender, SD_PATH, SD_MANAGER,
                                    "JobRemoved", on_job_removed, w);
   if (r < 0)
     return r;
@@ -431,7 +446,7 @@ stop_unit (sd_bus *bus, const char *unit)
                                  &e, &reply, "ss", unit, "replace")
              >= 0
       && sym_sd_bus_message_read (reply, "o", &job) >= 0)
-    job_wait (bus, &w, job);
+    job_wait (bus, &w, job, JOB_TIMEOUT_USEC);
   job_wait_clear (&w);
   sym_sd_bus_error_free (&e);
   sym_sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit",
@@ -487,7 +502,7 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
     r = sym_sd_bus_message_read (reply, "o", &job);
   if (r >= 0)
     {
-      r = job_wait (bus, &w, job);
+      r = job_wait (bus, &w, job, JOB_TIMEOUT_USEC);
       if (r < 0)
         {
           /* The unit may come up later: not with moat's cgroup in it. */
@@ -607,4 +622,37 @@ cg_systemd_sync (struct cgroup *cg, struct moat_error **err)
   if (r < 0)
     return bus_fail (err, r, &e, "setting the limits of", unit);
   return 1;
+}
+
+int
+cg_systemd_wait_job_on_fd (int fd, const char *job, uint64_t timeout_usec,
+                           char **ret_result, struct moat_error **err)
+{
+  cleanup_bus sd_bus *bus = NULL;
+  cleanup_slot sd_bus_slot *slot = NULL;
+  struct job_wait w = { 0 };
+  int r = libsystemd_load (err);
+
+  if (r < 0)
+    {
+      close (fd);
+      return r;
+    }
+  r = sym_sd_bus_new (&bus);
+  if (r < 0)
+    {
+      close (fd);
+      return moat_fail (err, -r, "systemd: a connection on fd %d", fd);
+    }
+  r = sym_sd_bus_set_fd (bus, fd, fd);
+  if (r >= 0)
+    r = sym_sd_bus_start (bus);
+  if (r >= 0)
+    r = watch_jobs (bus, &slot, &w);
+  if (r >= 0)
+    r = job_wait (bus, &w, job, timeout_usec);
+  if (r >= 0)
+    *ret_result = steal_pointer (&w.result);
+  job_wait_clear (&w);
+  return r < 0 ? moat_fail (err, -r, "systemd: waiting for job %s", job) : 0;
 }

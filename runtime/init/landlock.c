@@ -12,8 +12,12 @@
  * out of a larger one, so "everything but the noexec mounts" is written as
  * one rule per entry of each directory on the way to a noexec mount: "/"
  * holds /usr, /bin ... (a rule each) and /tmp (none); /var is walked for
- * /var/tmp. The entries are read when the rules are made, after the last
- * mount: the rootfs is read-only by then, so no entry comes later.
+ * /var/tmp. The entries are read once, by the init, after the last mount:
+ * the rootfs is read-only by then, so no entry comes later. The init
+ * hands the list of paths it granted to moat, which keeps it in the state
+ * dir: a `moat exec` adds the same rules from it, opening each path
+ * without following a symlink, and reads no directory. A name holding a
+ * newline is never granted (it could not be listed).
  *
  * Scopes (ABI 6): the init's payload and its children get a domain of
  * their own with abstract unix sockets and signals scoped to it. A
@@ -33,7 +37,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -42,7 +48,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../container.h"
 #include "mount_ops.h"
 #include "../../lib/util.h"
 
@@ -80,8 +85,6 @@
    | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO       \
    | LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM | LL_FS_REFER | LL_FS_TRUNCATE)
 
-#define LANDLOCK_MIN_ABI 2
-
 struct ll_ruleset_attr
 {
   uint64_t handled_access_fs;
@@ -101,44 +104,6 @@ landlock_abi (void)
   long v = syscall (SYS_landlock_create_ruleset, NULL, 0,
                     LL_CREATE_RULESET_VERSION);
   return v < 0 ? 0 : (int)v;
-}
-
-char *
-landlock_describe (enum profile_landlock mode, int abi)
-{
-  if (mode == PROFILE_LANDLOCK_OFF)
-    return xstrdup ("off (operator config)");
-  if (abi == 0)
-    return xstrdup ("unavailable (kernel)");
-  if (abi < LANDLOCK_MIN_ABI)
-    return xasprintf ("unused: abi %d refuses renames across directories", abi);
-  return xasprintf (
-      "abi %d: writes beneath the writable mounts, exec outside the noexec "
-      "ones%s",
-      abi,
-      abi >= 6   ? "; abstract unix sockets and signals scoped"
-      : abi >= 3 ? ""
-                 : "; truncate not covered");
-}
-
-int
-landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
-                 struct verb_audit *audit, struct moat_error **err)
-{
-  cleanup_free char *text = landlock_describe (mode, abi);
-
-  if (mode == PROFILE_LANDLOCK_REQUIRE && abi < LANDLOCK_MIN_ABI)
-    return moat_fail (err, 0,
-                      "landlock: required by the operator config: %s "
-                      "(needs ABI %d)",
-                      text, LANDLOCK_MIN_ABI);
-  spec_set_annotation (s, LANDLOCK_ANNOTATION, text);
-  if (audit)
-    {
-      free (audit->landlock);
-      audit->landlock = steal_pointer (&text);
-    }
-  return 0;
 }
 
 const char *
@@ -171,7 +136,23 @@ struct ruleset
   /* Destinations of the noexec mounts: no execute right beneath them. */
   const char **noexec;
   size_t n_noexec;
+  FILE *exec_list; /* the paths granted execute, a line each; may be NULL */
 };
+
+static int
+add_rule (const struct ruleset *rs, int fd, uint64_t access, const char *path,
+          struct moat_error **err)
+{
+  struct ll_path_beneath_attr attr
+      = { .parent_fd = fd, .allowed_access = access & rs->handled };
+
+  if (attr.allowed_access == 0)
+    return 0;
+  if (syscall (SYS_landlock_add_rule, rs->fd, LL_RULE_PATH_BENEATH, &attr, 0)
+      < 0)
+    return moat_fail (err, errno, "landlock: a rule for %s", path);
+  return 0;
+}
 
 /* Allow access beneath fd (only the file rights where fd is not a
  * directory). */
@@ -180,19 +161,12 @@ allow_fd (const struct ruleset *rs, int fd, uint64_t access, const char *path,
           struct moat_error **err)
 {
   struct stat st;
-  struct ll_path_beneath_attr attr = { .parent_fd = fd };
 
   if (fstat (fd, &st) < 0)
     return moat_fail (err, errno, "landlock: %s", path);
   if (!S_ISDIR (st.st_mode))
     access &= LL_FS_FILE_RIGHTS;
-  attr.allowed_access = access & rs->handled;
-  if (attr.allowed_access == 0)
-    return 0;
-  if (syscall (SYS_landlock_add_rule, rs->fd, LL_RULE_PATH_BENEATH, &attr, 0)
-      < 0)
-    return moat_fail (err, errno, "landlock: a rule for %s", path);
-  return 0;
+  return add_rule (rs, fd, access, path, err);
 }
 
 /* Where path is missing (a mount the plan skipped) there is nothing to
@@ -306,10 +280,13 @@ allow_exec_in (const struct ruleset *rs, int dir_fd, const char *path,
     {
       cleanup_free char *child = NULL;
       cleanup_close int cfd = -1;
+      unsigned char type = e->d_type;
       struct stat st;
       int rel;
 
-      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+      /* A link runs what it points to, judged there. */
+      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0
+          || strchr (e->d_name, '\n') || type == DT_LNK)
         continue;
       child
           = xasprintf ("%s/%s", strcmp (path, "/") == 0 ? "" : path, e->d_name);
@@ -317,23 +294,72 @@ allow_exec_in (const struct ruleset *rs, int dir_fd, const char *path,
       if (rel == 1)
         continue;
       cfd = openat (dirfd (d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (cfd < 0 || fstat (cfd, &st) < 0 || S_ISLNK (st.st_mode))
-        continue; /* a link runs what it points to, judged there */
-      if (rel == 2 && S_ISDIR (st.st_mode))
+      if (cfd < 0)
+        continue;
+      if (type == DT_UNKNOWN)
+        {
+          if (fstat (cfd, &st) < 0 || S_ISLNK (st.st_mode))
+            continue;
+          type = S_ISDIR (st.st_mode) ? DT_DIR : DT_REG;
+        }
+      if (rel == 2 && type == DT_DIR)
         r = allow_exec_in (rs, cfd, child, depth + 1, err);
       else
-        r = allow_fd (rs, cfd, LL_FS_EXECUTE, child, err);
+        {
+          /* Execute is a file right: valid on a directory too. */
+          r = add_rule (rs, cfd, LL_FS_EXECUTE, child, err);
+          if (r == 0 && rs->exec_list)
+            fprintf (rs->exec_list, "%s\n", child);
+        }
     }
   closedir (d);
   return r;
 }
 
+/* The execute rules from the init's list: each path opened without
+ * following a symlink anywhere (a payload may have swapped a directory
+ * of a writable mount for one since); a path gone gets no rule. */
+static int
+allow_exec_listed (const struct ruleset *rs, const char *list,
+                   struct moat_error **err)
+{
+  const char *p = list;
+
+  while (*p)
+    {
+      const char *nl = strchr (p, '\n');
+      size_t n = nl ? (size_t)(nl - p) : strlen (p);
+      cleanup_free char *path = xasprintf ("%.*s", (int)n, p);
+      struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                              .resolve = RESOLVE_NO_SYMLINKS };
+      cleanup_close int fd = -1;
+      int r;
+
+      p += n + (nl != NULL);
+      if (path[0] != '/')
+        continue;
+      fd = (int)syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof (how));
+      if (fd < 0)
+        {
+          if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
+            continue;
+          return moat_fail (err, errno, "landlock: %s", path);
+        }
+      r = add_rule (rs, fd, LL_FS_EXECUTE, path, err);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
 int
-landlock_prepare (const struct spec *s, const char *decision, bool for_init,
+landlock_prepare (const struct mount_plan *plan, const char *decision,
+                  bool for_init, const char *exec_list, char **ret_exec_list,
                   int *ret_fd, struct moat_error **err)
 {
+  cleanup_free char *listed = NULL;
+  size_t listed_len = 0;
   int abi = decided_abi (decision);
-  cleanup_mount_plan struct mount_plan plan = { 0 };
   cleanup_free const char **noexec = NULL;
   cleanup_close int root = -1;
   struct ll_ruleset_attr attr = { 0 };
@@ -358,30 +384,38 @@ landlock_prepare (const struct spec *s, const char *decision, bool for_init,
   if (rs.fd < 0)
     return moat_fail (err, errno, "landlock: creating the ruleset (abi %d)",
                       abi);
-  /* Only the destinations and flags count: the rootfs path and the cgroup
-   * mode change neither. */
-  mount_plan_build (s, "/", CGROUP_MODE_V2, false, &plan);
   /* An op whose options could not be read has lost its flags (noexec,
    * ro): rules built from it would let through what the mounts refuse. */
-  for (size_t i = 0; i < plan.n; i++)
-    if (plan.v[i].error)
+  for (size_t i = 0; i < plan->n; i++)
+    if (plan->v[i].error)
       {
         close (rs.fd);
-        return moat_fail (err, 0, "landlock: %s", plan.v[i].error);
+        return moat_fail (err, 0, "landlock: %s", plan->v[i].error);
       }
-  noexec = xmalloc ((plan.n + 1) * sizeof (*noexec));
+  noexec = xmalloc ((plan->n + 1) * sizeof (*noexec));
   rs.noexec = noexec;
-  r = allow_writes (&rs, &plan, err);
-  root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (r == 0 && root < 0)
-    r = moat_fail (err, errno, "landlock: opening /");
-  if (r == 0)
-    r = allow_exec_in (&rs, root, "/", 0, err);
+  r = allow_writes (&rs, plan, err);
+  if (r == 0 && exec_list && exec_list[0])
+    r = allow_exec_listed (&rs, exec_list, err);
+  else if (r == 0)
+    {
+      root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (root < 0)
+        r = moat_fail (err, errno, "landlock: opening /");
+      if (r == 0 && ret_exec_list)
+        rs.exec_list = open_memstream (&listed, &listed_len);
+      if (r == 0)
+        r = allow_exec_in (&rs, root, "/", 0, err);
+      if (rs.exec_list)
+        fclose (rs.exec_list);
+    }
   if (r < 0)
     {
       close (rs.fd);
       return r;
     }
+  if (ret_exec_list)
+    *ret_exec_list = steal_pointer (&listed);
   *ret_fd = rs.fd;
   return 0;
 }

@@ -13,34 +13,28 @@
 
 #include "../../lib/error.h"
 #include "../../oci/spec.h"
-#include "../../policy/profile.h"
-
-/* The hardened spec's annotation: what create decided, which the init and
- * `moat exec` apply and `moat state` shows ("abi 7: ..." or why none). */
-#define LANDLOCK_ANNOTATION "run.moat.landlock"
+#include "../../policy/verdicts.h"
 
 /* The kernel's Landlock ABI version; 0 where it has none (not built, or not
  * in the lsm= list). */
 int landlock_abi (void);
-/* What a container gets on this kernel under mode: one line, for
- * `moat features`, the audit line and the annotation (malloc'ed). */
-char *landlock_describe (enum profile_landlock mode, int abi);
-/* create: record the decision for a kernel of Landlock ABI abi
- * (landlock_abi ()) on the hardened spec s, replacing whatever config.json
- * put there (it cannot choose), and in audit (may be NULL); a kernel
- * without Landlock (ABI 2) is an error only when the operator requires
- * it. */
-struct verb_audit;
-int landlock_decide (struct spec *s, enum profile_landlock mode, int abi,
-                     struct verb_audit *audit, struct moat_error **err);
 /* The decision among annotations (the hardened spec's, or the state's
  * for `moat exec`); NULL where create made none. */
 const char *landlock_decision (const struct spec_kv *annotations, size_t n);
 /* In the container, after its mounts are final: the ruleset decision asks
- * for, built from the mount plan of hardened spec s (for_init: with the
- * signal scope, see landlock.c). *ret_fd is -1 when there is none. */
-int landlock_prepare (const struct spec *s, const char *decision, bool for_init,
-                      int *ret_fd, struct moat_error **err);
+ * for, built from plan, the mount plan the init ran (for_init: with the
+ * signal scope, see landlock.c). Execute is granted from exec_list where
+ * it is not NULL or empty (the init's, for `moat exec`: no directory is
+ * read), else from the directories on the way to the noexec mounts, and
+ * the paths granted go to *ret_exec_list (may be NULL; NULL where no
+ * directory was read). *ret_fd is -1 when there is none. */
+struct mount_plan;
+int landlock_prepare (const struct mount_plan *plan, const char *decision,
+                      bool for_init, const char *exec_list,
+                      char **ret_exec_list, int *ret_fd,
+                      struct moat_error **err);
+/* The state dir's file with the init's exec list. */
+#define LANDLOCK_EXEC_LIST_FILE "landlock-exec"
 /* Just before execve, after no_new_privs; closes fd. fd -1: nothing. */
 int landlock_enforce (int fd, struct moat_error **err);
 

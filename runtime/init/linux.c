@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../../hooks/hooks.h"
-#include "../debug.h"
+#include "../log/debug.h"
 #include "landlock.h"
 #include "../netguard/netguard.h"
 #include "sync.h"
@@ -446,6 +446,7 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
   const struct spec *s = a->spec;
   const struct spec_process *p = s->process;
   cleanup_free char *creating_state = NULL;
+  cleanup_free char *exec_list = NULL;
   cleanup_mount_plan struct mount_plan plan = { 0 };
   struct rootfs_run run = { .plan = &plan,
                             .mount_src_fds = a->mount_src_fds,
@@ -562,9 +563,13 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
     return r;
   r = rootfs_finish (&run, err);
   if (r == 0)
-    r = landlock_prepare (s,
+    r = landlock_prepare (&plan,
                           landlock_decision (s->annotations, s->n_annotations),
-                          true, ret_landlock, err);
+                          true, NULL, &exec_list, ret_landlock, err);
+  /* For `moat exec`, which adds the same rules without a directory scan. */
+  if (r == 0)
+    r = sync_send_data (a->sync_fd, SYNC_LANDLOCK_EXEC, exec_list,
+                        exec_list ? strlen (exec_list) : 0, err);
   if (r < 0)
     return r;
   return load_agent_filter (a, err);
@@ -652,7 +657,8 @@ linux_init_main (struct init_args *a)
                  state, &err)
           == 0
       && process_exec (a->spec->process, exec_path, cwd_fd, a->preserve_fds,
-                       landlock_fd, a->seccomp_config, a->seccomp_builtin, &err)
+                       landlock_fd, a->seccomp_config, a->seccomp_builtin,
+                       a->refusal_sock, &err)
              == 0)
     init_reap_forever ();
   {

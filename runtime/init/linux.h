@@ -4,6 +4,7 @@
 #define MOAT_LINUX_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../cgroup/cgroup.h"
@@ -39,6 +40,9 @@ struct init_args
   const int *cgroup_self_fds;
   /* A session's init: runs nothing, reaps what the execs leave. */
   bool reaper;
+  /* Where the built-in filter's listener goes (seccomp_refusals.h); -1:
+   * nobody supervises. */
+  int refusal_sock;
 };
 
 /* clone flags for the namespaces the spec asks to create. */
@@ -94,6 +98,9 @@ int rootfs_pivot (struct rootfs_run *x, struct moat_error **err);
 /* The rest: read-only and masked paths, propagation, /dev's and the
  * root's attributes. */
 int rootfs_finish (struct rootfs_run *x, struct moat_error **err);
+/* openat2 of path with rootfd as its root (RESOLVE_IN_ROOT, no magic
+ * links): an fd, or -1 with errno. */
+int rootfs_openat2_in (int rootfd, const char *path, uint64_t flags);
 /* Open PATH inside ROOTFD (never leaving it), O_PATH; create missing
  * directories (and the last component as a file if as_file) when create. */
 int rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
@@ -103,13 +110,14 @@ bool mount_is_bind (const struct spec_mount *m);
 /* Is mounts[self] below the destination of another mount of the list (made
  * on that mount's filesystem, not on the rootfs)? */
 bool mount_below_other (const struct spec *s, size_t self);
-/* Before clone: the mount points of the profile's own mounts
- * (profile_added) are made in the rootfs, as host root, resolved inside
- * it; where the rootfs is read-only and lacks one, that mount is dropped
- * from s and told on stderr and in ov (may be NULL). */
-struct override_list;
-int rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
-                                 struct override_list *ov,
+/* Before judging, a fact for the policy: bit k set where points[k] is
+ * missing from rootfs and rootfs is read-only (cannot take it). */
+unsigned rootfs_missing_read_only (const char *rootfs,
+                                   const char *const *points);
+/* After judging, before clone: the mount points of the profile's own
+ * mounts (profile_added) are made in the rootfs, as host root, resolved
+ * inside it. */
+int rootfs_place_profile_mounts (const struct spec *s, const char *rootfs,
                                  struct moat_error **err);
 
 /* Process (process.c). */
@@ -118,11 +126,12 @@ int process_resolve_exec (const struct spec_process *p, char **ret_path,
 /* Apply rlimits, user, caps, no_new_privs, Landlock (the ruleset
  * landlock_fd, or -1), seccomp, fds, cwd; then execve. Returns only on
  * failure; with exec_path NULL (a session's reaping init) returns 0 with
- * everything applied but the execve. */
+ * everything applied but the execve. refusal_sock >= 0: the built-in
+ * filter's listener goes there (seccomp_refusals.h). */
 int process_exec (const struct spec_process *p, const char *exec_path,
                   int cwd_fd, int preserve_fds, int landlock_fd,
                   const struct seccomp_prog *seccomp_config,
-                  const struct seccomp_prog *seccomp_builtin,
+                  const struct seccomp_prog *seccomp_builtin, int refusal_sock,
                   struct moat_error **err);
 int process_set_rlimits (const struct spec_process *p, struct moat_error **err);
 int process_raise_rlimits (pid_t pid, const struct spec_process *p,

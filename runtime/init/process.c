@@ -8,21 +8,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <signal.h>
 #include <linux/close_range.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "landlock.h"
 #include "selinux.h"
+#include "../seccomp/seccomp_refusals.h"
 #include "../../lib/util.h"
 
 #define DEFAULT_PATH                                                           \
@@ -275,56 +273,6 @@ give_terminal_to_user (const struct spec_process *p, struct moat_error **err)
   return 0;
 }
 
-/* The signals this thread ignores, from the kernel's own SigIgn line (3
- * syscalls where asking for each signal takes 64); every one where /proc
- * cannot tell (a config without a /proc mount). */
-static uint64_t
-ignored_signals (void)
-{
-  cleanup_free char *status = NULL;
-  cleanup_close int fd
-      = open ("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
-  const char *line;
-  uint64_t set;
-  size_t len;
-  char *end;
-
-  if (fd < 0 || read_fd_all (fd, 1 << 16, &status, &len) < 0
-      || (line = strstr (status, "\nSigIgn:")) == NULL)
-    return UINT64_MAX;
-  errno = 0;
-  set = strtoull (line + strlen ("\nSigIgn:"), &end, 16);
-  return errno == 0 && end != line + strlen ("\nSigIgn:") ? set : UINT64_MAX;
-}
-
-/* The payload starts with every signal at its default and none blocked,
- * whatever moat's caller left behind: nohup ignores SIGHUP, a Python or Go
- * parent SIGPIPE, a job runner may block signals, and a POSIX shell cannot
- * trap a signal that was ignored when it started. execve drops handlers
- * and the alternate signal stack but keeps SIG_IGN and the mask; runc and
- * crun reset both too. sigaction fails only for SIGKILL, SIGSTOP and
- * libc's own signals, which no caller can have changed. */
-static void
-reset_signals (void)
-{
-  /* The kernel's own struct: glibc's sigaction refuses the two signals it
-   * keeps for itself (32, 33), which a caller can still leave ignored. */
-  struct
-  {
-    void (*handler) (int);
-    unsigned long flags;
-    void (*restorer) (void);
-    uint64_t mask;
-  } dfl = { .handler = SIG_DFL };
-  uint64_t ignored = ignored_signals ();
-  uint64_t none = 0;
-
-  for (int sig = 1; sig <= 64; sig++)
-    if (ignored & (UINT64_C (1) << (sig - 1)))
-      syscall (SYS_rt_sigaction, sig, &dfl, NULL, sizeof (dfl.mask));
-  syscall (SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof (none));
-}
-
 static int
 change_to_cwd (const struct spec_process *p, int cwd_fd)
 {
@@ -343,7 +291,7 @@ int
 process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
               int preserve_fds, int landlock_fd,
               const struct seccomp_prog *seccomp_config,
-              const struct seccomp_prog *seccomp_builtin,
+              const struct seccomp_prog *seccomp_builtin, int refusal_sock,
               struct moat_error **err)
 {
   struct spec_caps none = { 0 };
@@ -385,7 +333,9 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
   r = mark_fds (preserve_fds, err);
   if (r < 0)
     return r;
-  reset_signals ();
+  /* The payload starts with every signal at its default and none blocked,
+   * whatever moat's caller left behind (nohup, a Python or Go parent). */
+  reset_signal_state ();
   /* G14: after no_new_privs, which Landlock needs, and before the filters,
    * which may refuse its syscalls. */
   r = landlock_enforce (landlock_fd, err);
@@ -405,7 +355,9 @@ process_exec (const struct spec_process *p, const char *exec_path, int cwd_fd,
     }
   if (seccomp_builtin && seccomp_builtin->n_insns > 0)
     {
-      r = seccomp_load (seccomp_builtin, err);
+      r = refusal_sock >= 0
+              ? seccomp_refusals_load (seccomp_builtin, refusal_sock, err)
+              : seccomp_load (seccomp_builtin, err);
       if (r < 0)
         return r;
     }

@@ -9,11 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -21,15 +21,6 @@
 #include "../../lib/util.h"
 #include "mount_ops.h"
 #include "../../policy/profile.h"
-
-static int
-sys_openat2 (int dirfd, const char *path, uint64_t flags, uint64_t resolve)
-{
-  struct open_how how = { .flags = flags, .resolve = resolve };
-  return (int)syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
-}
-
-#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 
 bool
 mount_is_bind (const struct spec_mount *m)
@@ -56,78 +47,6 @@ mount_below_other (const struct spec *s, size_t self)
         return true;
     }
   return false;
-}
-
-int
-rootfs_open_in (int rootfd, const char *path, bool create, bool as_file,
-                int *ret_fd, struct moat_error **err)
-{
-  cleanup_free char *copy = NULL;
-  cleanup_close int cur = -1;
-  char *save = NULL, *tok, *next;
-  int fd;
-
-  fd = sys_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
-  if (fd >= 0 || errno != ENOENT || !create)
-    {
-      if (fd < 0)
-        return moat_fail (err, errno, "resolving %s in the rootfs", path);
-      *ret_fd = fd;
-      return 0;
-    }
-
-  /* Walk component by component, creating what is missing. Each step is
-   * re-resolved inside the root, so a symlink swapped in meanwhile still
-   * resolves inside it. */
-  copy = xstrdup (path);
-  cur = fcntl (rootfd, F_DUPFD_CLOEXEC, 3);
-  if (cur < 0)
-    return moat_fail (err, errno, "dup");
-  for (tok = strtok_r (copy, "/", &save); tok; tok = next)
-    {
-      int nfd;
-      bool last;
-
-      next = strtok_r (NULL, "/", &save);
-      last = next == NULL;
-      nfd = sys_openat2 (cur, tok, O_PATH | O_CLOEXEC, IN_ROOT);
-      if (nfd < 0 && errno == ENOENT)
-        {
-          if (last && as_file)
-            {
-              int f = openat (
-                  cur, tok,
-                  O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-              if (f < 0 && errno != EEXIST)
-                return moat_fail (err, errno, "creating %s in the rootfs",
-                                  path);
-              if (f >= 0)
-                close (f);
-            }
-          else if (mkdirat (cur, tok, 0755) < 0 && errno != EEXIST)
-            return moat_fail (err, errno, "creating %s in the rootfs", path);
-          nfd = sys_openat2 (cur, tok, O_PATH | O_CLOEXEC, IN_ROOT);
-        }
-      if (nfd < 0)
-        return moat_fail (err, errno, "resolving %s in the rootfs", path);
-      /* Resolving from an inner dir with IN_ROOT would treat that dir as
-       * root; that is stricter than needed but never looser. Re-resolve the
-       * full prefix from the real root instead. */
-      close (nfd);
-      {
-        size_t len = (size_t)(tok - copy) + strlen (tok);
-        cleanup_free char *prefix = xstrdup (path);
-        /* path and copy share offsets (copy is a strdup of path). */
-        prefix[len] = '\0';
-        nfd = sys_openat2 (rootfd, prefix, O_PATH | O_CLOEXEC, IN_ROOT);
-        if (nfd < 0)
-          return moat_fail (err, errno, "resolving %s in the rootfs", path);
-      }
-      close (cur);
-      cur = nfd;
-    }
-  *ret_fd = steal_fd (&cur);
-  return 0;
 }
 
 static uint64_t
@@ -232,26 +151,43 @@ check_landing (int dst, bool sysfs_ok, const char *what,
   return 0;
 }
 
+unsigned
+rootfs_missing_read_only (const char *rootfs, const char *const *points)
+{
+  cleanup_close int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct statvfs sv;
+  unsigned missing = 0;
+
+  if (rootfd < 0 || fstatvfs (rootfd, &sv) < 0 || !(sv.f_flag & ST_RDONLY))
+    return 0;
+  for (unsigned k = 0; points[k] && k < 8 * sizeof (missing); k++)
+    {
+      cleanup_close int fd = -1;
+      struct moat_error *e = NULL;
+
+      if (rootfs_open_in (rootfd, points[k], false, false, &fd, &e) < 0
+          && e->errnum == ENOENT)
+        missing |= 1u << k;
+      moat_error_free (&e);
+    }
+  return missing;
+}
+
 /* Images built FROM scratch, distroless ones, have no /tmp or /var/tmp:
  * the profile's scratch tmpfs needs its mount point all the same. The
  * rootfs is the container's, so moat makes it there (as runc makes every
  * mount point), now, as host root: an init in a user namespace may not be
- * able to write a rootfs that was not idmapped. A read-only rootfs cannot
- * take one; without the directory there is nothing to cover and nothing
- * the container could write there either (its root ends read-only, G5),
- * so the mount is left out and told. */
+ * able to write a rootfs that was not idmapped. (Those a read-only rootfs
+ * lacks the policy left out when it judged.) */
 int
-rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
-                             struct override_list *ov, struct moat_error **err)
+rootfs_place_profile_mounts (const struct spec *s, const char *rootfs,
+                             struct moat_error **err)
 {
   cleanup_close int rootfd = -1;
-  cleanup_free bool *drop = xcalloc (s->n_mounts + 1, sizeof (bool));
-  size_t kept = 0;
 
   for (size_t i = 0; i < s->n_mounts; i++)
     {
       const char *dest = s->mounts[i].destination;
-      cleanup_free char *path = NULL;
       cleanup_close int fd = -1;
       struct moat_error *e = NULL;
 
@@ -271,28 +207,9 @@ rootfs_place_profile_mounts (struct spec *s, const char *rootfs,
           moat_error_free (&e);
           break;
         }
-      if (e->errnum != EROFS)
-        {
-          *err = e;
-          return moat_error_wrap (err, "mount %s", dest);
-        }
-      moat_error_free (&e);
-      path = xasprintf ("mounts[%s]", dest);
-      override_list_add (ov, OVERRIDE_CHANGED, path, "added by the profile",
-                         "not mounted: the rootfs is read-only and has no "
-                         "such directory");
-      fprintf (stderr,
-               "moat: warning: %s: the profile's tmpfs is not mounted: the "
-               "rootfs is read-only and has no %s\n",
-               path, dest);
-      drop[i] = true;
+      *err = e;
+      return moat_error_wrap (err, "mount %s", dest);
     }
-  for (size_t i = 0; i < s->n_mounts; i++)
-    if (drop[i])
-      spec_mount_clear (&s->mounts[i]);
-    else
-      s->mounts[kept++] = s->mounts[i];
-  s->n_mounts = kept;
   return 0;
 }
 
@@ -324,7 +241,7 @@ mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
   cleanup_close int dst = -1;
   struct stat st;
 
-  dst = sys_openat2 (rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
+  dst = rootfs_openat2_in (rootfd, path, O_PATH | O_CLOEXEC);
   if (dst < 0)
     {
       if (errno == ENOENT)
@@ -364,7 +281,7 @@ exec_readonly (struct rootfs_run *x, const struct mount_op *op,
 {
   const char *path = op->dest;
   cleanup_close int dst = -1;
-  dst = sys_openat2 (x->rootfd, path, O_PATH | O_CLOEXEC, IN_ROOT);
+  dst = rootfs_openat2_in (x->rootfd, path, O_PATH | O_CLOEXEC);
   if (dst < 0)
     {
       if (errno == ENOENT)
@@ -389,8 +306,8 @@ check_pseudo_fs_places (struct rootfs_run *x, struct moat_error **err)
           || (strcmp (op->type, "proc") != 0
               && strcmp (op->type, "sysfs") != 0))
         continue;
-      fd = sys_openat2 (x->rootfd, op->dest, O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                        IN_ROOT);
+      fd = rootfs_openat2_in (x->rootfd, op->dest,
+                              O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0 && errno == ENOENT)
         continue;
       if (fd < 0 || fstat (fd, &st) < 0)
@@ -498,7 +415,7 @@ static int
 dev_dir (struct rootfs_run *x, struct moat_error **err)
 {
   if (x->devfd < 0)
-    x->devfd = sys_openat2 (x->rootfd, "dev", O_DIRECTORY | O_CLOEXEC, IN_ROOT);
+    x->devfd = rootfs_openat2_in (x->rootfd, "dev", O_DIRECTORY | O_CLOEXEC);
   if (x->devfd < 0)
     return moat_fail (err, errno, "opening /dev in the rootfs");
   return 0;
@@ -690,7 +607,7 @@ exec_attrs (struct rootfs_run *x, const struct mount_op *op,
             struct moat_error **err)
 {
   cleanup_close int fd
-      = sys_openat2 (x->rootfd, op->dest, O_PATH | O_CLOEXEC, IN_ROOT);
+      = rootfs_openat2_in (x->rootfd, op->dest, O_PATH | O_CLOEXEC);
   struct mount_attr attr = { .attr_set = op->attrs };
 
   if (fd < 0 || mount_setattr (fd, "", AT_EMPTY_PATH, &attr, sizeof (attr)) < 0)

@@ -15,6 +15,7 @@ sync_type_name (uint32_t type)
     [SYNC_CREATE_STATE] = "create-state",
     [SYNC_START_STATE] = "start-state",
     [SYNC_PTY] = "pty",
+    [SYNC_LANDLOCK_EXEC] = "landlock-exec",
     [SYNC_SECCOMP] = "seccomp-listener",
     [SYNC_SECCOMP_SENT] = "seccomp-sent",
     [SYNC_READY] = "ready",

@@ -21,6 +21,7 @@ enum sync_type
                          ran; the state for createContainer hooks */
   SYNC_START_STATE,   /* moat -> init: the state for startContainer hooks */
   SYNC_PTY,           /* init or exec child -> moat: pty master (fd) */
+  SYNC_LANDLOCK_EXEC, /* init -> moat: the paths G14 lets execute */
   SYNC_SECCOMP,       /* init -> moat: a seccomp agent's listener (fd) */
   SYNC_SECCOMP_SENT,  /* moat -> init: the agent has the listener */
   SYNC_READY,         /* init -> moat: waiting for start */

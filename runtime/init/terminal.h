@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../../lib/error.h"
+#include "../../lib/fdpass.h"
 
 /* In the container (after /dev/pts is mounted and the root is pivoted):
  * open /dev/ptmx (checked to be the real ptmx), unlock it, open the peer
@@ -15,15 +16,6 @@
  * size if given. Returns the master fd in *ret_master (O_CLOEXEC). */
 int terminal_setup_child (bool has_size, uint32_t height, uint32_t width,
                           int *ret_master, struct moat_error **err);
-/* Send fd over a unix socket with SCM_RIGHTS, with len bytes of data. */
-int fd_send_payload (int sock, int fd, const void *data, size_t len,
-                     struct moat_error **err);
-/* connect() to a unix socket path of any length; -errno on failure. */
-int unix_connect_path (int sock, const char *path);
-/* Send fd over a unix socket with SCM_RIGHTS (one byte of data). */
-int fd_send (int sock, int fd, struct moat_error **err);
-/* Receive one fd sent with fd_send (MSG_CMSG_CLOEXEC). */
-int fd_recv (int sock, int *ret_fd, struct moat_error **err);
 /* Connect to the engine's console socket and send the master. */
 int terminal_send_to_console_socket (const char *path, int master,
                                      struct moat_error **err);

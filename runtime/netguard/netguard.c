@@ -10,10 +10,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../bpf/bpf.h"
-#include "netguard_bpf.h"
+#include "netguard_share.h"
 #include "../../lib/util.h"
 
 struct attach_step
@@ -43,48 +44,52 @@ static const struct attach_step egress_steps[] = {
 };
 
 #define N_STEPS 6
-#define N_PROGS (NETGUARD_PROG_SENDMSG6 + 1)
 
-struct prog_fds
+/* The cgroup's id: its inode number in the cgroup2 filesystem. */
+int
+netguard_cgroup_id (int cgroup_fd, uint64_t *ret)
 {
-  int fd[N_PROGS];
-};
+  struct stat st;
+  if (fstat (cgroup_fd, &st) < 0)
+    return -errno;
+  *ret = (uint64_t)st.st_ino;
+  return 0;
+}
 
-static void
-prog_fds_close (struct prog_fds *p)
+static int
+netguard_counts_own (int cgroup_fd, int counts_fd)
 {
-  for (int i = 0; i < N_PROGS; i++)
-    if (p->fd[i] >= 0)
-      close (p->fd[i]);
+  struct netguard_counts value = { 0 };
+  uint64_t id;
+  int r = netguard_cgroup_id (cgroup_fd, &id);
+
+  if (r < 0)
+    return r;
+  value.cgroup_id = id;
+  return bpf_map_update (counts_fd, &id, &value);
 }
 
 int
 netguard_attach (int cgroup_fd, const struct netguard_rules *r,
-                 struct moat_error **err)
+                 const char *pin_dir, struct moat_error **err)
 {
-  __attribute__ ((cleanup (prog_fds_close))) struct prog_fds progs;
-  __attribute__ ((cleanup (netguard_maps_close))) struct netguard_maps maps
-      = { -1, -1, -1, -1, -1, -1 };
+  __attribute__ ((cleanup (netguard_progs_close))) struct netguard_progs progs;
   const struct attach_step *steps = r->egress ? egress_steps : strict_steps;
+  bool shared;
   size_t attached;
   int rc = 0;
 
-  for (int i = 0; i < N_PROGS; i++)
+  for (int i = 0; i < NETGUARD_N_PROGS; i++)
     progs.fd[i] = -1;
+  progs.counts = -1;
   if (cgroup_fd < 0)
     return moat_fail (err, EINVAL, "network guard: no cgroup v2 directory");
-  if (netguard_maps_create (r, &maps, err) < 0)
+  if (netguard_progs_get (r, pin_dir, &progs, &shared, err) < 0)
     return moat_error_wrap (err, "network guard");
 
   for (attached = 0; attached < N_STEPS; attached++)
     {
       const struct attach_step *s = &steps[attached];
-      if (progs.fd[s->prog] < 0)
-        {
-          rc = netguard_bpf_load (s->prog, r, &maps, &progs.fd[s->prog], err);
-          if (rc < 0)
-            break;
-        }
       /* ALLOW_MULTI: the engine's or systemd's own programs on this
        * cgroup or its parents keep running, and all of them must pass a
        * packet. */
@@ -96,6 +101,10 @@ netguard_attach (int cgroup_fd, const struct netguard_rules *r,
           break;
         }
     }
+  /* The counters exist now (the attachments made them): tell them whose
+   * they are, before any process of the container runs. */
+  if (rc == 0 && (rc = netguard_counts_own (cgroup_fd, progs.counts)) < 0)
+    moat_fail (err, -rc, "naming the network guard's counters");
   if (rc < 0)
     {
       /* Half a guard is worse than a clear failure: take ours off again. */

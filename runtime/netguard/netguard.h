@@ -9,26 +9,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../../policy/cidr.h"
+#include "../../lib/cidr.h"
 #include "../../lib/error.h"
 #include "../../policy/netguard_rules.h"
 
-struct spec;
-/* The nameservers of the container's resolv.conf (at most
- * NETGUARD_MAX_DNS, the first ones, as libc reads them): the engine's
- * bind of /etc/resolv.conf if config.json has one, else the rootfs's
- * /etc/resolv.conf resolved inside the rootfs. None: *ret_n = 0. */
-int netguard_nameservers (const struct spec *s, const char *bundle,
-                          const char *rootfs, struct cidr ret[NETGUARD_MAX_DNS],
-                          size_t *ret_n, struct moat_error **err);
-/* The "nameserver" lines of a resolv.conf text, at most max. */
-int netguard_parse_nameservers (const char *text, struct cidr *ret, size_t max,
-                                size_t *ret_n);
+/* Where create pins the programs it shares between containers with the
+ * same rules (a BPF filesystem is mounted at /sys/fs/bpf where none is,
+ * as systemd does). */
+#define NETGUARD_PIN_DIR "/sys/fs/bpf/moat"
 
-/* Attach all programs to the cgroup (an fd from cgroup_unified_fd). The
- * programs go away with the cgroup. */
+/* Attach all programs to the cgroup (an fd from cgroup_unified_fd): those
+ * pinned under PIN_DIR for the same rules by an earlier create, else
+ * built now (and pinned there for the next; PIN_DIR NULL: never shared).
+ * The attachments go away with the cgroup. */
 int netguard_attach (int cgroup_fd, const struct netguard_rules *r,
-                     struct moat_error **err);
+                     const char *pin_dir, struct moat_error **err);
 /* Bring "lo" up in the current network namespace (container init). */
 int netguard_loopback_up (struct moat_error **err);
 /* Fallback where no cgroup v2 hierarchy exists: in PID's network namespace,
@@ -40,9 +35,14 @@ int netguard_fallback (pid_t pid, const struct netguard_rules *r,
  * and was refused at connect()/sendmsg(), as JSON: {"refused": [{"addr",
  * "port", "proto", "count", "first", "last"} ...] (most often refused
  * first), "overflow": refusals of destinations past the first
- * NETGUARD_REFUSALS_KEPT}. -ENOENT where no guard of moat's counts
+ * NETGUARD_REFUSALS_KEPT, "dropped_packets": packets the guard dropped
+ * on their way in or out}. -ENOENT where no guard of moat's counts
  * (the fallback). */
 int netguard_refusals_json (int cgroup_fd, char **ret);
+/* The same for delete (RET NULL: not wanted), and the container's entries
+ * removed from the refused map that containers with the same rules share.
+ * -ENOENT where no guard of moat's counts. */
+int netguard_refusals_take (int cgroup_fd, char **ret);
 
 /* The lists fit the fallback (NETGUARD_FALLBACK_MAX_ENTRIES): create
  * checks before it chooses the fallback, so that start cannot fail. */

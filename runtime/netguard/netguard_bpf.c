@@ -59,6 +59,11 @@ enum
   R_EMBEDDED = BPF_REG_8,
   R_REFUSE = BPF_REG_9,
   R_FP = BPF_REG_10,
+  /* Counting (after the verdict, so the judging registers are free): the
+   * container's counters, a kept slot, and the scan's index and end. */
+  R_COUNTS = BPF_REG_7,
+  R_SLOT = BPF_REG_8,
+  R_INDEX = BPF_REG_3,
 };
 
 /* The stack: the lookup keys (struct netguard_lpm_key as each map's key
@@ -73,7 +78,6 @@ enum
   SLOT_SRC = -112,
   REFUSAL_KEY = -144,   /* struct netguard_refusal_key */
   REFUSAL_VALUE = -176, /* struct netguard_refusal_count */
-  REFUSAL_SLOT = -184,  /* the overflow map's key, 0 */
 };
 
 /* lo is ifindex 1 in every network namespace (LOOPBACK_IFINDEX, 3.10). */
@@ -144,6 +148,16 @@ emit_ld_map_fd (struct bpf_asm *a, int reg, int fd)
   bpf_asm_emit (
       a, INSN (BPF_LD | BPF_DW | BPF_IMM, reg, BPF_PSEUDO_MAP_FD, 0, fd));
   bpf_asm_emit (a, INSN (0, 0, 0, 0, 0));
+}
+
+/* R_COUNTS = the counters of the cgroup this program is attached to. */
+static void
+emit_counts (struct bpf_asm *a, const struct judge *j)
+{
+  emit_ld_map_fd (a, R1, j->m->counts);
+  bpf_asm_emit (a, MOV64_IMM (R2, 0));
+  bpf_asm_emit (a, CALL (BPF_FUNC_get_local_storage));
+  bpf_asm_emit (a, MOV64_REG (R_COUNTS, R0));
 }
 
 /* RET = the flags MAP holds for the key at KEY_OFF on the stack, or 0. */
@@ -354,12 +368,20 @@ emit_judge (struct bpf_asm *a, const struct judge *j, int family, int base,
 }
 
 static void
-emit_verdicts (struct bpf_asm *a, int pass, int drop)
+emit_verdicts (struct bpf_asm *a, const struct judge *j)
 {
-  bpf_asm_place (a, drop);
+  bpf_asm_place (a, j->drop);
+  if (j->m->counts >= 0)
+    {
+      emit_counts (a, j);
+      bpf_asm_emit (a, MOV64_IMM (R1, 1));
+      bpf_asm_emit (
+          a, ATOMIC_ADD (BPF_DW, R_COUNTS, R1,
+                         offsetof (struct netguard_counts, dropped_packets)));
+    }
   bpf_asm_emit (a, MOV64_IMM (R0, 0));
   bpf_asm_emit (a, EXIT ());
-  bpf_asm_place (a, pass);
+  bpf_asm_place (a, j->pass);
   bpf_asm_emit (a, MOV64_IMM (R0, 1));
   bpf_asm_emit (a, EXIT ());
 }
@@ -458,54 +480,67 @@ build_skb (struct bpf_asm *a, enum netguard_prog kind, struct judge *j)
   emit_skb_family (a, j, kind, &ipv4_layout);
   bpf_asm_place (a, v6);
   emit_skb_family (a, j, kind, &ipv6_layout);
-  emit_verdicts (a, j->pass, j->drop);
+  emit_verdicts (a, j);
 }
 
-/* Count a refusal in j->m->refused under the destination the process
- * named (its address at CTX+OFF, port and protocol): the count, the
- * first and the last time. Once the map is full, a new destination counts
- * in the overflow map instead. */
+#define COUNTS_AT(FIELD) ((int)offsetof (struct netguard_counts, FIELD))
+#define KEY_AT(FIELD)                                                          \
+  (REFUSAL_KEY + (int)offsetof (struct netguard_refusal_key, FIELD))
+
+/* Count a refusal in the refused map under the container (the cgroup id
+ * its counters hold) and the destination the process named (its address
+ * at CTX+OFF, port and protocol): the count, the first and the last time.
+ * Once the container has NETGUARD_REFUSALS_KEPT destinations (or the map
+ * is full), a new destination counts in its overflow instead. */
 static void
 emit_count_refusal (struct bpf_asm *a, const struct judge *j, int family,
                     int off)
 {
   const int key = REFUSAL_KEY, value = REFUSAL_VALUE;
-  int fresh = bpf_asm_label (a), done = bpf_asm_label (a);
+  int fresh = bpf_asm_label (a), overflow = bpf_asm_label (a),
+      done = bpf_asm_label (a);
 
+  emit_counts (a, j);
   for (int i = 0; i < (int)sizeof (struct netguard_refusal_key); i += 8)
     bpf_asm_emit (a, ST_MEM (BPF_DW, R_FP, key + i, 0));
-  emit_copy_words (a, R_CTX, off, key, family == AF_INET ? 1 : 4);
+  bpf_asm_emit (a, LDX_MEM (BPF_DW, R_WORD, R_COUNTS, COUNTS_AT (cgroup_id)));
+  bpf_asm_emit (a, STX_MEM (BPF_DW, R_FP, R_WORD, KEY_AT (cgroup_id)));
+  emit_copy_words (a, R_CTX, off, KEY_AT (addr), family == AF_INET ? 1 : 4);
   bpf_asm_emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
                             offsetof (struct bpf_sock_addr, user_port)));
-  bpf_asm_emit (
-      a, STX_MEM (BPF_H, R_FP, R_WORD,
-                  key + (int)offsetof (struct netguard_refusal_key, port)));
+  bpf_asm_emit (a, STX_MEM (BPF_H, R_FP, R_WORD, KEY_AT (port)));
   bpf_asm_emit (a, LDX_MEM (BPF_W, R_WORD, R_CTX,
                             offsetof (struct bpf_sock_addr, protocol)));
+  bpf_asm_emit (a, STX_MEM (BPF_B, R_FP, R_WORD, KEY_AT (proto)));
   bpf_asm_emit (
-      a, STX_MEM (BPF_B, R_FP, R_WORD,
-                  key + (int)offsetof (struct netguard_refusal_key, proto)));
-  bpf_asm_emit (
-      a, ST_MEM (BPF_B, R_FP,
-                 key + (int)offsetof (struct netguard_refusal_key, family),
-                 family == AF_INET ? 4 : 6));
+      a, ST_MEM (BPF_B, R_FP, KEY_AT (family), family == AF_INET ? 4 : 6));
 
   emit_ld_map_fd (a, R1, j->m->refused);
   bpf_asm_emit (a, MOV64_REG (R2, R_FP));
   bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R2, key));
   bpf_asm_emit (a, CALL (BPF_FUNC_map_lookup_elem));
   bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R0, 0), fresh);
-  bpf_asm_emit (a, MOV64_REG (R_FLAGS, R0));
+  bpf_asm_emit (a, MOV64_REG (R_SLOT, R0));
   bpf_asm_emit (a, MOV64_IMM (R1, 1));
   bpf_asm_emit (a,
-                ATOMIC_ADD (BPF_DW, R_FLAGS, R1,
+                ATOMIC_ADD (BPF_DW, R_SLOT, R1,
                             offsetof (struct netguard_refusal_count, count)));
   bpf_asm_emit (a, CALL (BPF_FUNC_ktime_get_ns));
-  bpf_asm_emit (a, STX_MEM (BPF_DW, R_FLAGS, R0,
+  bpf_asm_emit (a, STX_MEM (BPF_DW, R_SLOT, R0,
                             offsetof (struct netguard_refusal_count, last_ns)));
   bpf_asm_jump (a, JA (), done);
 
+  /* A new destination: take one of the container's slots, if any is
+   * left (checked first, so that n_kept stops near the bound). */
   bpf_asm_place (a, fresh);
+  bpf_asm_emit (a, LDX_MEM (BPF_W, R_INDEX, R_COUNTS, COUNTS_AT (n_kept)));
+  bpf_asm_jump (a, JMP_IMM (BPF_JGE, R_INDEX, NETGUARD_REFUSALS_KEPT),
+                overflow);
+  bpf_asm_emit (a, MOV64_IMM (R_INDEX, 1));
+  bpf_asm_emit (
+      a, ATOMIC_FETCH_ADD (BPF_W, R_COUNTS, R_INDEX, COUNTS_AT (n_kept)));
+  bpf_asm_jump (a, JMP_IMM (BPF_JGE, R_INDEX, NETGUARD_REFUSALS_KEPT),
+                overflow);
   bpf_asm_emit (a, CALL (BPF_FUNC_ktime_get_ns));
   bpf_asm_emit (a, ST_MEM (BPF_DW, R_FP, value, 1));
   bpf_asm_emit (a, STX_MEM (BPF_DW, R_FP, R0, value + 8));
@@ -518,16 +553,11 @@ emit_count_refusal (struct bpf_asm *a, const struct judge *j, int family,
   bpf_asm_emit (a, MOV64_IMM (R_TMP, BPF_NOEXIST));
   bpf_asm_emit (a, CALL (BPF_FUNC_map_update_elem));
   /* 0: kept; EEXIST: another socket added it meanwhile (not counted
-   * twice); E2BIG: the map is full. */
+   * twice); E2BIG: the map, shared by every container, is full. */
   bpf_asm_jump (a, JMP_IMM (BPF_JNE, R0, -E2BIG), done);
-  bpf_asm_emit (a, ST_MEM (BPF_W, R_FP, REFUSAL_SLOT, 0));
-  emit_ld_map_fd (a, R1, j->m->overflow);
-  bpf_asm_emit (a, MOV64_REG (R2, R_FP));
-  bpf_asm_emit (a, ALU64_IMM (BPF_ADD, R2, REFUSAL_SLOT));
-  bpf_asm_emit (a, CALL (BPF_FUNC_map_lookup_elem));
-  bpf_asm_jump (a, JMP_IMM (BPF_JEQ, R0, 0), done);
+  bpf_asm_place (a, overflow);
   bpf_asm_emit (a, MOV64_IMM (R1, 1));
-  bpf_asm_emit (a, ATOMIC_ADD (BPF_DW, R0, R1, 0));
+  bpf_asm_emit (a, ATOMIC_ADD (BPF_DW, R_COUNTS, R1, COUNTS_AT (overflow)));
   bpf_asm_place (a, done);
 }
 
@@ -541,7 +571,7 @@ build_sock_addr (struct bpf_asm *a, int family, struct judge *j)
   bpf_asm_emit (a, MOV64_REG (R_CTX, R1));
   emit_judge (a, j, family, R_CTX, off, j->pass);
   bpf_asm_place (a, j->drop);
-  if (j->m->refused >= 0)
+  if (j->m->counts >= 0 && j->m->refused >= 0)
     emit_count_refusal (a, j, family, off);
   bpf_asm_emit (a, MOV64_IMM (R0, 0));
   bpf_asm_emit (a, EXIT ());

@@ -50,10 +50,11 @@ struct netguard_lpm_key
   uint8_t data[4 + 16];
 };
 
-/* What connect()/sendmsg() refusals are counted under: the destination
- * as the process named it. */
+/* What connect()/sendmsg() refusals are counted under: the container
+ * (its counters' cgroup_id) and the destination as the process named it. */
 struct netguard_refusal_key
 {
+  uint64_t cgroup_id;
   uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
   uint16_t port;    /* network order */
   uint8_t proto;    /* IPPROTO_TCP, IPPROTO_UDP ... */
@@ -65,19 +66,40 @@ struct netguard_refusal_count
   uint64_t count;
   uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC */
 };
-/* The first destinations refused are counted each, the rest together in
- * the overflow map's one slot. */
+/* Each container's first destinations refused are counted each, the rest
+ * together in its overflow count. The refused map is shared by all
+ * containers that share the programs: room for this many containers'
+ * full lists; past it, new destinations count in the overflows. */
 #define NETGUARD_REFUSALS_KEPT 256
+#define NETGUARD_REFUSED_MAX (256 * NETGUARD_REFUSALS_KEPT)
 #define NETGUARD_REFUSED_MAP "moat_refused"
-#define NETGUARD_OVERFLOW_MAP "moat_overflow"
+
+/* A container's counters: the value of the cgroup storage map
+ * NETGUARD_COUNTS_MAP, one per cgroup the programs are attached to
+ * (shared by all of its programs, keyed by the cgroup's id alone), so
+ * that containers sharing programs and maps still count apart, processes
+ * in sub-cgroups count with their container, and the counters go with
+ * the attachments. cgroup_id is written by netguard_attach (a program
+ * cannot tell which cgroup it is attached to); n_kept counts the
+ * destinations taken into the refused map (it may pass the bound by the
+ * CPUs racing for the last one). */
+struct netguard_counts
+{
+  uint64_t cgroup_id;
+  uint32_t n_kept;
+  uint32_t pad;
+  uint64_t overflow;        /* refusals of destinations not kept */
+  uint64_t dropped_packets; /* dropped by the cgroup_skb programs */
+};
+#define NETGUARD_COUNTS_MAP "moat_counts"
 
 /* The maps the programs use, as fds (-1: none). */
 struct netguard_maps
 {
   int lists4, lists6; /* CIDR -> enum netguard_flag set */
   int ports4, ports6; /* port + CIDR -> 1 */
-  int refused;  /* struct netguard_refusal_key -> netguard_refusal_count */
-  int overflow; /* [0] -> refusals not kept */
+  int counts;         /* cgroup storage: cgroup id -> struct netguard_counts */
+  int refused; /* struct netguard_refusal_key -> netguard_refusal_count */
 };
 
 /* Create the maps and fill them with the lists of R. */

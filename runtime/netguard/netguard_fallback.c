@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,20 +124,20 @@ parse_link (struct nlmsghdr *h, struct link_info *ret)
                 (const char *)RTA_DATA (a));
 }
 
+/* Dump every object of TYPE (RTM_GETLINK, RTM_GETRULE: every family) and
+ * hand each answer of type ANSWER to EACH. */
 static int
-list_links (int fd, struct link_info **ret, size_t *ret_n,
-            struct moat_error **err)
+nl_dump (int fd, int type, size_t body_len, int answer,
+         void (*each) (struct nlmsghdr *, void *), void *ctx, const char *what,
+         struct moat_error **err)
 {
-  cleanup_free struct link_info *links = NULL;
   char buf[16384] __attribute__ ((aligned (NLMSG_ALIGNTO)));
   struct nl_request req;
-  size_t n = 0;
 
-  nl_init (&req, RTM_GETLINK, NLM_F_DUMP, sizeof (struct ifinfomsg));
-  req.body.ifi.ifi_family = AF_UNSPEC;
+  nl_init (&req, type, NLM_F_DUMP, body_len);
   req.h.nlmsg_seq = 1;
   if (send (fd, &req, req.h.nlmsg_len, 0) < 0)
-    return moat_fail (err, errno, "rtnetlink: listing links");
+    return moat_fail (err, errno, "rtnetlink: listing %s", what);
   for (;;)
     {
       ssize_t len = recv (fd, buf, sizeof (buf), 0);
@@ -144,26 +145,52 @@ list_links (int fd, struct link_info **ret, size_t *ret_n,
         {
           if (errno == EINTR)
             continue;
-          return moat_fail (err, errno, "rtnetlink: reading links");
+          return moat_fail (err, errno, "rtnetlink: reading %s", what);
         }
       for (struct nlmsghdr *h = (struct nlmsghdr *)buf;
            NLMSG_OK (h, (size_t)len); h = NLMSG_NEXT (h, len))
         {
           if (h->nlmsg_type == NLMSG_DONE)
-            {
-              *ret = steal_pointer (&links);
-              *ret_n = n;
-              return 0;
-            }
+            return 0;
           if (h->nlmsg_type == NLMSG_ERROR)
             return moat_fail (err, -((struct nlmsgerr *)NLMSG_DATA (h))->error,
-                              "rtnetlink: listing links");
-          if (h->nlmsg_type != RTM_NEWLINK)
-            continue;
-          links = xrealloc (links, (n + 1) * sizeof (*links));
-          parse_link (h, &links[n++]);
+                              "rtnetlink: listing %s", what);
+          if (h->nlmsg_type == answer)
+            each (h, ctx);
         }
     }
+}
+
+struct link_list
+{
+  struct link_info *v;
+  size_t n;
+};
+
+static void
+link_list_add (struct nlmsghdr *h, void *ctx)
+{
+  struct link_list *l = ctx;
+  l->v = xrealloc (l->v, (l->n + 1) * sizeof (*l->v));
+  parse_link (h, &l->v[l->n++]);
+}
+
+static int
+list_links (int fd, struct link_info **ret, size_t *ret_n,
+            struct moat_error **err)
+{
+  struct link_list l = { 0 };
+  int rc = nl_dump (fd, RTM_GETLINK, sizeof (struct ifinfomsg), RTM_NEWLINK,
+                    link_list_add, &l, "links", err);
+
+  if (rc < 0)
+    {
+      free (l.v);
+      return rc;
+    }
+  *ret = l.v;
+  *ret_n = l.n;
+  return 0;
 }
 
 static int
@@ -314,42 +341,161 @@ prohibit_all_forms (int fd, const struct cidr *c, uint32_t priority,
   return rc;
 }
 
-/* Routing sees no ports: an entry with one gets a rule per protocol that
- * matches it (TCP and UDP). */
-static int
-allow_entry (int fd, const struct cidr *c, struct moat_error **err)
+/* A policy rule at one of the guard's priorities: "to C [ipproto PROTO
+ * dport C.port]". */
+struct guard_rule
 {
-  static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP };
-  int rc = 0;
+  struct cidr c;
+  uint8_t proto;
+  uint32_t priority;
+};
 
-  if (c->port == 0)
-    rc = add_rule (fd, c, FR_ACT_TO_TBL, ALLOW_RULE_PRIORITY, 0);
-  for (size_t i = 0; c->port && i < 2 && rc == 0; i++)
-    rc = add_rule (fd, c, FR_ACT_TO_TBL, ALLOW_RULE_PRIORITY, protos[i]);
-  if (rc == -EEXIST || (rc == -EAFNOSUPPORT && c->family == AF_INET6))
-    rc = 0;
-  if (rc < 0)
+struct rule_list
+{
+  struct guard_rule *v;
+  size_t n;
+  bool ipv6; /* the namespace has IPv6 policy rules at all */
+};
+
+static void
+rule_list_free (struct rule_list *l)
+{
+  free (l->v);
+}
+
+static void
+rule_list_add (struct rule_list *l, const struct cidr *c, uint8_t proto,
+               uint32_t priority)
+{
+  l->v = xrealloc (l->v, (l->n + 1) * sizeof (*l->v));
+  l->v[l->n++]
+      = (struct guard_rule){ .c = *c, .proto = proto, .priority = priority };
+}
+
+static bool
+rule_list_has (const struct rule_list *l, const struct guard_rule *r)
+{
+  for (size_t i = 0; i < l->n; i++)
     {
-      cleanup_free char *text = cidr_to_string (c);
-      return moat_fail (err, -rc, "allowing %s", text);
+      const struct guard_rule *x = &l->v[i];
+      if (x->priority == r->priority && x->proto == r->proto
+          && x->c.port == r->c.port && cidr_contains (&x->c, &r->c)
+          && cidr_contains (&r->c, &x->c))
+        return true;
     }
+  return false;
+}
+
+/* Keep the rules of a dump at the guard's priorities. */
+static void
+rule_list_add_dumped (struct nlmsghdr *h, void *ctx)
+{
+  struct rule_list *l = ctx;
+  struct fib_rule_hdr *frh = NLMSG_DATA (h);
+  int len = (int)(h->nlmsg_len - NLMSG_LENGTH (sizeof (*frh)));
+  struct cidr c = { .family = frh->family, .prefix = frh->dst_len };
+  uint32_t priority = 0;
+  uint8_t proto = 0;
+
+  l->ipv6 |= frh->family == AF_INET6;
+  for (struct rtattr *a
+       = (struct rtattr *)((char *)frh + NLMSG_ALIGN (sizeof (*frh)));
+       RTA_OK (a, len); a = RTA_NEXT (a, len))
+    if (a->rta_type == FRA_DST && RTA_PAYLOAD (a) <= sizeof (c.addr))
+      memcpy (c.addr, RTA_DATA (a), RTA_PAYLOAD (a));
+    else if (a->rta_type == FRA_PRIORITY && RTA_PAYLOAD (a) == 4)
+      memcpy (&priority, RTA_DATA (a), 4);
+    else if (a->rta_type == FRA_IP_PROTO && RTA_PAYLOAD (a) == 1)
+      proto = *(uint8_t *)RTA_DATA (a);
+    else if (a->rta_type == FRA_DPORT_RANGE
+             && RTA_PAYLOAD (a) == sizeof (struct fib_rule_port_range))
+      c.port = ((struct fib_rule_port_range *)RTA_DATA (a))->start;
+  if (priority >= PROHIBIT_RULE_PRIORITY && priority <= REST_RULE_PRIORITY)
+    rule_list_add (l, &c, proto, priority);
+}
+
+/* Egress mode's "lookup main" rules: the allowed entries and the
+ * nameservers on 53. Routing sees no ports: an entry with one gets a rule
+ * per protocol that matches it (TCP and UDP). */
+static void
+allow_rules (const struct netguard_rules *r, struct rule_list *ret)
+{
+  for (size_t i = 0; i < r->n_allow + r->n_dns; i++)
+    {
+      struct cidr c = i < r->n_allow ? r->allow[i] : r->dns[i - r->n_allow];
+      if (i >= r->n_allow)
+        c.port = 53;
+      if (c.port == 0)
+        rule_list_add (ret, &c, 0, ALLOW_RULE_PRIORITY);
+      else
+        {
+          rule_list_add (ret, &c, IPPROTO_TCP, ALLOW_RULE_PRIORITY);
+          rule_list_add (ret, &c, IPPROTO_UDP, ALLOW_RULE_PRIORITY);
+        }
+    }
+}
+
+/* The rules hold for the whole network namespace and outlive the
+ * container (a namespace joined by path is the engine's or the pod's):
+ * another container's allowances there would let this one through, and
+ * this one's would open the others. So where a guard's rules are there
+ * already, they must allow exactly what this container's would. */
+static int
+check_shared_allowances (int fd, const struct rule_list *want,
+                         struct moat_error **err)
+{
+  __attribute__ ((cleanup (rule_list_free))) struct rule_list have = { 0 };
+  const char *why = "the fallback's policy rules hold for the whole "
+                    "namespace: containers of other egress settings need "
+                    "cgroup v2 to share one";
+  int rc = nl_dump (fd, RTM_GETRULE, sizeof (struct fib_rule_hdr), RTM_NEWRULE,
+                    rule_list_add_dumped, &have, "policy rules", err);
+
+  if (rc < 0 || have.n == 0)
+    return rc;
+  for (size_t i = 0; i < have.n; i++)
+    if (have.v[i].priority == ALLOW_RULE_PRIORITY
+        && !rule_list_has (want, &have.v[i]))
+      {
+        cleanup_free char *text = cidr_to_string (&have.v[i].c);
+        return moat_fail (err, 0,
+                          "the network namespace already lets %s through, "
+                          "which this container may not reach (%s)",
+                          text, why);
+      }
+  for (size_t i = 0; i < want->n; i++)
+    if ((want->v[i].c.family == AF_INET || have.ipv6)
+        && !rule_list_has (&have, &want->v[i]))
+      {
+        cleanup_free char *text = cidr_to_string (&want->v[i].c);
+        return moat_fail (err, 0,
+                          "allowing %s would open it to the other "
+                          "containers of this network namespace, whose "
+                          "guard does not allow it (%s)",
+                          text, why);
+      }
   return 0;
 }
 
 static int
-guard_egress (int fd, const struct netguard_rules *r, struct moat_error **err)
+guard_egress (int fd, const struct netguard_rules *r,
+              const struct rule_list *allow, struct moat_error **err)
 {
   static const struct cidr everything[]
       = { { .family = AF_INET }, { .family = AF_INET6 } };
   int rc = 0;
 
-  for (size_t i = 0; i < r->n_allow && rc == 0; i++)
-    rc = allow_entry (fd, &r->allow[i], err);
-  for (size_t i = 0; i < r->n_dns && rc == 0; i++)
+  for (size_t i = 0; i < allow->n && rc == 0; i++)
     {
-      struct cidr ns = r->dns[i];
-      ns.port = 53;
-      rc = allow_entry (fd, &ns, err);
+      const struct guard_rule *a = &allow->v[i];
+      rc = add_rule (fd, &a->c, FR_ACT_TO_TBL, a->priority, a->proto);
+      if (rc == -EEXIST || (rc == -EAFNOSUPPORT && a->c.family == AF_INET6))
+        rc = 0;
+      else if (rc < 0)
+        {
+          cleanup_free char *text = cidr_to_string (&a->c);
+          return moat_fail (err, -rc, "allowing %s", text);
+        }
     }
   if (r->allowlist)
     for (size_t i = 0; i < 2 && rc == 0; i++)
@@ -366,11 +512,20 @@ guard_this_netns (const struct netguard_rules *r, struct moat_error **err)
       = { { .family = AF_INET }, { .family = AF_INET6 } };
   cleanup_close int fd
       = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  __attribute__ ((cleanup (rule_list_free))) struct rule_list allow = { 0 };
   int rc;
 
   if (fd < 0)
     return moat_fail (err, errno, "rtnetlink socket");
-  if (!r->egress)
+  if (r->egress)
+    {
+      /* Before anything changes: a refusal leaves the namespace as it was. */
+      allow_rules (r, &allow);
+      rc = check_shared_allowances (fd, &allow, err);
+      if (rc < 0)
+        return rc;
+    }
+  else
     {
       rc = remove_links (fd, err);
       if (rc < 0)
@@ -383,7 +538,7 @@ guard_this_netns (const struct netguard_rules *r, struct moat_error **err)
     if ((rc = prohibit_all_forms (fd, &r->deny[i], PROHIBIT_RULE_PRIORITY, err))
         < 0)
       return rc;
-  return r->egress ? guard_egress (fd, r, err) : 0;
+  return r->egress ? guard_egress (fd, r, &allow, err) : 0;
 }
 
 static bool
@@ -492,6 +647,13 @@ netguard_fallback (pid_t pid, const struct netguard_rules *r,
                       "namespace",
                       (int)pid);
 
+  /* Two starts in one joined namespace must not both find it unguarded
+   * (or guarded alike) and then both add rules: one at a time, from the
+   * check to the last rule. The lock is on the namespace's own inode, so
+   * it needs no file of ours and goes with the last fd. */
+  while (flock (nsfd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return moat_fail (err, errno, "locking the network namespace");
   if (pipe2 (pipefd, O_CLOEXEC) < 0)
     return moat_fail (err, errno, "pipe");
   report_read = pipefd[0];

@@ -170,8 +170,8 @@ count_ports (const struct entry_list *l)
 void
 netguard_maps_close (struct netguard_maps *m)
 {
-  int *fds[] = { &m->lists4, &m->lists6,  &m->ports4,
-                 &m->ports6, &m->refused, &m->overflow };
+  int *fds[] = { &m->lists4, &m->lists6, &m->ports4,
+                 &m->ports6, &m->counts, &m->refused };
   for (size_t i = 0; i < sizeof (fds) / sizeof (fds[0]); i++)
     if (*fds[i] >= 0)
       {
@@ -217,18 +217,30 @@ netguard_maps_create (const struct netguard_rules *r, struct netguard_maps *ret,
     rc = bpf_map_create (BPF_MAP_TYPE_LPM_TRIE, 4 + 4 + 16, 4,
                          (uint32_t)count_ports (&l6) + 1, BPF_F_NO_PREALLOC,
                          "moat_ports6", &m.ports6, err);
+  /* Keyed by the cgroup id alone (8 bytes): one value per cgroup, shared
+   * by the programs of every hook (5.9). max_entries must be 0. */
+  if (rc == 0)
+    rc = bpf_map_create (BPF_MAP_TYPE_CGROUP_STORAGE, sizeof (uint64_t),
+                         sizeof (struct netguard_counts), 0, 0,
+                         NETGUARD_COUNTS_MAP, &m.counts, err);
   if (rc == 0)
     rc = bpf_map_create (
         BPF_MAP_TYPE_HASH, sizeof (struct netguard_refusal_key),
-        sizeof (struct netguard_refusal_count), NETGUARD_REFUSALS_KEPT, 0,
-        NETGUARD_REFUSED_MAP, &m.refused, err);
-  if (rc == 0)
-    rc = bpf_map_create (BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, NETGUARD_OVERFLOW_MAP,
-                         &m.overflow, err);
+        sizeof (struct netguard_refusal_count), NETGUARD_REFUSED_MAX,
+        BPF_F_NO_PREALLOC, NETGUARD_REFUSED_MAP, &m.refused, err);
   if (rc == 0)
     rc = fill (&l4, m.lists4, m.ports4, err);
   if (rc == 0)
     rc = fill (&l6, m.lists6, m.ports6, err);
+  /* The lists are final: not even root's bpf() may change them now,
+   * while programs of many containers read them (5.2). */
+  if (rc == 0)
+    {
+      const int tries[] = { m.lists4, m.lists6, m.ports4, m.ports6 };
+      for (size_t i = 0; rc == 0 && i < sizeof (tries) / sizeof (*tries); i++)
+        if ((rc = bpf_map_freeze (tries[i])) < 0)
+          rc = moat_fail (err, -rc, "freezing a network guard list");
+    }
   if (rc < 0)
     {
       netguard_maps_close (&m);

@@ -48,9 +48,8 @@ enum seccomp_level
   SECCOMP_LEVEL_DEFAULT,
   SECCOMP_LEVEL_AGENT,
 };
-/* The hardened spec's (and state's) annotation: the level create chose.
- * In config.json it asks for one (only a tighter one counts). */
-#define SECCOMP_LEVEL_ANNOTATION "run.moat.seccomp"
+/* The level create chose is the annotation SECCOMP_LEVEL_ANNOTATION
+ * (policy/verdicts.h). */
 int seccomp_builtin_level (enum seccomp_level level, const char *cache_dir,
                            struct seccomp_prog *ret, struct moat_error **err);
 /* How many native syscalls the level lets through (some of them with
@@ -61,10 +60,6 @@ const char *seccomp_level_name (enum seccomp_level level);
  * where none or an unknown one. */
 enum seccomp_level seccomp_level_of (const struct spec_kv *annotations,
                                      size_t n);
-/* create: record the level the effective profile chose (its operator
- * config and config.json's annotation, policy/) on hardened spec s, for
- * `moat state` and `moat exec`. */
-void seccomp_level_record (struct spec *s, bool agent);
 /* Load into the calling thread (no_new_privs must already be set). Uses only
  * the seccomp(2) syscall: safe in the container's init after clone.
  * The symbol is seccomp_prog_load: libseccomp exports a seccomp_load of its

@@ -375,43 +375,45 @@ build_filter (enum seccomp_level level, struct seccomp_prog *ret,
 
 /* ---- the cache ---- */
 
-/* What the compiled program depends on, as text: the tables, this file's
- * format, libseccomp's version and the kernel API level it detected (it
- * picks actions by it), and the native architecture. */
+/* A word of the key, with its end marked so that "ab"+"c" and "a"+"bc"
+ * differ. */
+static uint64_t
+key_word (uint64_t h, const char *word)
+{
+  return seccomp_hash (word, strlen (word) + 1, h);
+}
+
+/* What the compiled program depends on: the tables, this file's format,
+ * libseccomp's version and the kernel API level it detected (it picks
+ * actions by it), and the native architecture. */
 static uint64_t
 builtin_key (enum seccomp_level level)
 {
   const struct scmp_version *v = seccomp_version ();
-  cleanup_free char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&text, &len);
+  /* The values themselves, hashed as they are: formatting each into text
+   * took more instructions than the rest of an exec's filter load. */
+  const unsigned int header[]
+      = { BUILTIN_FORMAT, v->major,           v->minor,
+          v->micro,       seccomp_api_get (), seccomp_arch_native () };
+  uint64_t h = seccomp_hash (header, sizeof (header), SECCOMP_HASH_INIT);
 
-  if (f == NULL)
-    return 0;
-  fprintf (f, "moat builtin %d libseccomp %u.%u.%u api %u arch %u\n",
-           BUILTIN_FORMAT, v->major, v->minor, v->micro, seccomp_api_get (),
-           seccomp_arch_native ());
-  fprintf (f, "level %s\n", seccomp_level_name (level));
+  h = key_word (h, seccomp_level_name (level));
   for (size_t i = 0; i < N_ELEMENTS (allowed_syscalls); i++)
     if (level_allows (level, allowed_syscalls[i]))
-      fprintf (f, "allow %s\n", allowed_syscalls[i]);
+      h = key_word (h, allowed_syscalls[i]);
+  h = key_word (h, "eperm");
   for (size_t i = 0; i < N_ELEMENTS (denied_syscalls); i++)
-    fprintf (f, "eperm %s\n", denied_syscalls[i]);
-  for (size_t i = 0; i < N_ELEMENTS (denied_ioctls); i++)
-    fprintf (f, "eperm ioctl %" PRIx32 "\n", denied_ioctls[i]);
+    h = key_word (h, denied_syscalls[i]);
+  h = seccomp_hash (denied_ioctls, sizeof (denied_ioctls), h);
   for (size_t i = 0; i < N_ELEMENTS (conditional_rules); i++)
     {
       const struct conditional_rule *c = &conditional_rules[i];
-      fprintf (f, "%s %s", c->verdict == VERDICT_ALLOW ? "allow" : "eperm",
-               c->syscall);
+      h = key_word (h, c->syscall);
+      h = seccomp_hash (&c->verdict, sizeof (c->verdict), h);
       for (unsigned int t = 0; t < c->n_tests; t++)
-        fprintf (f, " a%u:%d:%" PRIx64 ":%" PRIx64, c->tests[t].arg,
-                 (int)c->tests[t].op, c->tests[t].datum_a, c->tests[t].datum_b);
-      fputc ('\n', f);
+        h = seccomp_hash (&c->tests[t], sizeof (c->tests[t]), h);
     }
-  if (fclose (f) != 0)
-    return 0;
-  return seccomp_hash (text, len, SECCOMP_HASH_INIT);
+  return h;
 }
 
 /* The file: this header, then the instructions. The checksum catches a

@@ -8,15 +8,16 @@
  * workload that needs more runs under the default level: the operator's
  * config decides, an annotation can only ask for agent.
  *
- * Which level a container gets is decided at create and recorded as the
- * annotation run.moat.seccomp on the hardened spec, which `moat state`
- * shows and `moat exec` reads back. */
+ * Which level a container gets is judged by the policy at create
+ * (policy/profile_verdicts.c) and recorded as the annotation
+ * run.moat.seccomp on the hardened spec, which `moat state` shows and
+ * `moat exec` reads back here. */
 #include "seccomp_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../policy/profile.h"
+#include "../../policy/verdicts.h"
 #include "../../lib/util.h"
 
 /* Sorted (bsearch). Regenerate: tests/agent/trace.sh, then the union of
@@ -80,12 +81,4 @@ seccomp_level_of (const struct spec_kv *annotations, size_t n)
   const char *v = spec_kv_get (annotations, n, SECCOMP_LEVEL_ANNOTATION);
   return v && strcmp (v, "agent") == 0 ? SECCOMP_LEVEL_AGENT
                                        : SECCOMP_LEVEL_DEFAULT;
-}
-
-void
-seccomp_level_record (struct spec *s, bool agent)
-{
-  spec_set_annotation (
-      s, SECCOMP_LEVEL_ANNOTATION,
-      seccomp_level_name (agent ? SECCOMP_LEVEL_AGENT : SECCOMP_LEVEL_DEFAULT));
 }

@@ -168,7 +168,7 @@ record_take (int dfd, const char *name, const char *owner)
 }
 
 int
-userns_block_alloc (const struct profile *p, const char *root_path,
+userns_block_alloc (const struct operator_config *cfg, const char *root_path,
                     const char *id, uint32_t *ret_first,
                     struct moat_error **err)
 {
@@ -178,18 +178,18 @@ userns_block_alloc (const struct profile *p, const char *root_path,
   uint32_t start = 0;
   int r;
 
-  if (p->userns_blocks == 0)
+  if (cfg->userns_blocks == 0)
     return moat_fail (err, 0, "user namespace: the id pool is empty");
-  r = pool_open_locked (p->userns_pool_dir, &dfd, &lock, err);
+  r = pool_open_locked (cfg->userns_pool_dir, &dfd, &lock, err);
   if (r < 0)
     return r;
   /* A random start: few records to step over when most blocks are free. */
   if (getrandom (&start, sizeof (start), GRND_NONBLOCK) != sizeof (start))
     start = (uint32_t)getpid ();
-  for (uint32_t k = 0; k < p->userns_blocks; k++)
+  for (uint32_t k = 0; k < cfg->userns_blocks; k++)
     {
-      uint32_t idx = (start + k) % p->userns_blocks;
-      uint32_t first = p->userns_first + idx * PROFILE_USERNS_BLOCK;
+      uint32_t idx = (start + k) % cfg->userns_blocks;
+      uint32_t first = cfg->userns_first + idx * PROFILE_USERNS_BLOCK;
       char name[16];
 
       snprintf (name, sizeof (name), "%" PRIu32, first);
@@ -201,32 +201,29 @@ userns_block_alloc (const struct profile *p, const char *root_path,
         }
       if (r != -EEXIST)
         return moat_fail (err, -r, "user namespace id pool %s/%s",
-                          p->userns_pool_dir, name);
+                          cfg->userns_pool_dir, name);
     }
   return moat_fail (err, 0,
                     "user namespace: every block of the id pool is held "
                     "(%" PRIu32 " blocks from host id %" PRIu32 ", %s)",
-                    p->userns_blocks, p->userns_first, p->userns_pool_dir);
+                    cfg->userns_blocks, cfg->userns_first,
+                    cfg->userns_pool_dir);
 }
 
 int
-userns_block_take (const struct profile *p, const char *root, const char *id,
-                   struct override_list *ov, char **ret_root_path,
-                   uint32_t *ret_first, struct moat_error **err)
+userns_block_take (const struct operator_config *cfg, const char *root,
+                   const char *id, char **ret_root_path, uint32_t *ret_first,
+                   struct moat_error **err)
 {
-  cleanup_free char *map = NULL;
   char real[PATH_MAX];
   int r;
 
   if (realpath (root, real) == NULL)
     return moat_fail (err, errno, "state root %s", root);
-  r = userns_block_alloc (p, real, id, ret_first, err);
+  r = userns_block_alloc (cfg, real, id, ret_first, err);
   if (r < 0)
     return r;
   *ret_root_path = xstrdup (real);
-  map = xasprintf ("0 %" PRIu32 " %u", *ret_first, PROFILE_USERNS_BLOCK);
-  override_list_add (ov, OVERRIDE_ADDED, "linux.uidMappings", NULL, map);
-  override_list_add (ov, OVERRIDE_ADDED, "linux.gidMappings", NULL, map);
   return 0;
 }
 
@@ -246,8 +243,8 @@ userns_block_release (const char *pool_dir, uint32_t first,
 }
 
 void
-userns_block_release_owner (const struct profile *p, const char *root_path,
-                            const char *id)
+userns_block_release_owner (const struct operator_config *cfg,
+                            const char *root_path, const char *id)
 {
   cleanup_close int dfd = -1;
   cleanup_close int lock = -1;
@@ -255,7 +252,7 @@ userns_block_release_owner (const struct profile *p, const char *root_path,
   struct dirent *de;
   DIR *d;
 
-  if (pool_open_locked (p->userns_pool_dir, &dfd, &lock, NULL) < 0)
+  if (pool_open_locked (cfg->userns_pool_dir, &dfd, &lock, NULL) < 0)
     return;
   d = fdopendir (fcntl (dfd, F_DUPFD_CLOEXEC, 3));
   if (d == NULL)
@@ -267,7 +264,7 @@ userns_block_release_owner (const struct profile *p, const char *root_path,
 }
 
 int
-userns_block_adopt (const struct profile *p, const char *root_path,
+userns_block_adopt (const struct operator_config *cfg, const char *root_path,
                     const char *id, userns_holder_fn holds, void *data,
                     uint32_t *ret_first, struct moat_error **err)
 {
@@ -279,13 +276,13 @@ userns_block_adopt (const struct profile *p, const char *root_path,
   int r;
 
   *ret_first = 0;
-  r = pool_open_locked (p->userns_pool_dir, &dfd, &lock, err);
+  r = pool_open_locked (cfg->userns_pool_dir, &dfd, &lock, err);
   if (r < 0)
     return r;
   d = fdopendir (fcntl (dfd, F_DUPFD_CLOEXEC, 3));
   if (d == NULL)
     return moat_fail (err, errno, "user namespace id pool %s",
-                      p->userns_pool_dir);
+                      cfg->userns_pool_dir);
   while ((de = readdir (d)) && *ret_first == 0)
     {
       cleanup_free char *text = NULL;
@@ -317,7 +314,8 @@ userns_block_adopt (const struct profile *p, const char *root_path,
     }
   closedir (d);
   if (r < 0)
-    return moat_fail (err, -r, "user namespace id pool %s", p->userns_pool_dir);
+    return moat_fail (err, -r, "user namespace id pool %s",
+                      cfg->userns_pool_dir);
   return 0;
 }
 

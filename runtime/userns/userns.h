@@ -18,18 +18,18 @@ bool userns_moat_maps (const struct spec *s);
 
 /* Take a free block of the operator's pool for ROOT_PATH/ID (the realpath
  * of --root and the container id): one record file per held block in
- * p->userns_pool_dir, made under the pool's lock. A record whose state dir
- * is gone (a crash, a kill -9 before delete) is stale and taken again.
+ * cfg->userns_pool_dir, made under the pool's lock. A record whose state
+ * dir is gone (a crash, a kill -9 before delete) is stale and taken again.
  * *ret_first: the block's first host id. */
-int userns_block_alloc (const struct profile *p, const char *root_path,
-                        const char *id, uint32_t *ret_first,
-                        struct moat_error **err);
-/* userns_block_alloc for ROOT/ID (ROOT as --root says), said in ov (the
- * audit line): *ret_root_path is what the record names. */
-int userns_block_take (const struct profile *p, const char *root,
-                       const char *id, struct override_list *ov,
-                       char **ret_root_path, uint32_t *ret_first,
-                       struct moat_error **err);
+int userns_block_alloc (const struct operator_config *cfg,
+                        const char *root_path, const char *id,
+                        uint32_t *ret_first, struct moat_error **err);
+/* userns_block_alloc for ROOT/ID (ROOT as --root says): *ret_root_path is
+ * what the record names. The block is a fact of the container (its state,
+ * its audit line), not an override. */
+int userns_block_take (const struct operator_config *cfg, const char *root,
+                       const char *id, char **ret_root_path,
+                       uint32_t *ret_first, struct moat_error **err);
 /* ROOT_PATH/ID no longer holds the block: the block is given back to the
  * pool at pool_dir (the one create took it from, as its decision saved)
  * once its record names no other holder. */
@@ -38,8 +38,8 @@ void userns_block_release (const char *pool_dir, uint32_t first,
 
 /* The same, for a state dir whose state.json is unreadable (a crash in
  * the middle of create): every record naming ROOT_PATH/ID. */
-void userns_block_release_owner (const struct profile *p, const char *root_path,
-                                 const char *id);
+void userns_block_release_owner (const struct operator_config *cfg,
+                                 const char *root_path, const char *id);
 
 /* A namespace joined by path that belongs to the user namespace of a live
  * moat container (docker run --pid container:X, a Kubernetes pod that
@@ -51,9 +51,10 @@ void userns_block_release_owner (const struct profile *p, const char *root_path,
  * last holder releases it (userns_block_release drops one line). */
 typedef bool (*userns_holder_fn) (const char *owner, uint32_t first,
                                   void *data);
-int userns_block_adopt (const struct profile *p, const char *root_path,
-                        const char *id, userns_holder_fn holds, void *data,
-                        uint32_t *ret_first, struct moat_error **err);
+int userns_block_adopt (const struct operator_config *cfg,
+                        const char *root_path, const char *id,
+                        userns_holder_fn holds, void *data, uint32_t *ret_first,
+                        struct moat_error **err);
 
 /* Write /proc/PID/{uid,gid}_map: moat's block (first != 0), or the
  * mappings of config.json. setgroups stays allowed: the payload's

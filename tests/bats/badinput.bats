@@ -322,6 +322,25 @@ num_config() {
 	assert_no_process
 }
 
+@test "what config.json says is shown with its control characters escaped: no forged line, no escape sequence to the caller's terminal" {
+	# OSC 52 would write the caller's clipboard; the newline would forge a
+	# second error line.
+	local evil=$'/nonexist\e]52;c;aGk=\a\nmoat: forged'
+	reset_config --arg s "$evil" '.mounts += [{"destination": "/mnt", "type": "bind", "source": $s, "options": ["rbind"]}]'
+	refuse create "x$U" -b "$BUNDLE"
+	[[ "$stderr" == *'/nonexist\x1b]52;c;aGk=\x07\x0amoat: forged'* ]]
+	! grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$BUNDLE/.err"
+	assert_clean "x$U"
+	# A warning too: an annotation moat does not know.
+	reset_config --arg k "run.moat.$evil" '.annotations[$k] = "v" | .process.args = ["true"]'
+	moat run -b "$BUNDLE" "y$U"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ "$(echo "$warnings" | wc -l)" -eq 1 ]
+	[[ "$warnings" == *'\x1b]52;c;aGk=\x07\x0amoat: forged: asked v, ignored'* ]]
+	! grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$BUNDLE/.moat-out"
+}
+
 @test "rootfs: missing, a file, a symlink to the host's /; a symlink to a dir is followed" {
 	reset_config '.root.path = "missing"'
 	refuse create c1-$U -b "$BUNDLE"

@@ -21,7 +21,7 @@ setup() {
 teardown() {
 	teardown_bundle
 	local d
-	for d in /sys/fs/cgroup/"$CG_TOP" /sys/fs/cgroup/*/"$CG_TOP" /sys/fs/cgroup/*/"$CG_SLICE.slice" \
+	for d in /sys/fs/cgroup/"$CG_TOP" /sys/fs/cgroup/*/"$CG_TOP" /sys/fs/cgroup/*/moat/"$CG_TOP" /sys/fs/cgroup/*/"$CG_SLICE.slice" \
 		/sys/fs/cgroup/"$CG_SLICE.slice"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
@@ -72,6 +72,27 @@ cgroup_gone() {
 	moat delete --force "$ID"
 	[ "$status" -eq 0 ]
 	cgroup_gone "$p"
+}
+
+# /moat is kept, as crun and runc keep the parents they make: the next
+# container finds it. What delete must remove is the container's own
+# cgroup, and any level moat named between /moat and it.
+@test "delete leaves /moat but nothing of the container below it, in every hierarchy" {
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	moat delete --force "$ID"
+	[ "$status" -eq 0 ]
+	cgroup_gone "/moat/$ID"
+	[ -d "$(cg_dir /moat pids)" ]
+
+	update_config --arg p "/moat/$CG_TOP/$ID" '.linux.cgroupsPath = $p'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ -d "$(cg_dir "/moat/$CG_TOP/$ID" pids)" ]
+	moat delete --force "$ID"
+	[ "$status" -eq 0 ]
+	cgroup_gone "/moat/$CG_TOP"
+	[ -d "$(cg_dir /moat pids)" ]
 }
 
 @test "memory: a limit below the profile's applies, swap is 0" {

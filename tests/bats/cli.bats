@@ -50,7 +50,8 @@ sleeper() {
 	[ ! -s "$BUNDLE/plain.json" ]
 	# Text format: level=debug.
 	moat --debug --log "$BUNDLE/text.log" state "$c1"
-	grep -q 'level=debug msg="state: profile strict' "$BUNDLE/text.log"
+	# state obeys the saved decision: it loads the operator config, not a profile.
+	grep -qE 'level=debug msg="state: operator config [^ ]+ \(profile strict\)' "$BUNDLE/text.log"
 }
 
 @test "list: -q prints ids only, sorted; --format json names the owner" {

@@ -252,3 +252,15 @@ fixture_process() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"--console-socket"* ]]
 }
+
+@test "exec --cap, --apparmor, --process-label: ignored and told on stderr; the process gets no such capability" {
+	run_detached
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" exec --cap CAP_SYS_ADMIN --apparmor unconfined \
+		--process-label x "$ID" sh -c 'mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo mounted' \
+		>"$BUNDLE/out" 2>"$BUNDLE/err" || true
+	cat "$BUNDLE/err" >&2
+	! grep -q mounted "$BUNDLE/out"
+	grep -qxF "moat: exec: warning: --cap CAP_SYS_ADMIN ignored (the profile decides a process's capabilities)" "$BUNDLE/err"
+	grep -qxF "moat: exec: warning: --apparmor unconfined ignored (moat sets no AppArmor profile)" "$BUNDLE/err"
+	grep -qxF "moat: exec: warning: --process-label x ignored (give it as selinuxLabel in --process)" "$BUNDLE/err"
+}

@@ -68,9 +68,21 @@ bpf_prog_ids() {
 	done
 }
 
+# The programs moat keeps pinned for later containers with the same
+# rules (README, "Network"): a bounded cache, not a leak.
+pinned_prog_ids() {
+	local pin
+	for pin in /sys/fs/bpf/moat/*/*; do
+		[ -e "$pin" ] || continue
+		bpftool prog show pinned "$pin" 2>/dev/null | awk -F: 'NR == 1 { print $1 }'
+	done
+}
+
 bpf_progs_gone() {
-	local id
+	local id pinned
+	pinned=" $(pinned_prog_ids | tr '\n' ' ') "
 	for id in "$@"; do
+		[[ "$pinned" == *" $id "* ]] && continue
 		bpftool prog show id "$id" >/dev/null 2>&1 && return 1
 	done
 	return 0

@@ -286,3 +286,20 @@ wait_hooks() {
 		grep -qx "PWD=$BUNDLE" "$LOGDIR/$k.environ"
 	done
 }
+
+@test "a hook starts with no signal ignored or blocked, whatever moat's caller had (host and container hooks)" {
+	for k in prestart createContainer startContainer; do
+		# cp's own status, no shell between: busybox ash ignores SIGQUIT
+		# for the commands of a `sh -c`.
+		update_config --arg k "$k" --arg f "$LOGDIR/$k.sig" \
+			'.hooks[$k] += [{"path": "/bin/cp", "args": ["cp", "/proc/self/status", $f]}]'
+	done
+	update_config '.process.args = ["true"]'
+	moat_from_leaky_caller run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	for k in prestart createContainer startContainer; do
+		grep "^Sig" "$LOGDIR/$k.sig" >&2
+		grep -qx "SigIgn:	0000000000000000" "$LOGDIR/$k.sig"
+		grep -qx "SigBlk:	0000000000000000" "$LOGDIR/$k.sig"
+	done
+}

@@ -79,6 +79,49 @@ teardown() {
 	[ "$(cat "$BUNDLE/rc")" -eq 137 ]
 }
 
+# run deletes what it made after the payload exits; a delete --force from
+# another process may have been first. run then has nothing to undo: no
+# error, and nothing of the container left (nor of a later one by that id).
+@test "run, deleted from elsewhere while it waits: no error, nothing left" {
+	update_config '.process.args = ["sleep", "100"]'
+	(
+		rc=0
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" "$c1" >"$BUNDLE/run.out" 2>&1 </dev/null || rc=$?
+		echo "$rc" >"$BUNDLE/rc"
+	) &
+	wait_status "$c1" running
+	moat delete --force "$c1"
+	[ "$status" -eq 0 ]
+	wait
+	[ "$(cat "$BUNDLE/rc")" -eq 137 ]
+	[ ! -s "$BUNDLE/run.out" ] || { cat "$BUNDLE/run.out"; false; }
+	assert_nothing_left "$c1"
+}
+
+# Its delete is of the container it made, not of whatever holds the id by
+# then: run stopped while another process deletes its container and
+# creates a new one by the same id must leave the new one alone. (It
+# deleted the new one, looked up by id, before run carried its own.)
+@test "run deletes its own container, not a later one by the same id" {
+	update_config '.process.args = ["sleep", "100"]'
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" "$c1" >"$BUNDLE/run.out" 2>&1 </dev/null &
+	runpid=$!
+	wait_status "$c1" running
+	kill -STOP "$runpid"
+	moat delete --force "$c1"
+	[ "$status" -eq 0 ]
+	moat create -b "$BUNDLE" "$c1"
+	[ "$status" -eq 0 ]
+	kill -CONT "$runpid"
+	wait "$runpid" || true
+	moat state "$c1"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r .status)" = created ]
+	moat delete --force "$c1"
+	[ "$status" -eq 0 ]
+	assert_nothing_left "$c1"
+}
+
 @test "run leaves nothing behind" {
 	update_config '.process.args = ["true"]'
 	moat run -b "$BUNDLE" "$c2"

@@ -131,6 +131,24 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: the command's own cgroup is made only where it is counted or frozen (v1: cpuacct, memory, pids, freezer)" {
+	mountpoint -q /sys/fs/cgroup/pids || skip "no cgroup v1 pids hierarchy"
+	new_session
+	ms exec "$SID" -- cat /proc/self/cgroup
+	[ "$status" -eq 0 ]
+	# the session's cgroup namespace: its own cgroup is /
+	for h in pids memory freezer; do
+		echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_]+)*:/exec-[0-9a-f]+\$"
+	done
+	for h in cpu cpuset devices blkio name=systemd; do
+		if echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_]+)*:"; then
+			echo "$output" | grep -Eq "^[0-9]+:([a-z_]+,)*$h(,[a-z_=]+)*:/\$"
+		fi
+	done
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: moat killed with SIGKILL takes its command's tree, not the session" {
 	new_session
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$SID" -- \
@@ -178,6 +196,19 @@ nothing_left() {
 	[ "$(rec .pids_limit_hit)" = true ]
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- true
 	[ "$(rec .pids_limit_hit)" = false ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: each record counts its own command's refused syscalls" {
+	add_testbin sysprobe
+	new_session
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'sysprobe bpf; sysprobe bpf; sysprobe kexec'
+	[ "${lines[0]}" = "bpf: Operation not permitted (errno 1)" ]
+	jq -e '.refused_syscalls == {"bpf": 2, "kexec_load": 1}' "$BUNDLE/rec.json"
+	tail -n 1 "$AUDIT_LOG" | jq -e '.outcome.refused_syscalls == {"bpf": 2, "kexec_load": 1}'
+	ms exec --result "$BUNDLE/rec.json" "$SID" -- true
+	jq -e '.refused_syscalls == {}' "$BUNDLE/rec.json"
 	ms rm "$SID"
 	nothing_left
 }
@@ -234,8 +265,99 @@ nothing_left() {
 	ms put "$SID" "$WORK/src/a.txt" /a.txt
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "moat: session put $SID: /a.txt: Read-only file system" ]]
+	# more than a pipe holds: the copy fails before reading it, one line
+	# still (moat used to die of SIGPIPE without a word)
+	head -c 1M /dev/zero >"$WORK/big"
+	ms put "$SID" "$WORK/big" /big
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "moat: session put $SID: /big: Read-only file system" ]]
 	ms get "$SID" /no/such "$WORK/out"
 	[ "$status" -eq 1 ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session put: a fifo the payload left at the destination is refused, not waited on for ever" {
+	new_session
+	echo a >"$WORK/a.txt"
+	ms exec "$SID" -- mkfifo /tmp/a.txt
+	[ "$status" -eq 0 ]
+	# timeout only bounds the hang the old code had; nothing is timed.
+	status=0
+	timeout 60 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$SID" "$WORK/a.txt" /tmp \
+		>"$BUNDLE/.ms-out" 2>"$BUNDLE/.ms-err" </dev/null || status=$?
+	cat "$BUNDLE/.ms-err" >&2
+	[ "$status" -eq 1 ]
+	[ "$(cat "$BUNDLE/.ms-err")" = "moat: session put $SID: /tmp: File exists" ]
+	ms exec "$SID" -- stat -c %F /tmp/a.txt
+	[ "$output" = fifo ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session put and get: a hard link the payload left at the destination is refused, its other name untouched" {
+	new_session
+	ms exec "$SID" -- sh -c 'echo mine >/tmp/victim && mkdir /tmp/in && ln /tmp/victim /tmp/in/f'
+	[ "$status" -eq 0 ]
+	echo host >"$WORK/f"
+	ms put "$SID" "$WORK/f" /tmp/in
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session put $SID: /tmp/in: Too many links" ]
+	ms exec "$SID" -- cat /tmp/victim
+	[ "$output" = mine ]
+	# get: the same into a host directory where a name is a hard link.
+	mkdir "$WORK/out"
+	echo keep >"$WORK/other"
+	ln "$WORK/other" "$WORK/out/victim"
+	ms get "$SID" /tmp/victim "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$WORK/other")" = keep ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session get: a sparse file the payload made takes no more of the host's disk than it takes inside" {
+	new_session
+	# 1 GiB that the 64 MiB scratch holds: a hole, and one byte of data.
+	ms exec "$SID" -- sh -c 'truncate -s 1G /tmp/big && echo x | dd of=/tmp/big bs=1 seek=536870912 conv=notrunc 2>/dev/null'
+	[ "$status" -eq 0 ]
+	mkdir "$WORK/out"
+	ms get "$SID" /tmp/big "$WORK/out"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %s "$WORK/out/big")" -eq 1073741824 ]
+	[ "$(dd if="$WORK/out/big" bs=1 skip=536870912 count=1 2>/dev/null)" = x ]
+	# Allocated: a few blocks, not a gigabyte.
+	[ "$(du -k "$WORK/out/big" | cut -f 1)" -lt 1024 ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session get and put: a tree past --max-entries or --max-bytes is refused in one line, nothing of it left" {
+	new_session
+	# The payload makes many empty files and one file of 2 MiB of data.
+	ms exec "$SID" -- sh -c 'mkdir -p /tmp/many /tmp/fat && cd /tmp/many && seq 1 300 | xargs touch && head -c 2097152 /dev/zero >/tmp/fat/f'
+	[ "$status" -eq 0 ]
+	mkdir "$WORK/out"
+	ms get --max-entries 100 "$SID" /tmp/many "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session get $SID: /tmp/many: more than 100 entries (--max-entries)" ]
+	[ -z "$(ls -A "$WORK/out")" ]
+	ms get --max-bytes 1m "$SID" /tmp/fat "$WORK/out"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session get $SID: /tmp/fat: more than 1048576 bytes (--max-bytes)" ]
+	[ -z "$(ls -A "$WORK/out")" ]
+	# Under the caps the same trees come out whole.
+	ms get --max-entries 302 "$SID" /tmp/many "$WORK/out"
+	[ "$status" -eq 0 ]
+	[ "$(ls "$WORK/out/many" | wc -l)" -eq 300 ]
+	ms get "$SID" /tmp/fat "$WORK/out"
+	[ "$status" -eq 0 ]
+	# put: the same caps, nothing of it left in the session.
+	ms put --max-entries 100 "$SID" "$WORK/out/many" /tmp/in
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session put $SID: /tmp/in: more than 100 entries (--max-entries)" ]
+	ms exec "$SID" -- sh -c 'test ! -e /tmp/in && echo gone'
+	[ "$output" = gone ]
 	ms rm "$SID"
 	nothing_left
 }
@@ -246,9 +368,9 @@ nothing_left() {
 	new_session --idle-timeout 1s
 	local other="$SID"
 	echo data >"$BUNDLE/in.txt"
-	strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace" \
 		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$mine" -- true
-	strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace2" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=openat,openat2 -o "$BUNDLE/trace2" \
 		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$mine" "$BUNDLE/in.txt" /tmp/in.txt
 	grep -q "$mine" "$BUNDLE/trace"
 	[ -z "$(grep -l "$other" "$BUNDLE/trace" "$BUNDLE/trace2")" ]
@@ -314,6 +436,19 @@ nothing_left() {
 		and .exit_status == 6 and .outcome.exit_code == 6 and .outcome.timed_out == false'
 	ms rm "$SID"
 	tail -n 1 "$AUDIT_LOG" | jq -e --arg id "$SID" '.verb == "session rm" and .id == $id'
+	nothing_left
+}
+
+@test "session: an exec's record lists only the overrides it caused, all with --all-overrides" {
+	new_session
+	ms exec --json "$SID" -- true
+	[ "$status" -eq 0 ]
+	[ "$(echo "${lines[-1]}" | jq -c .overrides)" = "[]" ]
+	ms exec --json --env GH_TOKEN=x "$SID" -- true
+	[ "$(echo "${lines[-1]}" | jq -c '[.overrides[] | [.path, .asked]]')" = '[["process.env","GH_TOKEN"]]' ]
+	ms exec --json --all-overrides "$SID" -- true
+	[ "$(echo "${lines[-1]}" | jq '[.overrides[] | select(.path == "process.noNewPrivileges")] | length')" = 1 ]
+	ms rm "$SID"
 	nothing_left
 }
 
@@ -393,18 +528,32 @@ readme_setup() {
 	[ -z "$(ls "$ROOT")" ]
 }
 
-@test "session: the README's Python example runs as written and prints what it says" {
-	readme_setup
-	mkdir -p "$WORK/job"
-	readme_block session-python >"$WORK/example.py"
-	grep -q '^asyncio.run(main())' "$WORK/example.py"
+# The README's Python block $1 run in $WORK with the package of this tree;
+# its output in $output. $2: a line the block must have.
+run_readme_python() {
 	local repo
+	readme_block "$1" >"$WORK/example.py"
+	grep -q "$2" "$WORK/example.py"
 	repo="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 	run env -C "$WORK" MOAT="$WORK/bin/moat" PYTHONPATH="$repo/contrib/python" PYTHONDONTWRITEBYTECODE=1 \
 		/usr/bin/python3 "$WORK/example.py" </dev/null
 	echo "$output" >&2
+}
+
+@test "session: the README's Python example runs as written and prints what it says" {
+	readme_setup
+	mkdir -p "$WORK/job"
+	run_readme_python session-python '^asyncio.run(main())'
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "42 0" ]
 	[ "${lines[1]}" = "['0', '1', '2']" ]
+	nothing_left
+}
+
+@test "session: the README's run_code example runs as written and prints what it says" {
+	readme_setup
+	run_readme_python run-code-python run_code
+	[ "$status" -eq 0 ]
+	[ "$output" = 42 ]
 	nothing_left
 }

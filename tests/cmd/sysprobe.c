@@ -58,6 +58,8 @@ usage (void)
          "  io_uring | userfaultfd | bpf | perf_event_open | keyctl | ptrace\n"
          "  mount [DIR]    (tmpfs on DIR, default /tmp/x; unmounted again)\n"
          "  kexec | init_module | personality VALUE | syscall NR\n"
+         "  syscalls FIRST LAST   (syscall NR for each NR, quietly)\n"
+         "  refuse N       (io_uring_setup N times; prints the last answer)\n"
          "  connect HOST PORT | connect6 HOST PORT   (tcp, 2 s timeout)\n"
          "  sendto HOST PORT | sendto6 HOST PORT     (udp)\n"
          "  sendmsg HOST PORT | sendmsg6 HOST PORT   (udp, sendmsg)\n"
@@ -407,6 +409,34 @@ probe_number (const char *op, const char *arg)
   return report (label, syscall (v, 0, 0, 0, 0, 0, 0));
 }
 
+/* "syscalls FIRST LAST": each of those numbers once, reporting only how
+ * many failed; "refuse N": a refused syscall N times (the cost of a
+ * refusal, bench/). */
+static int
+probe_repeat (const char *op, char **argv)
+{
+  bool range = strcmp (op, "syscalls") == 0;
+  long first, last, failed = 0, r = 0;
+
+  if (parse_long (argv[0], 0, INT_MAX, &first) < 0
+      || (range && parse_long (argv[1], first, INT_MAX, &last) < 0))
+    return usage ();
+  if (!range)
+    last = first - 1, first = 0;
+  for (long i = first; i <= last; i++)
+    {
+      r = range ? syscall (i, 0, 0, 0, 0, 0, 0)
+                : syscall (SYS_io_uring_setup, 1, NULL);
+      failed += r < 0;
+    }
+  if (range)
+    {
+      printf ("%ld of %ld failed\n", failed, last - first + 1);
+      return 0;
+    }
+  return report ("io_uring_setup", r);
+}
+
 /* TIOCSTI pushes bytes into a terminal's input queue as if typed; the
  * -high variant sets bit 32 of the request, which the kernel drops (ioctl
  * takes an unsigned int) and a filter comparing 64 bits would not. */
@@ -530,6 +560,9 @@ main (int argc, char **argv)
   if ((strcmp (op, "personality") == 0 || strcmp (op, "syscall") == 0)
       && argc == 1)
     return probe_number (op, argv[0]);
+  if ((strcmp (op, "syscalls") == 0 && argc == 2)
+      || (strcmp (op, "refuse") == 0 && argc == 1))
+    return probe_repeat (op, argv);
   for (int k = PROBE_CONNECT; k <= PROBE_FASTOPEN && argc == 2; k++)
     {
       size_t n = strlen (probe_names[k]);

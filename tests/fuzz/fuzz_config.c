@@ -1,6 +1,6 @@
 /* libFuzzer target for the config.json parser (and the parsers that share
  * its code: exec's process.json, update's resources JSON, the state file,
- * the saved policy.json), and for the policy on whatever parses:
+ * the decision saved in policy.json), and for the policy on whatever parses:
  * profile_apply on a config, profile_apply_process on a process,
  * profile_apply_resources on an update, under the built-in profile
  * (profile_load (NULL, ...)).
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../../oci/decision.h"
+#include "../../oci/json.h"
 #include "../../oci/spec.h"
 #include "../../oci/state.h"
 #include "../../lib/error.h"
@@ -36,7 +37,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 {
   struct moat_error *err = NULL;
 
-  if (profile_load (NULL, NULL, &profile, &err) < 0)
+  if (profile_load (NULL, NULL, &profile, NULL, &err) < 0)
     {
       fprintf (stderr, "fuzz_config: profile_load: %s\n", err->msg);
       abort ();
@@ -54,6 +55,71 @@ check_overrides (struct override_list *ov)
   override_list_clear (ov);
 }
 
+/* The decision d written back by decision_write_parts, as create writes
+ * it, with the judged values and overrides (a record no verb reads). */
+static char *
+decision_to_json (const struct decision *d, const struct decision_guard *g)
+{
+  struct json_writer *w = json_writer_new (false);
+
+  jw_object_begin (w);
+  jw_key (w, "version");
+  jw_int (w, DECISION_VERSION);
+  jw_key (w, "profile");
+  jw_object_begin (w);
+  jw_key (w, "name");
+  jw_string (w, d->profile_name);
+  jw_object_end (w);
+  decision_write_parts (w, d->spec, &d->process, &d->resources, g,
+                        d->nameservers, d->userns_pool_dir);
+  jw_object_end (w);
+  return json_writer_finish (w);
+}
+
+/* G2: every metadata range is in the loaded guard's deny list, whatever
+ * the saved one said. */
+static void
+check_metadata_denied (const struct decision_guard *g)
+{
+  for (size_t i = 0; decision_metadata_ranges[i]; i++)
+    {
+      struct cidr m;
+      bool denied = false;
+      if (cidr_parse (decision_metadata_ranges[i], &m) < 0)
+        abort ();
+      for (size_t k = 0; k < g->n_deny; k++)
+        denied |= cidr_contains (&g->deny[k], &m);
+      if (!denied)
+        abort ();
+    }
+}
+
+/* A loaded decision saves and loads again to the same text, guard lists
+ * included (when they parse). */
+static void
+check_decision_round_trip (const struct decision *d)
+{
+  struct decision_guard g, g2;
+  struct decision *again = NULL;
+  char *a, *b;
+
+  if (decision_guard_lists (d, &g, NULL) < 0)
+    return;
+  check_metadata_denied (&g);
+  a = decision_to_json (d, &g);
+  if (decision_parse (a, strlen (a), &again, NULL) < 0
+      || decision_guard_lists (again, &g2, NULL) < 0)
+    abort ();
+  b = decision_to_json (again, &g2);
+  if (strcmp (a, b) != 0)
+    abort ();
+  free (a);
+  free (b);
+  decision_free (again);
+  decision_guard_free (&g);
+  decision_guard_free (&g2);
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -69,7 +135,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (spec_parse (text, size, &s, &err) == 0)
     {
       /* A refusal is a valid answer; the spec stays freeable either way. */
-      profile_apply (s, profile, &ov, NULL);
+      profile_apply (s, profile, NULL, &ov, NULL);
       check_overrides (&ov);
       spec_free (s);
     }
@@ -96,34 +162,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   moat_error_free (&err);
 
   /* policy.json (moat's own, but a verb must not crash on a damaged one):
-   * what parses is written back and parsed again to the same text. */
+   * what loads as a decision, with its guard lists, is written back and
+   * loaded again to the same text. */
   {
-    struct profile *saved = NULL;
     struct decision *d = NULL;
-    if (profile_policy_parse (text, size, &saved, &ov, &err) == 0
-        && decision_parse (text, size, &d, NULL) == 0)
-      {
-        char *a = profile_policy_to_json (saved, &ov, d->spec, NULL, 0), *b;
-        struct profile *again = NULL;
-        struct decision *d2 = NULL;
-        struct override_list ov2 = { 0 };
-        if (profile_policy_parse (a, strlen (a), &again, &ov2, NULL) < 0
-            || decision_parse (a, strlen (a), &d2, NULL) < 0)
-          abort ();
-        b = profile_policy_to_json (again, &ov2, d2->spec, NULL, 0);
-        if (strcmp (a, b) != 0)
-          abort ();
-        free (a);
-        free (b);
-        profile_free (again);
-        decision_free (d2);
-        check_overrides (&ov2);
-      }
+    if (decision_parse (text, size, &d, NULL) == 0)
+      check_decision_round_trip (d);
     decision_free (d);
-    check_overrides (&ov);
-    if (saved)
-      profile_free (saved);
-    moat_error_free (&err);
   }
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/cgroup/cgroup.h"
+#include "../../runtime/cgroup/cgroup_internal.h"
 #include "../../lib/util.h"
 #include "cgroup_emulation.h"
 
@@ -68,6 +69,19 @@ bool __attribute__ ((format (printf, 1, 2))) exists (const char *fmt, ...)
   vsnprintf (path, sizeof (path), fmt, ap);
   va_end (ap);
   return lstat (path, &st) == 0;
+}
+
+bool __attribute__ ((format (printf, 1, 2)))
+empty_of_cgroups (const char *fmt, ...)
+{
+  char path[PATH_MAX];
+  cleanup_close int fd = -1;
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (path, sizeof (path), fmt, ap);
+  va_end (ap);
+  fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return fd >= 0 && !cg_has_child_dirs (fd);
 }
 
 void __attribute__ ((format (printf, 1, 2))) make_dir (const char *fmt, ...)

@@ -26,6 +26,9 @@ char *get (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
     }                                                                          \
   while (0)
 bool exists (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+/* A directory with no directory (no cgroup) below it. */
+bool empty_of_cgroups (const char *fmt, ...)
+    __attribute__ ((format (printf, 1, 2)));
 void make_dir (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 void rm_rf (const char *dir);
 void assert_error_contains (struct moat_error *err, const char *needle);

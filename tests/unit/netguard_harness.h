@@ -149,7 +149,7 @@ attach (bool egress)
   struct moat_error *err = NULL;
   cleanup_close int fd = open (cg_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   assert_true (fd >= 0);
-  if (netguard_attach (fd, &r, &err) < 0)
+  if (netguard_attach (fd, &r, NULL, &err) < 0)
     fail_msg ("netguard_attach: %s", err->msg);
 }
 

@@ -23,7 +23,7 @@ load_profile (const char *name)
   assert_true (fd >= 0);
   assert_int_equal (write (fd, "{}", 2), 2);
   close (fd);
-  if (profile_load (path, name, &p, &err) < 0)
+  if (profile_load (path, name, &p, NULL, &err) < 0)
     fail_msg ("profile_load: %s", err->msg);
   unlink (path);
   return p;

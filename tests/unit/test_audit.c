@@ -104,7 +104,7 @@ default_profile (const char *dir)
   assert_non_null (f);
   fputs ("{}", f);
   fclose (f);
-  if (profile_load (path, NULL, &p, &err) < 0)
+  if (profile_load (path, NULL, &p, NULL, &err) < 0)
     fail_msg ("profile_load: %s", err->msg);
   unlink (path);
   return p;
@@ -156,7 +156,7 @@ test_create_line_has_every_override (void **state)
   if (spec_load ("tests/fixtures/permissive.config.json", &s, &err) < 0)
     fail_msg ("spec_load: %s", err->msg);
   /* refusals are overrides too: the line must carry them */
-  assert_true (profile_apply (s, p, &ov, &err) < 0);
+  assert_true (profile_apply (s, p, NULL, &ov, &err) < 0);
   moat_error_free (&err);
   assert_true (ov.n > 20);
 

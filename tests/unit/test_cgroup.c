@@ -143,7 +143,7 @@ test_v2_create_update_destroy (void **state)
   assert_int_equal (cgroup_destroy (cg, &err), 0);
   cgroup_free (cg);
   assert_false (exists ("%s/moat/c1", tree));
-  assert_false (exists ("%s/moat", tree));
+  assert_true (empty_of_cgroups ("%s/moat", tree)); /* kept, as crun does */
   assert_true (exists ("%s/other", tree));
   assert_true (exists ("%s/memory.max", tree));
 }
@@ -244,7 +244,7 @@ static void
 test_v2_destroy_keeps_shared_parents (void **state)
 {
   cleanup_error struct moat_error *err = NULL;
-  struct cgroup *a = NULL, *b = NULL, *d = NULL, *again = NULL;
+  struct cgroup *a = NULL, *b = NULL, *d = NULL, *again = NULL, *deep = NULL;
 
   assert_int_equal (cgroup_create ("/moat/a", NULL, &a, &err), 0);
   assert_int_equal (cgroup_create ("/moat/b", NULL, &b, &err), 0);
@@ -256,11 +256,21 @@ test_v2_destroy_keeps_shared_parents (void **state)
   /* A later verb reopens it by path. */
   assert_int_equal (cgroup_open ("/moat/b", &again, &err), 0);
   assert_int_equal (cgroup_destroy (again, &err), 0);
-  assert_false (exists ("%s/moat", tree));
+  assert_true (empty_of_cgroups ("%s/moat", tree));
   assert_int_equal (cgroup_open ("/moat/b", &again, &err), -ENOENT);
   moat_error_free (&err);
 
-  /* Only moat's own parent goes; /docker is the engine's. */
+  /* A level moat named below /moat goes with its last leaf; /moat stays
+   * (the next container finds it), holding no cgroup. */
+  assert_int_equal (cgroup_create ("/moat/deep/c", NULL, &deep, &err), 0);
+  assert_true (exists ("%s/moat/deep/c", tree));
+  assert_int_equal (cgroup_destroy (deep, &err), 0);
+  cgroup_free (deep);
+  assert_false (exists ("%s/moat/deep", tree));
+  assert_true (empty_of_cgroups ("%s/moat", tree));
+
+  /* Nothing above a cgroup moat did not name goes: /docker is the
+   * engine's. */
   assert_int_equal (cgroup_destroy (d, &err), 0);
   assert_false (exists ("%s/docker/d", tree));
   assert_true (exists ("%s/docker", tree));
@@ -361,7 +371,7 @@ test_hybrid_create_update_destroy (void **state)
   cgroup_free (cg);
   for (size_t i = 0; i < n_v1_tree; i++)
     {
-      assert_false (exists ("%s/%s/moat", tree, v1_tree[i].dir));
+      assert_true (empty_of_cgroups ("%s/%s/moat", tree, v1_tree[i].dir));
       assert_true (exists ("%s/%s/cgroup.procs", tree, v1_tree[i].dir));
     }
 }
@@ -471,7 +481,7 @@ test_v1_comounted (void **state)
   assert_int_equal (cgroup_unified_fd (cg), -1);
   assert_int_equal (cgroup_destroy (cg, &err), 0);
   cgroup_free (cg);
-  assert_false (exists ("%s/cpu,cpuacct/moat", tree));
+  assert_true (empty_of_cgroups ("%s/cpu,cpuacct/moat", tree));
 }
 
 int

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +256,55 @@ test_accessors (void **state)
   json_free (n);
 }
 
+/* Objects and arrays past their first arrays, in a document past the
+ * parser's first block: every member is kept, in order, with its value. */
+static void
+test_large_containers (void **state)
+{
+  enum
+  {
+    N = 1000
+  };
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  json_node *n = NULL, *arr, *obj;
+  int64_t v;
+
+  (void)state;
+  assert_non_null (f);
+  fputs ("{\"arr\":[", f);
+  for (int i = 0; i < N; i++)
+    fprintf (f, "%s{\"i\":%d,\"s\":\"v%d\"}", i ? "," : "", i, i);
+  fputs ("],\"obj\":{", f);
+  for (int i = 0; i < N; i++)
+    fprintf (f, "%s\"k%d\":[%d]", i ? "," : "", i, i);
+  fputs ("}}", f);
+  assert_int_equal (fclose (f), 0);
+
+  assert_null (parse_error (text, len, &n));
+  arr = json_get (n, "arr");
+  obj = json_get (n, "obj");
+  assert_int_equal (json_array_len (arr), N);
+  assert_int_equal (json_object_len (obj), N);
+  for (int i = 0; i < N; i++)
+    {
+      char key[16], str[16];
+      json_node *e = json_array_get (arr, i);
+      snprintf (key, sizeof (key), "k%d", i);
+      snprintf (str, sizeof (str), "v%d", i);
+      assert_int_equal (json_int64 (json_get (e, "i"), &v), 0);
+      assert_int_equal (v, i);
+      assert_string_equal (json_string (json_get (e, "s")), str);
+      assert_string_equal (json_object_key (obj, i), key);
+      assert_int_equal (
+          json_int64 (json_array_get (json_object_value (obj, i), 0), &v), 0);
+      assert_int_equal (v, i);
+    }
+  json_free (n);
+  free (text);
+}
+
 static json_node *
 parse_ok (const char *s)
 {
@@ -429,6 +479,7 @@ main (void)
     cmocka_unit_test (test_writer_invalid_utf8_replaced),
     cmocka_unit_test (test_writer_pretty),
     cmocka_unit_test (test_writer_misuse),
+    cmocka_unit_test (test_large_containers),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

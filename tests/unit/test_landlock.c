@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/container.h"
+#include "../../policy/verdicts.h"
 #include "../../runtime/init/landlock.h"
 #include "../../lib/util.h"
 
@@ -30,15 +30,17 @@ static void
 decide (enum profile_landlock mode, int abi, const char *want)
 {
   struct spec *s = spec_asking_off ();
-  struct verb_audit audit = { 0 };
+  const struct operator_config cfg = { .landlock = mode };
+  const struct host_facts facts = { .landlock_abi = abi };
+  char *text = NULL;
   struct moat_error *err = NULL;
 
-  assert_int_equal (landlock_decide (s, mode, abi, &audit, &err), 0);
+  assert_int_equal (profile_decide_landlock (s, &cfg, &facts, &text, &err), 0);
   assert_null (err);
   assert_int_equal (s->n_annotations, 1);
   assert_string_equal (s->annotations[0].value, want);
-  assert_string_equal (audit.landlock, want);
-  free (audit.landlock);
+  assert_string_equal (text, want);
+  free (text);
   spec_free (s);
 }
 
@@ -71,9 +73,12 @@ test_required_on_a_kernel_without_it_fails (void **state)
   for (int abi = 0; abi < 2; abi++)
     {
       struct spec *s = spec_asking_off ();
+      const struct operator_config cfg
+          = { .landlock = PROFILE_LANDLOCK_REQUIRE };
+      const struct host_facts facts = { .landlock_abi = abi };
       struct moat_error *err = NULL;
-      assert_int_equal (
-          landlock_decide (s, PROFILE_LANDLOCK_REQUIRE, abi, NULL, &err), -1);
+      assert_int_equal (profile_decide_landlock (s, &cfg, &facts, NULL, &err),
+                        -1);
       assert_non_null (err);
       assert_string_equal (
           err->msg, abi == 0

@@ -29,9 +29,9 @@ hardened (const char *mounts_json, const char *extra)
 
   if (spec_parse (text, strlen (text), &s, &err) < 0)
     fail_msg ("spec_parse: %s", err->msg);
-  if (profile_load (NULL, "strict", &p, &err) < 0)
+  if (profile_load (NULL, "strict", &p, NULL, &err) < 0)
     fail_msg ("profile_load: %s", err->msg);
-  if (profile_apply (s, p, &ov, &err) < 0)
+  if (profile_apply (s, p, NULL, &ov, &err) < 0)
     fail_msg ("profile_apply: %s", err->msg);
   override_list_clear (&ov);
   profile_free (p);

@@ -39,6 +39,15 @@ test_cidr_parse_table (void **state)
     { "10.0.0.0/0008", 0, NULL, 0 },
     { "10.0.0/8", 0, NULL, 0 },
     { "256.0.0.0/8", 0, NULL, 0 },
+    { "255.255.255.255/32", AF_INET, "255.255.255.255", 32 },
+    { "010.0.0.0/8", 0, NULL, 0 },
+    { "1.2.3.04", 0, NULL, 0 },
+    { "1.2.3.4.5", 0, NULL, 0 },
+    { "1..2.3", 0, NULL, 0 },
+    { "1.2.3.", 0, NULL, 0 },
+    { ".1.2.3", 0, NULL, 0 },
+    { "1.2.3.1000", 0, NULL, 0 },
+    { "1.2.3.4x", 0, NULL, 0 },
     { "::/129", 0, NULL, 0 },
     { "fd00::g/64", 0, NULL, 0 },
     { "example.com/8", 0, NULL, 0 },
@@ -403,10 +412,10 @@ test_attach_rolls_back (void **state)
   union bpf_attr attr;
 
   need_root_and_cgroup2 ();
-  assert_int_equal (netguard_attach (-1, &strict, &err), -EINVAL);
+  assert_int_equal (netguard_attach (-1, &strict, NULL, &err), -EINVAL);
   moat_error_free (&err);
   root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  assert_true (netguard_attach (root, &strict, &err) < 0);
+  assert_true (netguard_attach (root, &strict, NULL, &err) < 0);
   moat_error_free (&err);
 
   /* An exclusive program on the last hook makes our attach fail there. */
@@ -420,7 +429,7 @@ test_attach_rolls_back (void **state)
   assert_int_equal (bpf_sys (BPF_PROG_ATTACH, &attr), 0);
   close (prog);
 
-  assert_true (netguard_attach (cg, &strict, &err) < 0);
+  assert_true (netguard_attach (cg, &strict, NULL, &err) < 0);
   assert_non_null (strstr (err->msg, "network guard: attaching the sendmsg6"));
   moat_error_free (&err);
   for (int i = 0; i < 5; i++)

@@ -11,6 +11,7 @@
 #include "netguard_skb.h"
 
 #include "../../policy/profile.h"
+#include "../../runtime/netguard_dns.h"
 
 /* ---- parsing ---- */
 
@@ -31,6 +32,13 @@ test_cidr_port_parse (void **state)
     { "fd00::1:53", "fd00::1:53/128" }, /* an IPv6 address, no port */
     { "10.0.0.0/8:0", NULL },
     { "10.0.0.0/8:65536", NULL },
+    { "10.0.0.0/8:65535", "10.0.0.0/8:65535" },
+    { "255.255.255.255:65535", "255.255.255.255/32:65535" },
+    { "0.0.0.0/0", "0.0.0.0/0" },
+    { "[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535",
+      "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128]:65535" },
+    { "10.0.0.0/8:000443", NULL },
+    { "10.0.0.0/8:-1", NULL },
     { "10.0.0.0/8:+1", NULL },
     { "10.0.0.0/8:", NULL },
     { "10.0.0.0/8:1:2", NULL },
@@ -107,6 +115,34 @@ test_contains (void **state)
   assert_false (cidr_contains (&net, &(struct cidr){ .family = AF_INET6 }));
 }
 
+/* The audit line's digest names the whole list: order, port, prefix and
+ * family all count. */
+static void
+test_list_digest (void **state)
+{
+  struct cidr a[] = { cp ("10.0.0.0/8"), cp ("10.0.0.0/8:443") };
+  struct cidr b[] = { cp ("10.0.0.0/8:443"), cp ("10.0.0.0/8") };
+  struct cidr c[] = { cp ("10.0.0.0/8"), cp ("10.0.0.0/8:444") };
+  struct cidr d[] = { cp ("10.0.0.0/8"), cp ("10.0.0.0/9:443") };
+  char da[CIDR_LIST_DIGEST_LEN], da2[CIDR_LIST_DIGEST_LEN];
+  char db[CIDR_LIST_DIGEST_LEN], dc[CIDR_LIST_DIGEST_LEN];
+  char dd[CIDR_LIST_DIGEST_LEN], d1[CIDR_LIST_DIGEST_LEN];
+
+  cidr_list_digest (a, 2, da);
+  cidr_list_digest (a, 2, da2);
+  cidr_list_digest (b, 2, db);
+  cidr_list_digest (c, 2, dc);
+  cidr_list_digest (d, 2, dd);
+  cidr_list_digest (a, 1, d1);
+  assert_int_equal (strlen (da), CIDR_LIST_DIGEST_LEN - 1);
+  assert_int_equal (strncmp (da, "fnv1a64:", 8), 0);
+  assert_string_equal (da, da2);
+  assert_string_not_equal (da, db);
+  assert_string_not_equal (da, dc);
+  assert_string_not_equal (da, dd);
+  assert_string_not_equal (da, d1);
+}
+
 static void
 test_resolv_conf (void **state)
 {
@@ -149,7 +185,7 @@ load_egress (const char *text, char **ret_msg)
   assert_int_equal (write (fd, text, strlen (text)), (ssize_t)strlen (text));
   close (fd);
   *ret_msg = NULL;
-  if (profile_load (path, "egress", &p, &err) < 0)
+  if (profile_load (path, "egress", &p, NULL, &err) < 0)
     {
       const char *m = strstr (err->msg, ".json: ");
       *ret_msg = xstrdup (m                         ? m + 7
@@ -249,7 +285,7 @@ test_config_lists (void **state)
     const char *t = "{\"egress_allow\":[\"198.51.100.0/24\"]}";
     assert_int_equal (write (fd, t, strlen (t)), (ssize_t)strlen (t));
     close (fd);
-    assert_int_equal (profile_load (path, "strict", &p, &err), 0);
+    assert_int_equal (profile_load (path, "strict", &p, NULL, &err), 0);
     profile_netguard_rules (p, &dns, 1, &r);
     assert_false (r.egress);
     assert_int_equal (r.n_allow + r.n_dns + r.n_private, 0);
@@ -556,6 +592,7 @@ main (void)
     cmocka_unit_test (test_cidr_port_parse),
     cmocka_unit_test (test_embeddings),
     cmocka_unit_test (test_contains),
+    cmocka_unit_test (test_list_digest),
     cmocka_unit_test (test_resolv_conf),
     cmocka_unit_test (test_config_lists),
     cmocka_unit_test (test_annotation_narrows),

@@ -13,6 +13,7 @@
 
 #include "../../oci/decision.h"
 #include "../../policy/profile.h"
+#include "../../policy/verdicts.h"
 #include "../../lib/util.h"
 
 static struct profile *
@@ -30,7 +31,7 @@ load (const char *text, const char *name)
   assert_non_null (f);
   fputs (text, f);
   fclose (f);
-  if (profile_load (path, name, &p, &err) < 0)
+  if (profile_load (path, name, &p, NULL, &err) < 0)
     fail_msg ("profile_load: %s", err->msg);
   unlink (path);
   rmdir (dir);
@@ -44,32 +45,17 @@ cidr_eq (const struct cidr *a, const struct cidr *b)
          && memcmp (a->addr, b->addr, sizeof (a->addr)) == 0;
 }
 
-static void
-assert_same_profile (const struct profile *a, const struct profile *b)
-{
-  assert_string_equal (a->name, b->name);
-  assert_int_equal (a->egress, b->egress);
-  assert_int_equal (a->pids_limit, b->pids_limit);
-  assert_int_equal (a->memory_limit, b->memory_limit);
-  assert_int_equal (a->cpu_quota, b->cpu_quota);
-  assert_int_equal (a->cpu_period, b->cpu_period);
-  assert_int_equal (a->tmpfs_size, b->tmpfs_size);
-  assert_int_equal (a->nofile, b->nofile);
-  assert_string_equal (a->audit_log, b->audit_log);
-  assert_int_equal (a->n_deny, b->n_deny);
-  for (size_t i = 0; i < a->n_deny; i++)
-    assert_true (cidr_eq (&a->deny[i], &b->deny[i]));
-  for (size_t i = 0; a->credential_env[i] || b->credential_env[i]; i++)
-    {
-      assert_non_null (a->credential_env[i]);
-      assert_non_null (b->credential_env[i]);
-      assert_string_equal (a->credential_env[i], b->credential_env[i]);
-    }
-}
+/* The operator configuration's keys (struct operator_config). */
+static const char *const config_keys[] = {
+  "audit_log",           "image_cache",    "audit_read_verbs", "seccomp_agents",
+  "writable_bind_trees", "noexec_volumes", "engine_roots",     "caller_volume",
+  "userns_first",        "userns_blocks",  "first_id",         "pool_dir",
+  "userns_pool_dir"
+};
 
-/* The effective profile of a container with annotations, saved and read
- * back: every field the same (a CPU quota no "cpus" string could say
- * exactly included), and the overrides too. */
+/* The effective profile of a container with annotations, saved: its
+ * values and overrides written exactly (a CPU quota no "cpus" string could
+ * say), and the decision the later verbs obey read back the same. */
 static void
 test_policy_round_trip (void **state)
 {
@@ -81,9 +67,10 @@ test_policy_round_trip (void **state)
       "egress");
   struct spec_kv ann[]
       = { { "run.moat.pids-limit", "10" }, { "run.moat.cpu-quota", "7777" } };
-  struct profile *eff = NULL, *back = NULL;
-  struct override_list ov = { 0 }, ov_back = { 0 };
+  struct profile *eff = NULL;
+  struct override_list ov = { 0 };
   struct moat_error *err = NULL;
+  struct decision_guard guard;
   const char *config
       = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
         "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
@@ -102,14 +89,30 @@ test_policy_round_trip (void **state)
   override_list_add (&ov, OVERRIDE_CHANGED, "mounts[/mnt].options", "rbind",
                      "rbind,ro");
   override_list_add (&ov, OVERRIDE_ADDED, "mounts[/tmp]", NULL, "tmpfs");
-  json = profile_policy_to_json (eff, &ov, spec, dns, 1);
+  json = profile_policy_to_json (
+      &(struct judgement){ .values = eff, .overrides = ov }, spec, dns, 1,
+      "/run/moat-idpool");
   assert_null (strchr (json, '\n')); /* one line */
-  if (profile_policy_parse (json, strlen (json), &back, &ov_back, &err) < 0)
-    fail_msg ("parse: %s", err->msg);
-  assert_same_profile (eff, back);
-  assert_int_equal (back->userns_first, eff->userns_first);
-  assert_int_equal (back->userns_blocks, eff->userns_blocks);
-  assert_string_equal (back->userns_pool_dir, eff->userns_pool_dir);
+  /* The judged values and the overrides, as a record (no verb reads them
+   * back: the decision below is what they obey). */
+  assert_non_null (strstr (json, "\"pids_limit\":10,"));
+  assert_non_null (strstr (json, "\"cpu_quota\":7777,"));
+  assert_non_null (strstr (json, "{\"kind\":\"changed\",\"path\":"
+                                 "\"mounts[/mnt].options\",\"asked\":"
+                                 "\"rbind\",\"enforced\":\"rbind,ro\"}"));
+  /* The operator's configuration is not part of the decision: none of it
+   * in the saved profile (the pool dir is the decision's own field). */
+  for (size_t i = 0; i < sizeof (config_keys) / sizeof (*config_keys); i++)
+    {
+      cleanup_free char *key = xasprintf ("\"%s\":", config_keys[i]);
+      const char *profile = strstr (json, "\"profile\":{");
+      const char *end = strstr (json, "\"overrides\":");
+      const char *at = strstr (json, key);
+      assert_non_null (profile);
+      assert_non_null (end);
+      if (at && at > profile && at < end)
+        fail_msg ("%s saved in the profile: %s", config_keys[i], json);
+    }
   /* The rest of the decision, read without the policy. */
   if (decision_parse (json, strlen (json), &d, &err) < 0)
     fail_msg ("decision: %s", err->msg);
@@ -118,11 +121,22 @@ test_policy_round_trip (void **state)
   assert_string_equal (d->process.credential_env[0], eff->credential_env[0]);
   assert_string_equal (d->nameservers[0], "10.96.0.10/32");
   assert_null (d->nameservers[1]);
-  assert_string_equal (d->userns_pool_dir, eff->userns_pool_dir);
+  assert_string_equal (d->userns_pool_dir, "/run/moat-idpool");
   assert_int_equal (d->resources.pids_limit, 10); /* the annotation's */
   assert_int_equal (d->resources.cpu_quota, 7777);
   assert_int_equal (d->resources.memory_limit, eff->memory_limit);
   assert_int_equal (d->resources.cpu_period, eff->cpu_period);
+  /* The fallback guard's lists, as create judged them (start reads these,
+   * never the operator config). */
+  assert_int_equal (decision_guard_lists (d, &guard, &err), 0);
+  assert_true (guard.egress);
+  assert_false (guard.allowlist);
+  assert_int_equal (guard.n_deny, eff->n_deny);
+  for (size_t i = 0; i < eff->n_deny; i++)
+    assert_true (cidr_eq (&guard.deny[i], &eff->deny[i]));
+  assert_int_equal (guard.n_private, eff->n_private);
+  assert_true (guard.n_private > 0);
+  decision_guard_free (&guard);
   spec_text = spec_to_json (spec);
   back_text = spec_to_json (d->spec);
   assert_string_equal (spec_text, back_text);
@@ -130,17 +144,8 @@ test_policy_round_trip (void **state)
   free (back_text);
   decision_free (d);
   spec_free (spec);
-  assert_int_equal (ov_back.n, 2);
-  assert_int_equal (ov_back.v[0].kind, OVERRIDE_CHANGED);
-  assert_string_equal (ov_back.v[0].path, "mounts[/mnt].options");
-  assert_string_equal (ov_back.v[0].asked, "rbind");
-  assert_string_equal (ov_back.v[0].enforced, "rbind,ro");
-  assert_int_equal (ov_back.v[1].kind, OVERRIDE_ADDED);
-  assert_null (ov_back.v[1].asked);
   free (json);
   override_list_clear (&ov);
-  override_list_clear (&ov_back);
-  profile_free (back);
   profile_free (eff);
   profile_free (base);
 }
@@ -157,9 +162,11 @@ saved_text (const char *name, const char *from, const char *to)
   const char *config = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"}}";
   char *text, *at, *out;
 
-  assert_int_equal (profile_load_builtin (name, &p, &err), 0);
+  assert_int_equal (profile_load_builtin (name, &p, NULL, &err), 0);
   assert_int_equal (spec_parse (config, strlen (config), &s, &err), 0);
-  text = profile_policy_to_json (p, &ov, s, NULL, 0);
+  text = profile_policy_to_json (
+      &(struct judgement){ .values = p, .overrides = ov }, s, NULL, 0,
+      "/run/moat-idpool");
   at = strstr (text, from);
   if (at == NULL)
     fail_msg ("%s not in %s", from, text);
@@ -170,45 +177,63 @@ saved_text (const char *name, const char *from, const char *to)
   return out;
 }
 
-/* G2 holds even against a saved file without the metadata ranges. */
+/* The saved guard (what start's fallback guard installs, read without the
+ * policy) keeps G2 too: its deny list cut down to 10/8 still denies every
+ * metadata range. */
 static void
-test_policy_keeps_metadata_ranges (void **state)
+test_decision_guard_keeps_metadata_ranges (void **state)
 {
-  char *text = saved_text ("egress", "\"deny\":[",
-                           "\"deny\":[\"10.0.0.0/8\"],\"x\":[");
-  struct profile *p = NULL;
-  struct moat_error *err = NULL;
-  bool metadata = false, ten = false;
-  char *deny = strstr (text, "\"deny\":[\"10.0.0.0/8\"]");
+  const char *guard = "\"guard\":{\"egress\":true,\"allowlist\":false,";
+  /* policy.json's form, and the array of earlier state dirs. */
+  static const char *const forms[] = {
+    "\"deny\":\"10.0.0.0/8\",\"x\":\"",
+    "\"deny\":[\"10.0.0.0/8\"],\"x\":\"",
+  };
 
-  /* Only 10/8 left in the saved list: the rest is moved to "x". */
-  assert_non_null (deny);
-  if (profile_policy_parse (text, strlen (text), &p, NULL, &err) < 0)
-    fail_msg ("parse: %s", err->msg);
-  for (size_t i = 0; i < p->n_deny; i++)
+  for (size_t f = 0; f < 2; f++)
     {
-      struct cidr c;
-      assert_int_equal (cidr_parse ("169.254.0.0/16", &c), 0);
-      metadata |= cidr_eq (&p->deny[i], &c);
-      assert_int_equal (cidr_parse ("10.0.0.0/8", &c), 0);
-      ten |= cidr_eq (&p->deny[i], &c);
+      cleanup_free char *from = xasprintf ("%s\"deny\":\"", guard);
+      cleanup_free char *to = xasprintf ("%s%s", guard, forms[f]);
+      char *text = saved_text ("egress", from, to);
+      struct decision *d = NULL;
+      struct decision_guard g;
+      struct moat_error *err = NULL;
+      bool ten = false;
+
+      if (decision_parse (text, strlen (text), &d, &err) < 0
+          || decision_guard_lists (d, &g, &err) < 0)
+        fail_msg ("parse: %s", err->msg);
+      for (size_t i = 0; decision_metadata_ranges[i]; i++)
+        {
+          struct cidr m;
+          bool denied = false;
+          assert_int_equal (cidr_parse (decision_metadata_ranges[i], &m), 0);
+          for (size_t k = 0; k < g.n_deny; k++)
+            denied |= cidr_contains (&g.deny[k], &m);
+          if (!denied)
+            fail_msg ("%s not denied", decision_metadata_ranges[i]);
+        }
+      for (size_t k = 0; k < g.n_deny; k++)
+        {
+          struct cidr c;
+          assert_int_equal (cidr_parse ("10.0.0.0/8", &c), 0);
+          ten |= cidr_eq (&g.deny[k], &c);
+        }
+      assert_true (ten);
+      decision_guard_free (&g);
+      decision_free (d);
+      free (text);
     }
-  assert_true (metadata);
-  assert_true (ten);
-  profile_free (p);
-  free (text);
 }
 
 static void
 expect_bad (const char *text, const char *msg_part)
 {
-  struct profile *p = NULL;
-  struct override_list ov = { 0 };
+  struct decision *d = NULL;
   struct moat_error *err = NULL;
 
-  assert_true (profile_policy_parse (text, strlen (text), &p, &ov, &err) < 0);
-  assert_null (p);
-  assert_int_equal (ov.n, 0);
+  assert_true (decision_parse (text, strlen (text), &d, &err) < 0);
+  assert_null (d);
   if (strstr (err->msg, msg_part) == NULL)
     fail_msg ("\"%s\" lacks \"%s\"", err->msg, msg_part);
   moat_error_free (&err);
@@ -228,15 +253,77 @@ test_policy_malformed (void **state)
   expect_bad ("", "policy.json");
   expect_bad ("[]", "version");
   expect_bad ("{\"version\": 1}", "another moat");
-  expect_bad ("{\"version\": 2, \"profile\": {\"name\": \"lax\", \"egress\": "
-              "true}}",
-              "unknown profile lax");
-  expect_bad_saved ("\"pids_limit\":64", "\"pids_limit\":-1", "pids_limit");
-  expect_bad_saved ("\"deny\":[", "\"deny\":[\"nope\",", "deny");
-  expect_bad_saved ("\"userns_pool_dir\"", "\"pool\"", "userns_pool_dir");
-  expect_bad_saved ("\"overrides\":[]",
-                    "\"overrides\":[{\"kind\":\"loosened\",\"path\":\"x\"}]",
-                    "overrides[0]");
+  expect_bad ("{\"version\": 2}", "another moat");
+  expect_bad ("{\"version\": 3}", "another moat");
+  expect_bad ("{\"version\": 4, \"profile\": {\"egress\": true}}",
+              "profile.name");
+  expect_bad_saved (
+      "\"process\":{\"nofile\":", "\"process\":{\"nofilx\":", "process.nofile");
+  expect_bad_saved (
+      "\"userns_pool_dir\":", "\"userns_pool_dix\":", "userns_pool_dir");
+  expect_bad_saved ("\"spec\":", "\"spex\":", "spec: missing");
+}
+
+/* The saved guard lists, read without the policy: a bad entry or a
+ * missing guard is an error, never a shorter list. */
+static void
+expect_bad_guard (const char *from, const char *to, const char *msg_part)
+{
+  char *text = saved_text ("egress", from, to);
+  struct decision *d = NULL;
+  struct moat_error *err = NULL;
+
+  struct decision_guard g;
+
+  /* A bad list entry is found where the lists are read, a bad guard at
+   * once. */
+  if (decision_parse (text, strlen (text), &d, &err) == 0)
+    {
+      assert_true (decision_guard_lists (d, &g, &err) < 0);
+      decision_free (d);
+    }
+  else
+    assert_null (d);
+  if (strstr (err->msg, msg_part) == NULL)
+    fail_msg ("\"%s\" lacks \"%s\"", err->msg, msg_part);
+  moat_error_free (&err);
+  free (text);
+}
+
+static void
+test_decision_guard_malformed (void **state)
+{
+  expect_bad_guard ("\"private\":\"", "\"private\":\"nope,",
+                    "guard.private[0]");
+  expect_bad_guard ("\"private\":\"", "\"private\":\"10.0.0.0/8,,",
+                    "guard.private[1]");
+  expect_bad_guard ("\"private\":\"", "\"private\":[\"nope\"],\"x\":\"",
+                    "guard.private[0]");
+  expect_bad_guard ("\"guard\":", "\"guarx\":", "guard:");
+  expect_bad_guard ("\"allow\":\"\",\"private\"", "\"allow\":7,\"private\"",
+                    "guard.allow");
+}
+
+/* G8's level is the policy's verdict, recorded on the hardened spec over
+ * whatever config.json's annotation said. */
+static void
+test_seccomp_level_verdict (void **state)
+{
+  struct spec *s = xcalloc (1, sizeof (*s));
+  struct profile eff = { .seccomp_agent = false };
+
+  spec_set_annotation (s, SECCOMP_LEVEL_ANNOTATION, "agent");
+  profile_decide_seccomp_level (s, &eff);
+  assert_string_equal (
+      spec_kv_get (s->annotations, s->n_annotations, SECCOMP_LEVEL_ANNOTATION),
+      "default");
+  eff.seccomp_agent = true;
+  profile_decide_seccomp_level (s, &eff);
+  assert_string_equal (
+      spec_kv_get (s->annotations, s->n_annotations, SECCOMP_LEVEL_ANNOTATION),
+      "agent");
+  assert_int_equal (s->n_annotations, 1);
+  spec_free (s);
 }
 
 static char **
@@ -258,7 +345,7 @@ harden (struct spec_mount *m, const char *real, const struct profile *p,
 {
   struct bind_facts f = { .path = real, .bundle = "/b", .rootfs = "/b/rootfs" };
   cleanup_free char *warning = NULL;
-  return profile_harden_bind (m, 9, &f, p, ov, &warning, err);
+  return profile_harden_bind (m, 9, &f, p, NULL, ov, &warning, err);
 }
 
 static void
@@ -331,6 +418,20 @@ test_ns_join_step (void **state)
   moat_error_free (&err);
   assert_int_equal (ov.n, 2);
   assert_string_equal (ov.v[1].path, "linux.namespaces.user");
+  /* One joined by path, judged on the maps the runtime read: a gid map
+   * reaching host root is refused and recorded, a safe one passes. */
+  assert_int_equal (profile_apply_joined_userns ("/run/u", "0 100000 65536\n",
+                                                 "0 100000 65536\n", &ov, &err),
+                    0);
+  assert_int_equal (ov.n, 2);
+  assert_true (profile_apply_joined_userns ("/run/u", "0 100000 65536\n",
+                                            "0 0 1\n", &ov, &err)
+               < 0);
+  moat_error_free (&err);
+  assert_int_equal (ov.n, 3);
+  assert_int_equal (ov.v[2].kind, OVERRIDE_REFUSED);
+  assert_string_equal (ov.v[2].path, "linux.namespaces.user");
+  assert_string_equal (ov.v[2].asked, "join /run/u");
   override_list_clear (&ov);
   profile_free (p);
 }
@@ -351,7 +452,8 @@ test_apply_returns_effective (void **state)
   bool ignored = false;
 
   assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
-  assert_int_equal (profile_apply_effective (s, base, &eff, &ov, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, NULL, &eff, &ov, &err),
+                    0);
   assert_non_null (eff);
   assert_int_equal (eff->pids_limit, 10);
   assert_int_equal (eff->nofile, base->nofile); /* looser: ignored */
@@ -366,16 +468,111 @@ test_apply_returns_effective (void **state)
   spec_free (s);
 }
 
+static bool
+has_override (const struct override_list *ov, enum override_kind kind,
+              const char *path)
+{
+  for (size_t i = 0; i < ov->n; i++)
+    if (ov->v[i].kind == kind && strcmp (ov->v[i].path, path) == 0)
+      return true;
+  return false;
+}
+
+/* create's judging returns one value owning the effective profile and every
+ * override, the host's facts judged in it: a kernel without
+ * vm.memfd_noexec is an ignored request there, not the runtime's note. */
+static void
+test_judge_owns_overrides (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"},"
+                     " \"annotations\": {\"run.moat.nofile\": \"100000\"}}";
+  struct profile *base = load ("{}", NULL);
+
+  for (int has_memfd = 0; has_memfd < 2; has_memfd++)
+    {
+      const struct host_facts facts = { .memfd_noexec = has_memfd };
+      struct judgement j = { 0 };
+      struct moat_error *err = NULL;
+      struct spec *s = NULL;
+
+      assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
+      if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
+        fail_msg ("judge: %s", err->msg);
+      assert_non_null (j.values);
+      assert_int_equal (j.values->nofile, base->nofile);
+      assert_true (has_override (&j.overrides, OVERRIDE_IGNORED,
+                                 "annotations.run.moat.nofile"));
+      assert_int_equal (has_override (&j.overrides, OVERRIDE_IGNORED,
+                                      "sysctl.vm.memfd_noexec"),
+                        !has_memfd);
+      assert_string_equal (spec_annotation (s, SECCOMP_LEVEL_ANNOTATION),
+                           "default");
+      judgement_clear (&j);
+      assert_null (j.values);
+      assert_int_equal (j.overrides.n, 0);
+      spec_free (s);
+    }
+  profile_free (base);
+}
+
+static bool
+has_mount (const struct spec *s, const char *dest)
+{
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (strcmp (s->mounts[i].destination, dest) == 0)
+      return true;
+  return false;
+}
+
+/* The fact "a read-only rootfs lacks /tmp" (bit 0 of
+ * profile_scratch_points) is judged: the profile's /tmp left out and told
+ * in the judgement, /var/tmp (which the rootfs has) kept; a /dev/shm inside
+ * the container's /dev mount is made there, never left out. */
+static void
+test_judge_drops_unplaceable_scratch (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"},"
+                     " \"mounts\": [{\"destination\": \"/dev\","
+                     " \"type\": \"tmpfs\", \"source\": \"tmpfs\"}]}";
+  const struct host_facts facts
+      = { .memfd_noexec = true, .scratch_unplaceable = 1u | 4u };
+  struct profile *base = load ("{}", NULL);
+  struct judgement j = { 0 };
+  struct moat_error *err = NULL;
+  struct spec *s = NULL;
+
+  assert_string_equal (profile_scratch_points[0], "/tmp");
+  assert_string_equal (profile_scratch_points[2], "/dev/shm");
+  assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
+  if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
+    fail_msg ("judge: %s", err->msg);
+  assert_false (has_mount (s, "/tmp"));
+  assert_true (has_mount (s, "/var/tmp"));
+  assert_true (has_mount (s, "/dev/shm"));
+  assert_true (has_override (&j.overrides, OVERRIDE_CHANGED, "mounts[/tmp]"));
+  assert_false (
+      has_override (&j.overrides, OVERRIDE_CHANGED, "mounts[/dev/shm]"));
+  judgement_clear (&j);
+  spec_free (s);
+  profile_free (base);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_policy_round_trip),
-    cmocka_unit_test (test_policy_keeps_metadata_ranges),
+    cmocka_unit_test (test_decision_guard_keeps_metadata_ranges),
     cmocka_unit_test (test_policy_malformed),
+    cmocka_unit_test (test_decision_guard_malformed),
+    cmocka_unit_test (test_seccomp_level_verdict),
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),
+    cmocka_unit_test (test_judge_owns_overrides),
+    cmocka_unit_test (test_judge_drops_unplaceable_scratch),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -164,7 +164,7 @@ test_permissive_refuses_dangerous_binds (void **state)
   struct moat_error *err = NULL;
   const struct override *o;
 
-  assert_true (profile_apply (s, p, &ov, &err) < 0);
+  assert_true (profile_apply (s, p, NULL, &ov, &err) < 0);
   assert_non_null (err);
   assert_string_equal (err->msg, "mounts[6]: refusing to bind "
                                  "/var/run/docker.sock into the container "
@@ -194,7 +194,7 @@ test_permissive_hardened (void **state)
 
   remove_mount (s, "/var/run/docker.sock");
   remove_mount (s, "/host-etc");
-  if (profile_apply (s, p, &ov, &err) < 0)
+  if (profile_apply (s, p, NULL, &ov, &err) < 0)
     fail_msg ("profile_apply: %s", err->msg);
   assert_hardened (s, p);
 
@@ -321,7 +321,7 @@ test_engine_samples (void **state)
         continue;
       snprintf (path, sizeof (path), FIXTURES "/%s", e->d_name);
       s = load_spec (path);
-      if (profile_apply (s, p, &ov, &err) < 0)
+      if (profile_apply (s, p, NULL, &ov, &err) < 0)
         fail_msg ("%s: %s", e->d_name, err->msg);
       assert_hardened (s, p);
       override_list_clear (&ov);
@@ -343,7 +343,7 @@ apply_fixture (const char *name, const struct profile *p,
 
   snprintf (path, sizeof (path), FIXTURES "/%s", name);
   s = load_spec (path);
-  if (profile_apply (s, p, ov, &err) < 0)
+  if (profile_apply (s, p, NULL, ov, &err) < 0)
     fail_msg ("%s: %s", name, err->msg);
   return s;
 }

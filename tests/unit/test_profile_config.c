@@ -11,6 +11,7 @@
 
 #include "../../oci/json.h"
 #include "../../policy/profile.h"
+#include "../../policy/profile_internal.h"
 #include "../../lib/util.h"
 
 #define MIB (INT64_C (1) << 20)
@@ -42,16 +43,18 @@ remove_config (struct tmpconf *t)
   rmdir (t->dir);
 }
 
-/* profile_load on text; returns the profile or NULL with *ret_msg. */
+/* profile_load on text; returns the profile or NULL with *ret_msg, and the
+ * operator configuration in *ret_config (when not NULL). */
 static struct profile *
-load_text (const char *text, const char *name, char **ret_msg)
+load_text_config (const char *text, const char *name, char **ret_msg,
+                  struct operator_config **ret_config)
 {
   struct tmpconf t;
   struct profile *p = NULL;
   struct moat_error *err = NULL;
 
   write_config (&t, text);
-  if (profile_load (t.path, name, &p, &err) < 0)
+  if (profile_load (t.path, name, &p, ret_config, &err) < 0)
     {
       /* error messages start with the file: keep only what follows */
       const char *rest = strncmp (err->msg, t.path, strlen (t.path)) == 0
@@ -62,6 +65,12 @@ load_text (const char *text, const char *name, char **ret_msg)
     }
   remove_config (&t);
   return p;
+}
+
+static struct profile *
+load_text (const char *text, const char *name, char **ret_msg)
+{
+  return load_text_config (text, name, ret_msg, NULL);
 }
 
 static void
@@ -102,7 +111,8 @@ static void
 test_defaults (void **state)
 {
   char *msg = NULL;
-  struct profile *p = load_text ("{}", NULL, &msg);
+  struct operator_config *config = NULL;
+  struct profile *p = load_text_config ("{}", NULL, &msg, &config);
   struct netguard_rules rules;
 
   assert_non_null (p);
@@ -114,7 +124,8 @@ test_defaults (void **state)
   assert_int_equal (p->cpu_period, 100000);
   assert_int_equal (p->tmpfs_size, 64 * MIB);
   assert_int_equal (p->nofile, 1024);
-  assert_string_equal (p->audit_log, "/var/log/moat/audit.jsonl");
+  assert_string_equal (config->audit_log, "/var/log/moat/audit.jsonl");
+  operator_config_free (config);
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
   assert_true (has_deny (p, AF_INET6, "fd00:ec2::254", 128));
   assert_true (strv_has (p->credential_env, "AWS_*"));
@@ -146,7 +157,8 @@ test_full_config (void **state)
         "\"egress_deny\":[\"192.168.0.0/16\"]},"
         "\"strict\":{\"limits\":{\"cpu_period\":50000}}}}";
   char *msg = NULL;
-  struct profile *p = load_text (text, NULL, &msg);
+  struct operator_config *config = NULL;
+  struct profile *p = load_text_config (text, NULL, &msg, &config);
 
   assert_non_null (p);
   assert_string_equal (p->name, "egress"); /* the config's default */
@@ -156,7 +168,8 @@ test_full_config (void **state)
   assert_int_equal (p->cpu_quota, 150000);
   assert_int_equal (p->tmpfs_size, 128 * MIB);
   assert_int_equal (p->nofile, 4096);
-  assert_string_equal (p->audit_log, "/srv/audit/moat.jsonl");
+  assert_string_equal (config->audit_log, "/srv/audit/moat.jsonl");
+  operator_config_free (config);
   assert_int_equal (strv_len (p->credential_env), 2);
   assert_true (strv_has (p->credential_env, "MY_CORP_*"));
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
@@ -182,7 +195,9 @@ test_example_config (void **state)
   struct profile *p = NULL;
   struct moat_error *err = NULL;
 
-  if (profile_load ("contrib/moat-config.example.json", "egress", &p, &err) < 0)
+  if (profile_load ("contrib/moat-config.example.json", "egress", &p, NULL,
+                    &err)
+      < 0)
     fail_msg ("example config: %s", err->msg);
   assert_int_equal (p->pids_limit, 128);
   assert_int_equal (p->memory_limit, 1024 * MIB);
@@ -194,7 +209,8 @@ test_example_config (void **state)
   assert_true (has_deny (p, AF_INET, "169.254.0.0", 16));
   assert_true (p->n_private >= 10);
   profile_free (p);
-  if (profile_load ("contrib/moat-config.example.json", NULL, &p, &err) < 0)
+  if (profile_load ("contrib/moat-config.example.json", NULL, &p, NULL, &err)
+      < 0)
     fail_msg ("example config: %s", err->msg);
   assert_string_equal (p->name, "strict");
   assert_int_equal (p->pids_limit, 64);
@@ -240,8 +256,8 @@ test_load_failures (void **state)
   struct moat_error *err = NULL;
   char *msg = NULL;
 
-  assert_true (profile_load ("/nonexistent/moat/config.json", NULL, &p, &err)
-               < 0);
+  assert_true (
+      profile_load ("/nonexistent/moat/config.json", NULL, &p, NULL, &err) < 0);
   assert_string_equal (err->msg, "reading operator config "
                                  "/nonexistent/moat/config.json: No such "
                                  "file or directory");
@@ -255,6 +271,48 @@ test_load_failures (void **state)
   free (msg);
 }
 
+/* The verbs that never judge load the operator configuration alone: the
+ * same configuration, profile name and errors as profile_load. */
+static void
+test_operator_config_alone (void **state)
+{
+  struct tmpconf t;
+  struct operator_config *config = NULL;
+  const char *name = NULL;
+  struct moat_error *err = NULL;
+
+  write_config (&t, "{\"profile\":\"egress\",\"audit_log\":\"/srv/a.jsonl\","
+                    "\"userns\":{\"pool_dir\":\"/srv/pool\"}}");
+  assert_int_equal (operator_config_load (t.path, NULL, &config, &name, &err),
+                    0);
+  assert_string_equal (name, "egress"); /* the config's default */
+  assert_string_equal (config->audit_log, "/srv/a.jsonl");
+  assert_string_equal (config->userns_pool_dir, "/srv/pool");
+  operator_config_free (config);
+  assert_int_equal (
+      operator_config_load (t.path, "strict", &config, &name, &err), 0);
+  assert_string_equal (name, "strict");
+  assert_string_equal (config->audit_log, "/srv/a.jsonl");
+  operator_config_free (config);
+  assert_true (operator_config_load (t.path, "lax", &config, &name, &err) < 0);
+  assert_string_equal (err->msg, "unknown profile lax (known: strict, egress)");
+  moat_error_free (&err);
+  remove_config (&t);
+  assert_true (operator_config_load ("/nonexistent/moat/config.json", NULL,
+                                     &config, NULL, &err)
+               < 0);
+  assert_string_equal (err->msg, "reading operator config "
+                                 "/nonexistent/moat/config.json: No such "
+                                 "file or directory");
+  moat_error_free (&err);
+  /* The built-in one reads no file. */
+  assert_int_equal (operator_config_load_builtin (NULL, &config, &name, &err),
+                    0);
+  assert_string_equal (name, "strict");
+  assert_string_equal (config->audit_log, "/var/log/moat/audit.jsonl");
+  operator_config_free (config);
+}
+
 static void
 test_to_json (void **state)
 {
@@ -265,7 +323,7 @@ test_to_json (void **state)
   json_node *root = NULL, *deny, *limits, *network;
   int64_t v;
 
-  assert_int_equal (profile_to_json (p, &text, &err), 0);
+  assert_int_equal (profile_to_json (p, NULL, &text, &err), 0);
   if (json_parse (text, strlen (text), JSON_MAX_SIZE, &root, &err) < 0)
     fail_msg ("profile_to_json gave bad JSON: %s", err->msg);
   assert_string_equal (json_string (json_get (root, "name")), "egress");
@@ -301,11 +359,11 @@ test_to_json (void **state)
 /* What the runtime makes of a bind of path (its realpath), from the bundle
  * /srv/bundle: allowed, and then read-only and noexec or not. */
 static void
-expect_bind (const struct profile *p, const char *path, bool allowed,
-             bool readonly)
+expect_bind (const struct profile *p, const struct operator_config *cfg,
+             const char *path, bool allowed, bool readonly)
 {
   struct moat_error *err = NULL;
-  int r = profile_check_bind_source (path, p, &err);
+  int r = profile_check_bind_source (path, p, cfg, &err);
   char *opts[] = { "rbind", "rw", NULL };
   struct spec_mount m = { .options = strv_dup (opts) };
   char *warning = NULL;
@@ -326,7 +384,7 @@ expect_bind (const struct profile *p, const char *path, bool allowed,
   struct bind_facts f = { .path = path,
                           .bundle = "/srv/bundle",
                           .rootfs = "/srv/bundle/rootfs" };
-  r = profile_harden_bind (&m, 0, &f, p, NULL, &warning, &err);
+  r = profile_harden_bind (&m, 0, &f, p, cfg, NULL, &warning, &err);
   if ((r == 0) != allowed)
     fail_msg ("%s: profile_harden_bind says %d", path, r);
   moat_error_free (&err);
@@ -344,7 +402,8 @@ expect_bind (const struct profile *p, const char *path, bool allowed,
 
 /* Does a bind of path (asked rw) end up with option opt? */
 static bool
-bind_gets (const struct profile *p, const char *path, const char *opt)
+bind_gets (const struct profile *p, const struct operator_config *cfg,
+           const char *path, const char *opt)
 {
   char *opts[] = { "rbind", "rw", NULL };
   struct spec_mount m = { .options = strv_dup (opts) };
@@ -353,8 +412,8 @@ bind_gets (const struct profile *p, const char *path, const char *opt)
   char *warning = NULL;
   bool found = false;
 
-  assert_int_equal (profile_harden_bind (&m, 0, &f, p, NULL, &warning, &err),
-                    0);
+  assert_int_equal (
+      profile_harden_bind (&m, 0, &f, p, cfg, NULL, &warning, &err), 0);
   for (size_t i = 0; m.options[i]; i++)
     found |= strcmp (m.options[i], opt) == 0;
   free (warning);
@@ -368,110 +427,155 @@ static void
 test_bind_noexec (void **state)
 {
   char *msg = NULL;
-  struct profile *p = load_text ("{}", NULL, &msg);
+  struct operator_config *cfg = NULL;
+  struct profile *p = load_text_config ("{}", NULL, &msg, &cfg);
 
-  assert_false (bind_gets (p, "/var/lib/docker/volumes/v/_data", "noexec"));
   assert_false (
-      bind_gets (p, "/var/lib/kubelet/pods/u/volumes/kubernetes.io~configmap/c",
-                 "noexec"));
-  assert_false (bind_gets (p, "/usr/bin/docker-init", "noexec"));
-  assert_true (bind_gets (p, "/var/lib/docker/containers/c/hosts", "noexec"));
-  assert_true (bind_gets (p, "/srv/bundle/data", "noexec"));
-  assert_true (bind_gets (p, "/home/user", "noexec"));
-  assert_true (bind_gets (p, "/home/user", "ro"));
+      bind_gets (p, cfg, "/var/lib/docker/volumes/v/_data", "noexec"));
+  assert_false (bind_gets (
+      p, cfg, "/var/lib/kubelet/pods/u/volumes/kubernetes.io~configmap/c",
+      "noexec"));
+  assert_false (bind_gets (p, cfg, "/usr/bin/docker-init", "noexec"));
+  assert_true (
+      bind_gets (p, cfg, "/var/lib/docker/containers/c/hosts", "noexec"));
+  assert_true (bind_gets (p, cfg, "/srv/bundle/data", "noexec"));
+  assert_true (bind_gets (p, cfg, "/home/user", "noexec"));
+  assert_true (bind_gets (p, cfg, "/home/user", "ro"));
   profile_free (p);
-  p = load_text ("{\"noexec_volumes\": true}", NULL, &msg);
-  assert_true (bind_gets (p, "/var/lib/docker/volumes/v/_data", "noexec"));
-  assert_false (bind_gets (p, "/var/lib/docker/volumes/v/_data", "ro"));
+  operator_config_free (cfg);
+  p = load_text_config ("{\"noexec_volumes\": true}", NULL, &msg, &cfg);
+  assert_true (bind_gets (p, cfg, "/var/lib/docker/volumes/v/_data", "noexec"));
+  assert_false (bind_gets (p, cfg, "/var/lib/docker/volumes/v/_data", "ro"));
   profile_free (p);
+  operator_config_free (cfg);
   (void)state;
+}
+
+/* create's audit line is written from the field table: every field marked
+ * FIELD_AUDIT is there under its profile show key, no other one is, and
+ * the network lists carry the nameservers create read. */
+static void
+test_audit_from_table (void **state)
+{
+  struct profile *p = NULL;
+  struct moat_error *err = NULL;
+  struct cidr dns;
+  json_node *root = NULL;
+  char *text;
+
+  (void)state;
+  assert_int_equal (profile_load_builtin ("egress", &p, NULL, &err), 0);
+  assert_int_equal (cidr_parse ("10.96.0.10", &dns), 0);
+  text = profile_audit_json (p, NULL, &dns, 1);
+  assert_int_equal (json_parse (text, strlen (text), 1 << 20, &root, &err), 0);
+  for (size_t i = 0; i < profile_n_fields; i++)
+    {
+      const struct field *f = &profile_fields[i];
+      const json_node *v = f->show ? profile_json_member (root, f->show) : NULL;
+      if (!(f->flags & FIELD_AUDIT) != (v == NULL))
+        fail_msg ("%s: %s in the audit line", f->show ? f->show : f->saved,
+                  v ? "wrongly" : "missing");
+    }
+  assert_string_equal (json_string (json_array_get (
+                           json_get (json_get (root, "network"), "dns"), 0)),
+                       "10.96.0.10/32:53");
+  json_free (root);
+  free (text);
+  profile_free (p);
 }
 
 static void
 test_bind_sources (void **state)
 {
   char *msg = NULL;
-  struct profile *p = load_text ("{}", NULL, &msg);
+  struct operator_config *cfg = NULL;
+  struct profile *p = load_text_config ("{}", NULL, &msg, &cfg);
   struct moat_error *err = NULL;
 
-  expect_bind (p, "/etc", false, false);
-  expect_bind (p, "/etc/shadow", false, false);
-  expect_bind (p, "/run/docker.sock", false, false);
-  expect_bind (p, "/var/lib/docker/x", false, false);
+  expect_bind (p, cfg, "/etc", false, false);
+  expect_bind (p, cfg, "/etc/shadow", false, false);
+  expect_bind (p, cfg, "/run/docker.sock", false, false);
+  expect_bind (p, cfg, "/var/lib/docker/x", false, false);
   /* G5: any other host path is read-only, the bundle writable */
-  expect_bind (p, "/home/user/data", true, true);
-  expect_bind (p, "/srv/bundle/data", true, false);
-  expect_bind (p, "/srv/bundle/rootfs", true, true);
-  expect_bind (p, "/srv/bundle/rootfs/etc", true, true);
-  expect_bind (p, "/srv", true, true);
-  expect_bind (p, "/var/lib/dpkg", true, true);
-  expect_bind (p, "/var/spool/cron", true, true);
-  expect_bind (p, "/run/dbus", false, false);
-  expect_bind (p, "/run/systemd/private", false, false);
-  expect_bind (p, "/run/user/1000", false, false);
-  expect_bind (p, "/run/lock", false, false);
-  expect_bind (p, "/var/run/dbus/system_bus_socket", false, false);
-  expect_bind (p, "/run/systemd/resolve/stub-resolv.conf", true, true);
-  expect_bind (p, "/", false, false);
-  expect_bind (p, "/var", false, false);
-  expect_bind (p, "/var/run", false, false);
-  expect_bind (p, "/run", false, false);
-  expect_bind (p, "/proc/1/root", false, false);
-  expect_bind (p, "/sys/fs/cgroup", false, false);
-  expect_bind (p, "/dev/kvm", false, false);
-  expect_bind (p, "/boot", false, false);
-  expect_bind (p, "/root/.ssh", false, false);
-  expect_bind (p, "/run/containerd/containerd.sock", false, false);
-  expect_bind (p, "/run/user/1000/podman/podman.sock", false, false);
-  expect_bind (p, "/home/user/docker.sock", false, false);
-  expect_bind (p, "/var/lib/kubelet/pki", false, false);
-  expect_bind (p, "/var/log/moat", false, false); /* the audit log */
-  expect_bind (p, "/run/moat", false, false);
+  expect_bind (p, cfg, "/home/user/data", true, true);
+  expect_bind (p, cfg, "/srv/bundle/data", true, false);
+  expect_bind (p, cfg, "/srv/bundle/rootfs", true, true);
+  expect_bind (p, cfg, "/srv/bundle/rootfs/etc", true, true);
+  expect_bind (p, cfg, "/srv", true, true);
+  expect_bind (p, cfg, "/var/lib/dpkg", true, true);
+  expect_bind (p, cfg, "/var/spool/cron", true, true);
+  expect_bind (p, cfg, "/run/dbus", false, false);
+  expect_bind (p, cfg, "/run/systemd/private", false, false);
+  expect_bind (p, cfg, "/run/user/1000", false, false);
+  expect_bind (p, cfg, "/run/lock", false, false);
+  expect_bind (p, cfg, "/var/run/dbus/system_bus_socket", false, false);
+  expect_bind (p, cfg, "/run/systemd/resolve/stub-resolv.conf", true, true);
+  expect_bind (p, cfg, "/", false, false);
+  expect_bind (p, cfg, "/var", false, false);
+  expect_bind (p, cfg, "/var/run", false, false);
+  expect_bind (p, cfg, "/run", false, false);
+  expect_bind (p, cfg, "/proc/1/root", false, false);
+  expect_bind (p, cfg, "/sys/fs/cgroup", false, false);
+  expect_bind (p, cfg, "/dev/kvm", false, false);
+  expect_bind (p, cfg, "/boot", false, false);
+  expect_bind (p, cfg, "/root/.ssh", false, false);
+  expect_bind (p, cfg, "/run/containerd/containerd.sock", false, false);
+  expect_bind (p, cfg, "/run/user/1000/podman/podman.sock", false, false);
+  expect_bind (p, cfg, "/home/user/docker.sock", false, false);
+  expect_bind (p, cfg, "/var/lib/kubelet/pki", false, false);
+  expect_bind (p, cfg, "/var/log/moat", false, false); /* the audit log */
+  expect_bind (p, cfg, "/run/moat", false, false);
   /* the engines' per-container files and volumes */
-  expect_bind (p, "/var/lib/docker/containers/abc/hosts", true, false);
-  expect_bind (p, "/var/lib/docker/containers/abc/mounts/shm", true, false);
-  expect_bind (p, "/var/lib/docker/volumes/data/_data/sub", true, false);
-  expect_bind (p, "/var/lib/docker/volumes/data/_data/docker.sock", false,
+  expect_bind (p, cfg, "/var/lib/docker/containers/abc/hosts", true, false);
+  expect_bind (p, cfg, "/var/lib/docker/containers/abc/mounts/shm", true,
                false);
-  expect_bind (p, "/var/lib/docker/containers/abc/config.v2.json", false,
+  expect_bind (p, cfg, "/var/lib/docker/volumes/data/_data/sub", true, false);
+  expect_bind (p, cfg, "/var/lib/docker/volumes/data/_data/docker.sock", false,
                false);
-  expect_bind (p,
+  expect_bind (p, cfg, "/var/lib/docker/containers/abc/config.v2.json", false,
+               false);
+  expect_bind (p, cfg,
                "/run/containers/storage/overlay-containers/abc/userdata/hosts",
                true, false);
-  expect_bind (p, "/var/lib/kubelet/pods/uid/volumes/kubernetes.io~secret/t",
-               true, false);
+  expect_bind (p, cfg,
+               "/var/lib/kubelet/pods/uid/volumes/kubernetes.io~secret/t", true,
+               false);
   /* host files allowed read-only */
-  expect_bind (p, "/etc/resolv.conf", true, true);
-  expect_bind (p, "/usr/bin/docker-init", true, true);
-  expect_bind (p, "/usr", true, true);
-  expect_bind (p, "/usrlocal", true, true);
-  assert_true (profile_check_bind_source ("etc", p, &err) < 0);
+  expect_bind (p, cfg, "/etc/resolv.conf", true, true);
+  expect_bind (p, cfg, "/usr/bin/docker-init", true, true);
+  expect_bind (p, cfg, "/usr", true, true);
+  expect_bind (p, cfg, "/usrlocal", true, true);
+  assert_true (profile_check_bind_source ("etc", p, cfg, &err) < 0);
   moat_error_free (&err);
   profile_free (p);
+  operator_config_free (cfg);
 
   /* engine_roots: an engine's data-root elsewhere; writable_bind_trees */
-  p = load_text ("{\"engine_roots\": {\"docker\": [\"/data/docker\"], "
-                 "\"podman\": [\"/run/eng/podman\"]}, "
-                 "\"writable_bind_trees\": [\"/srv/shared/\"]}",
-                 NULL, &msg);
+  p = load_text_config ("{\"engine_roots\": {\"docker\": [\"/data/docker\"], "
+                        "\"podman\": [\"/run/eng/podman\"]}, "
+                        "\"writable_bind_trees\": [\"/srv/shared/\"]}",
+                        NULL, &msg, &cfg);
   assert_non_null (p);
-  expect_bind (p, "/data/docker/containers/abc/hosts", true, false);
-  expect_bind (p, "/data/docker/volumes/v/_data/x", true, false);
-  expect_bind (p, "/data/docker/containers/abc/config.v2.json", false, false);
-  expect_bind (p, "/data/docker", false, false);
-  expect_bind (p, "/data", false, false);
-  expect_bind (p, "/run/eng/podman/overlay-containers/abc/userdata/hosts", true,
+  expect_bind (p, cfg, "/data/docker/containers/abc/hosts", true, false);
+  expect_bind (p, cfg, "/data/docker/volumes/v/_data/x", true, false);
+  expect_bind (p, cfg, "/data/docker/containers/abc/config.v2.json", false,
                false);
-  expect_bind (p, "/run/eng/podman/overlay-containers/abc", false, false);
-  expect_bind (p, "/srv/shared/x", true, false);
-  expect_bind (p, "/srv", true, true);
+  expect_bind (p, cfg, "/data/docker", false, false);
+  expect_bind (p, cfg, "/data", false, false);
+  expect_bind (p, cfg, "/run/eng/podman/overlay-containers/abc/userdata/hosts",
+               true, false);
+  expect_bind (p, cfg, "/run/eng/podman/overlay-containers/abc", false, false);
+  expect_bind (p, cfg, "/srv/shared/x", true, false);
+  expect_bind (p, cfg, "/srv", true, true);
   profile_free (p);
-  assert_null (
-      load_text ("{\"engine_roots\": {\"dockr\": [\"/x\"]}}", NULL, &msg));
+  operator_config_free (cfg);
+  assert_null (load_text_config ("{\"engine_roots\": {\"dockr\": [\"/x\"]}}",
+                                 NULL, &msg, &cfg));
   assert_non_null (strstr (msg, "engine_roots.dockr: unknown key"));
   free (msg);
   msg = NULL;
-  assert_null (load_text ("{\"writable_bind_trees\": [\"/\"]}", NULL, &msg));
+  assert_null (load_text_config ("{\"writable_bind_trees\": [\"/\"]}", NULL,
+                                 &msg, &cfg));
   free (msg);
 }
 
@@ -504,11 +608,13 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_defaults),
+    cmocka_unit_test (test_operator_config_alone),
     cmocka_unit_test (test_example_config),
     cmocka_unit_test (test_full_config),
     cmocka_unit_test (test_config_errors),
     cmocka_unit_test (test_load_failures),
     cmocka_unit_test (test_to_json),
+    cmocka_unit_test (test_audit_from_table),
     cmocka_unit_test (test_bind_sources),
     cmocka_unit_test (test_bind_noexec),
     cmocka_unit_test (test_parse_size),

@@ -51,7 +51,7 @@ strict_profile (void)
   assert_true (fd >= 0);
   assert_int_equal (write (fd, "{}\n", 3), 3);
   close (fd);
-  assert_int_equal (profile_load (config, "strict", &p, &err), 0);
+  assert_int_equal (profile_load (config, "strict", &p, NULL, &err), 0);
   unlink (config);
   return p;
 }
@@ -68,7 +68,7 @@ hardened (const struct profile *p, const char *linux_, struct override_list *ov)
   struct moat_error *err = NULL;
 
   assert_int_equal (spec_parse (json, strlen (json), &s, &err), 0);
-  assert_int_equal (profile_apply (s, p, ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, ov, &err), 0);
   return s;
 }
 

@@ -35,7 +35,7 @@ test_annotations_tighten_never_loosen (void **state)
       "");
   const struct spec_resources *r = &s->linux_.resources;
 
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_int_equal (r->pids_limit, 10);
   assert_int_equal (r->memory.limit, 128 * MIB);
   assert_int_equal (r->cpu.quota, 50000);
@@ -59,7 +59,7 @@ test_annotations_tighten_never_loosen (void **state)
                  "\"run.moat.memory-limit\":\"lots\","
                  "\"run.moat.cpus\":\"-1\"",
                  "\"resources\":{\"pids\":{\"limit\":50}}");
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_int_equal (s->linux_.resources.pids_limit, 50);
   assert_int_equal (s->linux_.resources.memory.limit, 512 * MIB);
   assert_int_equal (s->linux_.resources.cpu.quota, 100000);
@@ -117,7 +117,7 @@ test_host_namespace_paths (void **state)
       "{\"type\":\"pid\",\"path\":\"/proc/1234/ns/pid\"},{\"type\":\"ipc\"},"
       "{\"type\":\"uts\"},{\"type\":\"mount\"}]");
 
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_true (s->linux_.ns[NS_NET].present);
   assert_null (s->linux_.ns[NS_NET].path);
   assert_string_equal (s->linux_.ns[NS_PID].path, "/proc/1234/ns/pid");
@@ -147,7 +147,7 @@ expect_mount_refused (const struct profile *p, const char *mount,
   struct moat_error *err = NULL;
   struct spec *s = spec_with (mount, "", "");
 
-  assert_true (profile_apply (s, p, &ov, &err) < 0);
+  assert_true (profile_apply (s, p, NULL, &ov, &err) < 0);
   assert_string_equal (err->msg, msg);
   assert_non_null (find_override (&ov, OVERRIDE_REFUSED, "mounts[0]"));
   moat_error_free (&err);
@@ -211,7 +211,7 @@ test_mounts_refused (void **state)
         struct override_list ov = { 0 };
         struct moat_error *err = NULL;
         struct spec *s = spec_with (mounts[i], "", "");
-        if (profile_apply (s, p, &ov, &err) == 0)
+        if (profile_apply (s, p, NULL, &ov, &err) == 0)
           fail_msg ("allowed: %s", mounts[i]);
         assert_true (strncmp (err->msg, "mounts[0]: refusing ", 20) == 0);
         assert_non_null (find_override (&ov, OVERRIDE_REFUSED, "mounts[0]"));
@@ -246,7 +246,7 @@ test_scratch_tmpfs (void **state)
       "\"source\":\"tmpfs\"}",
       "", "");
 
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_int_equal (s->n_mounts, 3);
   assert_string_equal (s->mounts[0].type, "tmpfs");
   assert_true (has_option (&s->mounts[0], "size=67108864"));
@@ -260,7 +260,7 @@ test_scratch_tmpfs (void **state)
   s = spec_with ("{\"destination\":\"/tmp/.X11-unix\",\"type\":\"bind\","
                  "\"source\":\"/srv/x11\",\"options\":[\"rbind\"]}",
                  "", "");
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_string_equal (s->mounts[0].destination, "/tmp");
   assert_string_equal (s->mounts[1].destination, "/tmp/.X11-unix");
   assert_string_equal (s->mounts[2].destination, "/var/tmp");
@@ -281,7 +281,7 @@ test_sysctl_names (void **state)
       "\"fs.mqueue.msg_max\":\"10\",\"kernel.sem\":\"1 2 3 4\","
       "\"kernel.hostname\":\"x\",\"vm.overcommit_memory\":\"1\"}");
 
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_int_equal (s->linux_.n_sysctl, 2);
   assert_string_equal (s->linux_.sysctl[0].key, "fs.mqueue.msg_max");
   assert_string_equal (s->linux_.sysctl[1].key, "kernel.sem");

@@ -15,7 +15,8 @@
 
 /* The profile an operator config text gives (NULL: an error, in *msg). */
 static struct profile *
-profile_from (const char *config, char **msg)
+profile_config_from (const char *config, char **msg,
+                     struct operator_config **ret_config)
 {
   char path[] = "/tmp/moat-test-userns-XXXXXX";
   int fd = mkstemp (path);
@@ -26,13 +27,19 @@ profile_from (const char *config, char **msg)
   assert_int_equal (write (fd, config, strlen (config)),
                     (ssize_t)strlen (config));
   close (fd);
-  if (profile_load (path, "strict", &p, &err) < 0)
+  if (profile_load (path, "strict", &p, ret_config, &err) < 0)
     {
       *msg = strdup (err->msg);
       moat_error_free (&err);
     }
   unlink (path);
   return p;
+}
+
+static struct profile *
+profile_from (const char *config, char **msg)
+{
+  return profile_config_from (config, msg, NULL);
 }
 
 static struct spec *
@@ -56,16 +63,18 @@ static void
 test_defaults_and_show (void **state)
 {
   char *msg = NULL;
-  struct profile *p = profile_from ("{}", &msg);
+  struct operator_config *config = NULL;
+  struct profile *p = profile_config_from ("{}", &msg, &config);
   char *json = NULL;
 
   (void)state;
   assert_non_null (p);
   assert_true (p->userns);
-  assert_int_equal (p->userns_first, 0x40000000u);
-  assert_int_equal (p->userns_blocks, 16384);
-  assert_string_equal (p->userns_pool_dir, "/run/moat-idpool");
-  assert_int_equal (profile_to_json (p, &json, NULL), 0);
+  assert_int_equal (config->userns_first, 0x40000000u);
+  assert_int_equal (config->userns_blocks, 16384);
+  assert_string_equal (config->userns_pool_dir, "/run/moat-idpool");
+  assert_int_equal (profile_to_json (p, config, &json, NULL), 0);
+  operator_config_free (config);
   assert_non_null (strstr (json, "\"userns\""));
   free (json);
   profile_free (p);
@@ -90,17 +99,19 @@ test_operator_keys (void **state)
     { "{\"userns\": {\"size\": 1}}", "userns.size: unknown key" },
   };
   char *msg = NULL;
-  struct profile *p = profile_from (
+  struct operator_config *config = NULL;
+  struct profile *p = profile_config_from (
       "{\"userns\": {\"enabled\": false, \"first_id\": 2147483648, "
       "\"blocks\": 2, \"pool_dir\": \"/run/x\"}}",
-      &msg);
+      &msg, &config);
 
   (void)state;
   assert_non_null (p);
   assert_false (p->userns);
-  assert_int_equal (p->userns_first, 2147483648u);
-  assert_int_equal (p->userns_blocks, 2);
-  assert_string_equal (p->userns_pool_dir, "/run/x");
+  assert_int_equal (config->userns_first, 2147483648u);
+  assert_int_equal (config->userns_blocks, 2);
+  assert_string_equal (config->userns_pool_dir, "/run/x");
+  operator_config_free (config);
   profile_free (p);
   for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
     {
@@ -126,7 +137,7 @@ test_config_mappings (void **state)
       ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, "
       "\"size\": 65536}], \"gidMappings\": [{\"containerID\": 0, "
       "\"hostID\": 100000, \"size\": 65536}]");
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_int_equal (s->linux_.n_uid_mappings, 1);
   assert_int_equal (s->linux_.uid_mappings[0].host_id, 100000);
   spec_free (s);
@@ -134,7 +145,7 @@ test_config_mappings (void **state)
   /* Host id 0 anywhere in a range: refused. */
   s = spec_with_user (", \"uidMappings\": [{\"containerID\": 0, "
                       "\"hostID\": 0, \"size\": 1}]");
-  assert_int_equal (profile_apply (s, p, &ov, &err), -1);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), -1);
   assert_string_equal (err->msg, "linux.uidMappings[0]: maps host id 0: "
                                  "container root would be host root "
                                  "(profile strict)");
@@ -146,7 +157,7 @@ test_config_mappings (void **state)
       ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, "
       "\"size\": 65536}], \"gidMappings\": [{\"containerID\": 0, "
       "\"hostID\": 1073807360, \"size\": 10}]");
-  assert_int_equal (profile_apply (s, p, &ov, &err), -1);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), -1);
   assert_non_null (strstr (err->msg, "linux.gidMappings[0]: reaches moat's "
                                      "id pool"));
   moat_error_free (&err);
@@ -160,7 +171,7 @@ test_config_mappings (void **state)
           " \"linux\": {\"sysctl\": {\"net.ipv4.ping_group_range\":"
           " \"0 2147483647\"}}}";
     assert_int_equal (spec_parse (json, strlen (json), &s, &err), 0);
-    assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+    assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
     assert_int_equal (s->linux_.n_sysctl, 1);
     assert_string_equal (s->linux_.sysctl[0].value, "0 65535");
     spec_free (s);
@@ -168,7 +179,7 @@ test_config_mappings (void **state)
   }
   /* A user namespace without mappings: moat maps it. */
   s = spec_with_user ("");
-  assert_int_equal (profile_apply (s, p, &ov, &err), 0);
+  assert_int_equal (profile_apply (s, p, NULL, &ov, &err), 0);
   assert_true (s->linux_.ns[NS_USER].present);
   assert_int_equal (s->linux_.n_uid_mappings, 0);
   spec_free (s);

@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple, Union
 from ._core import (SANDBOX_OPTIONS, Callback, Command, MoatTimeout, Record, SessionBase,
                     command_argv, fail, finish_record, global_flags, moat_binary,
                     moat_deadline, option_flags)
+from ._code import DEFAULT_CELL_OUTPUT_LIMIT
 from ._sync import _with_input
 
 Streams = Tuple[int, bytes, bytes, bytes]
@@ -98,6 +99,8 @@ class AsyncSession(SessionBase):
     """Session, awaitable: `async with AsyncSession(rootfs=...) as s:
     rec = await s.exec("...")`."""
 
+    _code_lock: Optional[asyncio.Lock] = None
+
     async def create(self) -> str:
         out = await _simple(self._create_argv(), self._moat_timeout)
         sid: str = json.loads(out)["id"]
@@ -123,7 +126,19 @@ class AsyncSession(SessionBase):
     async def get(self, src: str, host_path: str) -> None:
         await _simple(self._argv("get", str(self.id), src, host_path), self._moat_timeout)
 
+    async def run_code(self, code: str, *, timeout: Union[None, int, float, str] = None,
+                       output_limit: int = DEFAULT_CELL_OUTPUT_LIMIT) -> Record:
+        """As Session.run_code; the interpreter's pipe is read in a worker
+        thread, and cells of one session run one at a time."""
+        interpreter, sid = self._code_interpreter()
+        if self._code_lock is None:
+            self._code_lock = asyncio.Lock()
+        async with self._code_lock:
+            return await asyncio.get_running_loop().run_in_executor(
+                None, interpreter.run, self._argv("exec"), sid, code, timeout, output_limit)
+
     async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self._drop_interpreter)
         if self.id is not None:
             await _simple(self._argv("rm", self.id), self._moat_timeout)
             self.id = None

@@ -9,6 +9,8 @@ import re
 import shutil
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ._code import CodeInterpreter
+
 Command = Union[str, Sequence[str]]
 Callback = Callable[[bytes], None]
 Record = Dict[str, Any]
@@ -173,10 +175,24 @@ class SessionBase:
         self._moat, self._globals = moat, global_flags(root, profile, config)
         self._options = options
         self._moat_timeout = moat_timeout
+        self._interpreter: Optional[CodeInterpreter] = None
         self.id: Optional[str] = None
 
     def _argv(self, *verb: str) -> List[str]:
         return [moat_binary(self._moat)] + self._globals + ["session"] + list(verb)
+
+    def _code_interpreter(self) -> Tuple[CodeInterpreter, str]:
+        """run_code's interpreter (made on first use) and the session id."""
+        if self.id is None:
+            raise RuntimeError("the session is not created (use with, or create())")
+        if self._interpreter is None:
+            self._interpreter = CodeInterpreter()
+        return self._interpreter, self.id
+
+    def _drop_interpreter(self) -> None:
+        interpreter, self._interpreter = self._interpreter, None
+        if interpreter is not None:
+            interpreter.stop()
 
     def _create_argv(self) -> List[str]:
         return self._argv("create", "--json") + option_flags(self._options, CREATE_OPTIONS,

@@ -10,6 +10,7 @@ import tempfile
 import time
 from typing import Dict, List, Optional, Tuple, Union
 
+from ._code import DEFAULT_CELL_OUTPUT_LIMIT
 from ._core import (SANDBOX_OPTIONS, Callback, Command, MoatTimeout, Record, SessionBase,
                     command_argv, fail, finish_record, global_flags, moat_binary,
                     moat_deadline, option_flags)
@@ -153,7 +154,21 @@ class Session(SessionBase):
         """Copy a file or tree out (symlinks are skipped, never followed)."""
         _simple(self._argv("get", str(self.id), src, host_path), self._moat_timeout)
 
+    def run_code(self, code: str, *, timeout: Union[None, int, float, str] = None,
+                 output_limit: int = DEFAULT_CELL_OUTPUT_LIMIT) -> Record:
+        """A Python cell in the session's interpreter (python3 in the
+        session), which keeps its state from cell to cell. Record: "value"
+        (repr of the last expression, or None), "error" (name, value,
+        traceback, or None), "stdout_text", "stderr_text" and their
+        "_dropped" byte counts past output_limit, "timed_out" (the cell ran
+        past timeout, default 60 s: the interpreter was killed, its state
+        is gone), "interpreter_died", "fresh" (this cell started a new
+        interpreter)."""
+        interpreter, sid = self._code_interpreter()
+        return interpreter.run(self._argv("exec"), sid, code, timeout, output_limit)
+
     def close(self) -> None:
+        self._drop_interpreter()
         if self.id is not None:
             _simple(self._argv("rm", self.id), self._moat_timeout)
             self.id = None

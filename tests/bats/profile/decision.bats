@@ -73,7 +73,7 @@ pids_max() {
 	update_config --arg s "$BUNDLE/srv" '.mounts += [{"destination": "/srv", "type": "bind", "source": $s, "options": ["rbind"]}]'
 	start_sleeper
 	spec="$ROOT/$CID/policy.json"
-	jq -e '.version == 2' "$spec"
+	jq -e '.version == 4' "$spec"
 	# The bundle is writable but never executable (G13), and the init
 	# got it so: the saved spec says so too.
 	jq -e '.spec.mounts[] | select(.destination == "/srv") | .options | index("noexec")' "$spec"
@@ -123,4 +123,39 @@ pids_max() {
 	[ "$output" = "moat: run $CID: user namespace /proc/$USERNS_PID/ns/user: the user namespace joined maps host uid 0: container root would be host root" ]
 	[ ! -e "$ROOT/$CID" ]
 	audit_has "$CID" '.overrides[] | select(.path == "linux.namespaces.user" and .kind == "refused")'
+}
+
+# Create and start on a host with no cgroup v2 hierarchy (a mount namespace
+# of the test's own where /sys/fs/cgroup/unified is unmounted), so that the
+# network guard is the fallback start installs.
+create_start_without_cgroup2() {
+	unshare -m --propagation private sh -c '
+		umount -l /sys/fs/cgroup/unified 2>/dev/null || true
+		[ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" != cgroup2fs ] || exit 3
+		"$@"' sh "$@"
+}
+
+@test "decision: start's fallback guard (no cgroup v2) installs the lists create judged, after the operator config changed" {
+	[ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] ||
+		[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ] ||
+		skip "needs a hybrid host (cgroup2 at /sys/fs/cgroup/unified) to hide cgroup v2 from moat"
+	prepare_bundle spec
+	add_testbin sysprobe
+	# At create: egress, and a public range the operator denies.
+	printf '{"audit_log": "%s", "profile": "egress", "egress_deny": ["198.51.100.0/24"]}\n' \
+		"$AUDIT_LOG" >"$MOAT_CONFIG"
+	next_id
+	update_config '.process.args = ["sysprobe", "connect", "198.51.100.7", "80"]'
+	create_start_without_cgroup2 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" \
+		create -b "$BUNDLE" "$CID" >"$BUNDLE/$CID.out" 2>&1 </dev/null
+	[ "$(jq -r .netguard "$ROOT/$CID/state.json")" = fallback ]
+	# Before start the operator drops the entry: start obeys create.
+	printf '{"audit_log": "%s", "profile": "egress"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	run create_start_without_cgroup2 "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" start "$CID"
+	[ "$status" -eq 0 ]
+	wait_status "$CID" stopped
+	cat "$BUNDLE/$CID.out" >&2
+	# A prohibit rule answers EACCES; with no rule, the fresh namespace
+	# has no route there (ENETUNREACH).
+	grep -q "Permission denied" "$BUNDLE/$CID.out"
 }

@@ -291,6 +291,20 @@ only_ok() {
 	grep -q "warning: annotations.run.moat.egress-allow: 169.254.169.254 ignored (a cloud metadata address, G2)" "$BUNDLE/$CID.out"
 }
 
+@test "G1 egress: a run.moat.egress-allow entry holding metadata addresses is told and recorded without them; G2 still refuses them" {
+	prepare_bundle spec
+	make_test_host
+	# 168.0.0.0/6 holds 169.254.0.0/16 and 168.63.129.16.
+	update_config '.annotations["run.moat.egress-allow"] = "168.0.0.0/6,198.51.100.7/32:8080"'
+	only_ok 0 2 3
+	run_probes --profile egress
+	grep -qF "warning: annotations.run.moat.egress-allow: 169.254.0.0/16 168.63.129.16/32 (in 168.0.0.0/6) ignored (a cloud metadata address, G2)" "$BUNDLE/$CID.out"
+	# What holds is recorded, not what was asked.
+	jq -e '.overrides[] | select(.path == "annotations.run.moat.egress-allow" and .kind == "changed")
+		| .enforced == "168.0.0.0/6 except 169.254.0.0/16 168.63.129.16/32,198.51.100.7/32:8080"' \
+		"$ROOT/$CID/policy.json"
+}
+
 @test "G1 egress: the audit line of create names the effective lists, the nameserver included" {
 	prepare_bundle spec
 	make_test_host
@@ -298,7 +312,7 @@ only_ok() {
 	next_id
 	moat --profile egress create -b "$BUNDLE" "$CID"
 	[ "$status" -eq 0 ]
-	line=$(jq -c --arg id "$CID" 'select(.verb == "create" and .id == $id) | .network' "$AUDIT_LOG")
+	line=$(jq -c --arg id "$CID" 'select(.verb == "create" and .id == $id) | .effective.network' "$AUDIT_LOG")
 	[ "$(jq -r .mode <<<"$line")" = allowlist ]
 	[ "$(jq -c .allow <<<"$line")" = '["198.51.100.7/32:443"]' ]
 	[ "$(jq -c .dns <<<"$line")" = "[\"$NET.53/32:53\"]" ]
@@ -362,4 +376,27 @@ only_ok() {
 	moat delete -f "$CID"
 	[ "$status" -eq 0 ]
 	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.overflow == 46 and (.refused | length) == 256 and .refused[0].count == 2)'
+}
+
+@test "G1 strict: a connection from outside to a listener in the container is dropped by the skb program, and counted" {
+	prepare_bundle spec
+	make_test_host
+	update_config '.process.args = ["sh", "-c", "nc -ll -p 9999 -e true </dev/null; sleep 1000"]'
+	next_id
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" --pid-file "$BUNDLE/$CID.pid" "$CID" </dev/null >"$BUNDLE/$CID.out" 2>&1
+	pid=$(cat "$BUNDLE/$CID.pid")
+	wire_container "$pid"
+	moat start "$CID"
+	[ "$status" -eq 0 ]
+	wait_listen "$pid" 9999
+	# The SYN reaches the listening socket's ingress program, which drops
+	# it: the connect times out, and the count says why.
+	run ip netns exec "$HOST_NS" "$BUSYBOX" nc -w 1 "$NET.2" 9999 </dev/null
+	[ "$status" -ne 0 ]
+	moat events --stats "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(jq .data.network.dropped_packets <<<"$output")" -ge 1 ]
+	moat delete -f "$CID"
+	[ "$status" -eq 0 ]
+	audit_has "$CID" 'select(.verb == "delete") | .refused_connects | select(.dropped_packets >= 1)'
 }

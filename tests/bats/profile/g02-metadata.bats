@@ -109,29 +109,6 @@ UNREACHABLE="Network is unreachable (errno 101)"
 # guard refused, not that nothing answers: 198.51.100.7 does.
 JOINED_FAR=(198.51.100.7 10.213.77.1 100.100.100.200 100.100.100.201 100.64.1.1 169.254.169.254 168.63.129.16)
 
-# $1: the container end's address/prefix; $2: the far end's.
-make_joined_topology() {
-	local a
-	make_netns far
-	FAR_NS="$NS"
-	make_netns joined
-	JOINED_NS="$NS"
-	# Created inside the namespaces: the names never meet the host's.
-	ip -n "$JOINED_NS" link add c0 type veth peer name p0 netns "$FAR_NS"
-	ip -n "$JOINED_NS" addr add "$1" dev c0
-	ip -n "$JOINED_NS" link set c0 up
-	ip -n "$JOINED_NS" route add default via "${2%/*}"
-	ip -n "$FAR_NS" addr add "$2" dev p0
-	ip -n "$FAR_NS" link set p0 up
-	for a in "${JOINED_FAR[@]}"; do
-		ip -n "$FAR_NS" addr add "$a/32" dev lo
-	done
-	for p in 80 443 8080; do
-		listen_in "$FAR_NS" "$p"
-	done
-	update_config --arg p "/run/netns/$JOINED_NS" \
-		'.linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
-}
 
 # Connect to every far address on every port from inside; $1: the
 # profile, $2: the addresses that must connect (the rest must get EPERM).

@@ -168,3 +168,17 @@ assert_no_secrets() {
 		}
 	done
 }
+
+@test "G10: a host sysctl config.json asks for is not set, and run says so on stderr" {
+	prepare_bundle spec
+	update_config '.linux.sysctl = {"kernel.core_pattern": "|/bin/evil", "kernel.msgmax": "8192"}
+		| .process.args = ["sh", "-c", "cat /proc/sys/kernel/core_pattern /proc/sys/kernel/msgmax"]'
+	next_id
+	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" "$CID" >"$BUNDLE/out" 2>"$BUNDLE/err"
+	cat "$BUNDLE/out" "$BUNDLE/err" >&2
+	[ "$(sed -n 1p "$BUNDLE/out")" != "|/bin/evil" ]
+	[ "$(sed -n 2p "$BUNDLE/out")" = 8192 ]
+	grep -qxF "moat: run $CID: warning: linux.sysctl.kernel.core_pattern: asked |/bin/evil, ignored (not among the sysctls the profile allows: moat profile show lists them)" "$BUNDLE/err"
+	# The allowed one is not told.
+	! grep -q msgmax "$BUNDLE/err"
+}

@@ -166,3 +166,66 @@ lifecycle_audited() {
 	# The README's query finds the run and not the create.
 	[ "$(jq -c 'select(.refused)' "$AUDIT_LOG" | jq -r .verb | sort -u | tr '\n' ' ')" = "run " ]
 }
+
+@test "G11: create's audit line carries the effective profile from the field table: the limits an annotation tightened, the modes, the network lists" {
+	prepare_bundle spec
+	printf '{"audit_log": "%s", "limits": {"nofile": 512}, "seccomp": "agent"}\n' "$AUDIT_LOG" >"$MOAT_CONFIG"
+	update_config '.annotations["run.moat.pids-limit"] = "10"'
+	next_id
+	moat create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	eff=$(audit_lines "$CID" | jq -c 'select(.verb == "create") | .effective')
+	echo "$eff" >&2
+	[ "$(jq -r .limits.pids <<<"$eff")" = 10 ]
+	[ "$(jq -r .limits.nofile <<<"$eff")" = 512 ]
+	[ "$(jq -r .limits.cpus <<<"$eff")" = 1.000 ]
+	[ "$(jq -r .seccomp <<<"$eff")" = agent ]
+	[ "$(jq -r .egress <<<"$eff")" = false ]
+	[ "$(jq -r .network.mode <<<"$eff")" = "loopback only" ]
+	[ "$(jq -r '.network.deny | index("169.254.0.0/16")' <<<"$eff")" != null ]
+	[ "$(jq -r .userns.enabled <<<"$eff")" = true ]
+	# What the table does not mark for the audit stays out of the line.
+	[ "$(jq -r 'has("masked_paths") or has("credential_env") or has("audit_log")' <<<"$eff")" = false ]
+	# profile show writes the same keys from the same table.
+	moat profile show
+	[ "$(jq -r .limits.nofile <<<"$output")" = 512 ]
+}
+
+@test "G11: lists of 10,000 entries give a bounded create line: the first 16 entries, the count and a digest of each list; profile show keeps them whole" {
+	prepare_bundle spec
+	deny=$(awk 'BEGIN { for (i = 0; i < 10000; i++) printf "\"203.%d.%d.0/24\",", int(i / 256), i % 256 }')
+	allow=$(awk 'BEGIN { for (i = 0; i < 10000; i++) printf "\"198.%d.%d.%d/32:443\",", 18 + int(i / 65536), int(i / 256) % 256, i % 256 }')
+	printf '{"audit_log": "%s", "egress_deny": [%s], "egress_allow": [%s]}\n' \
+		"$AUDIT_LOG" "${deny%,}" "${allow%,}" >"$MOAT_CONFIG"
+	next_id
+	moat --profile egress create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	line=$(audit_lines "$CID" | jq -c 'select(.verb == "create")')
+	echo "${#line} bytes" >&2
+	[ "${#line}" -lt 16384 ]
+	net=$(jq -c .effective.network <<<"$line")
+	# The 4 built-in ranges first, then the operator's.
+	[ "$(jq '.deny | length' <<<"$net")" -eq 16 ]
+	[ "$(jq -r '.deny[0]' <<<"$net")" = 169.254.0.0/16 ]
+	[ "$(jq -r '.deny[4]' <<<"$net")" = 203.0.0.0/24 ]
+	[ "$(jq .deny_count <<<"$net")" -eq 10004 ]
+	[ "$(jq '.allow | length' <<<"$net")" -eq 16 ]
+	[ "$(jq -r '.allow[15]' <<<"$net")" = 198.18.0.15/32:443 ]
+	[ "$(jq .allow_count <<<"$net")" -eq 10000 ]
+	[[ "$(jq -r .deny_digest <<<"$net")" =~ ^fnv1a64:[0-9a-f]{16}$ ]]
+	digest=$(jq -r .allow_digest <<<"$net")
+	# The digest covers the whole list: the last entry changed, it changes.
+	sed -i 's|198.18.39.15/32:443|198.18.39.16/32:443|' "$MOAT_CONFIG"
+	cid1=$CID
+	next_id
+	moat --profile egress create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	net2=$(audit_lines "$CID" | jq -c 'select(.verb == "create") | .effective.network')
+	[ "$(jq -r .allow_digest <<<"$net2")" != "$digest" ]
+	[ "$(jq -r .deny_digest <<<"$net2")" = "$(jq -r .deny_digest <<<"$net")" ]
+	moat delete -f "$cid1"
+	# profile show and the short lists are whole: no count, no digest.
+	moat --profile egress profile show
+	[ "$(jq '.network.deny | length' <<<"$output")" -eq 10004 ]
+	[ "$(jq '.network | has("deny_count")' <<<"$output")" = false ]
+}

@@ -70,6 +70,29 @@ BYPASS='echo z >/root/f && echo wrote /root; cp /bin/busybox /tmp/echo && /tmp/e
 	moat delete --force "$CID"
 }
 
+@test "G14: moat exec takes the init's list of exec paths, and follows no symlink a payload put on the way" {
+	# A Docker-style volume (exec allowed, G13) with a noexec tmpfs in it:
+	# the init lists /data/a/y, the sibling of the mount at /data/a/scratch.
+	VOLUME="/var/lib/docker/volumes/moat-g14-$$-$RANDOM/_data"
+	mkdir -p "$VOLUME/a/scratch" "$VOLUME/a/y"
+	update_config --arg s "$VOLUME" '.mounts += [
+		{"destination": "/data", "type": "bind", "source": $s, "options": ["rbind", "rw"]},
+		{"destination": "/data/a/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
+	hook_mounts
+	start_sleeper
+	run grep -cx /data/a/y "$ROOT/$CID/landlock-exec"
+	[ "$output" = 1 ]
+	# The payload moves /data/a away and puts there a symlink to /tmp
+	# (made executable by the hook): /data/a/y is now /tmp/y.
+	moat exec "$CID" sh -c 'mv /data/a /data/a2 && ln -s /tmp /data/a && mkdir /tmp/y && cp /bin/busybox /tmp/y/echo && echo moved'
+	[ "$output" = moved ]
+	moat exec "$CID" /data/a/y/echo ran
+	rm -rf "${VOLUME%/_data}"
+	[ "$status" -ne 0 ]
+	[ "$output" = "moat: exec $CID: exec: \"/data/a/y/echo\": permission denied" ]
+	moat delete --force "$CID"
+}
+
 @test "G14: what a container legitimately writes still works" {
 	WTREE="$(mktemp -d /tmp/moat-g14.XXXXXX)"
 	chmod 1777 "$WTREE"

@@ -52,3 +52,33 @@ listen_in() {
 	echo $! >>"$LISTENERS"
 	wait_listen "$1" "$2"
 }
+
+# The topology of issue 20: a network namespace made before create and
+# joined by path (never moved or touched by moat), a veth to a far side
+# whose lo holds the addresses JOINED_FAR, each with a listener on the
+# ports JOINED_PORTS (default 80, 443 and 8080), and the default route via
+# the far end; config.json joins it. $1: the container end's
+# address/prefix; $2: the far end's. Sets JOINED_NS and FAR_NS.
+make_joined_topology() {
+	local a p ports=(80 443 8080)
+	[ -z "${JOINED_PORTS[*]:-}" ] || ports=("${JOINED_PORTS[@]}")
+	make_netns far
+	FAR_NS="$NS"
+	make_netns joined
+	JOINED_NS="$NS"
+	# Created inside the namespaces: the names never meet the host's.
+	ip -n "$JOINED_NS" link add c0 type veth peer name p0 netns "$FAR_NS"
+	ip -n "$JOINED_NS" addr add "$1" dev c0
+	ip -n "$JOINED_NS" link set c0 up
+	ip -n "$JOINED_NS" route add default via "${2%/*}"
+	ip -n "$FAR_NS" addr add "$2" dev p0
+	ip -n "$FAR_NS" link set p0 up
+	for a in "${JOINED_FAR[@]}"; do
+		ip -n "$FAR_NS" addr add "$a/32" dev lo
+	done
+	for p in "${ports[@]}"; do
+		listen_in "$FAR_NS" "$p"
+	done
+	update_config --arg p "/run/netns/$JOINED_NS" \
+		'.linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
+}

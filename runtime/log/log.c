@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../oci/json.h"
-#include "../lib/util.h"
+#include "../../oci/json.h"
+#include "../../lib/util.h"
 
 static struct
 {

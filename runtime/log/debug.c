@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/util.h"
+#include "../../lib/util.h"
 
 void
 debug_pause (const char *stage)

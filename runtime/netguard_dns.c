@@ -4,7 +4,7 @@
  * and CRI-O all write one per container), else the rootfs's own
  * /etc/resolv.conf, resolved inside the rootfs. Nothing the container
  * does later changes what its guard lets through. */
-#include "netguard.h"
+#include "netguard_dns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../init/linux.h"
-#include "../../lib/util.h"
+#include "init/linux.h"
+#include "../lib/util.h"
 
 /* resolv.conf is a few lines; more is not a resolv.conf. */
 #define RESOLV_CONF_MAX (64 * 1024)

@@ -4,9 +4,9 @@
 
 #include <sys/types.h>
 
-#include "../../lib/error.h"
-#include "seccomp.h"
-#include "../../oci/spec.h"
+#include "../lib/error.h"
+#include "seccomp/seccomp.h"
+#include "../oci/spec.h"
 
 /* Send the listener fd and the container process state (state_json: the
  * container's OCI state) to the agent at s->listener_path. */

@@ -17,10 +17,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../oci/json.h"
-#include "../init/sync.h"
-#include "../init/terminal.h"
-#include "../../lib/util.h"
+#include "../oci/json.h"
+#include "init/sync.h"
+#include "init/terminal.h"
+#include "../lib/util.h"
 
 int
 seccomp_agent_send (const struct spec_seccomp *s, int listener, pid_t pid,
