@@ -64,6 +64,7 @@ profile_judge (struct spec *spec, const struct profile *base,
   profile_decide_seccomp_level (spec, ret->values);
   profile_drop_unplaceable_scratch (spec, facts->scratch_unplaceable,
                                     &ret->overrides);
+  profile_judge_rootfs_idmap (spec, facts, ret);
   if (!facts->memfd_noexec)
     override_list_add (&ret->overrides, OVERRIDE_IGNORED,
                        "sysctl.vm.memfd_noexec", "2",

@@ -84,6 +84,7 @@ struct create_ctx
   char *root_path;
   int rootfs_tree;
   bool *idmap;
+  struct idmap_probe idmap_probe; /* made before judging */
   int *cg_self_fds;
   /* The nameservers the guard lets through (egress), saved with the
    * decision: start's fallback guard uses these, not resolv.conf again. */
@@ -133,7 +134,8 @@ create_ctx_init (struct create_ctx *c, const struct moat_globals *g)
                             .sync_fd = -1,
                             .init_sync_fd = -1,
                             .own_pid_ns = -1,
-                            .own_time_ns = -1 };
+                            .own_time_ns = -1,
+                            .idmap_probe = { .userns_fd = -1 } };
   for (int t = 0; t < NS__MAX; t++)
     c->ns_fds[t] = c->saved_ns[t] = -1;
 }
@@ -180,6 +182,7 @@ create_ctx_release (struct create_ctx *c)
     cgroup_free (c->cg);
   close_fds (c->src_fds, c->n_src);
   free (c->idmap);
+  idmap_probe_close (&c->idmap_probe);
   free (c->root_path);
   if (c->rootfs_tree >= 0)
     close (c->rootfs_tree);
@@ -323,9 +326,10 @@ phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
   c->n_src = c->s->n_mounts;
   c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
-  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->j->values,
-                                      c->g->operator_config, &c->j->overrides,
-                                      &c->src_fds, c->idmap, err);
+  return container_open_bind_sources (
+      c->s, c->bundle, c->rootfs, c->j->values, c->g->operator_config,
+      &c->j->overrides, &c->src_fds, c->idmap,
+      c->userns_first ? &c->idmap_probe : NULL, err);
 }
 
 /* config.json's filter (if any) and the built-in one, compiled. */
@@ -493,8 +497,8 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
     r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
   if (r == 0 && c->userns_first)
     r = idmap_container_mounts (c->ia.new_userns ? -1 : c->ns_fds[NS_USER],
-                                c->pid, s, c->rootfs, &c->rootfs_tree,
-                                c->src_fds, c->idmap, &c->j->overrides, err);
+                                c->pid, s, c->rootfs, c->j->rootfs_idmap,
+                                &c->rootfs_tree, c->src_fds, c->idmap, err);
   if (r < 0)
     return r;
   r = process_raise_rlimits (c->pid, s->process, err);
@@ -514,8 +518,8 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
   return 0;
 }
 
-/* Every fact is in (the host's, the bind sources', whether the kernel
- * idmapped the mounts) and every verdict given: the decision, with the
+/* Every fact is in (the host's, the bind sources', what the kernel can
+ * idmap) and every verdict given: the decision, with the
  * final spec, saved whole before the container's first mount. Later verbs
  * obey it, not their own flags or today's operator config. */
 static int
@@ -727,6 +731,14 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
     g->audit->config_digest = audit_digest (config_text, config_len);
   facts.scratch_unplaceable
       = rootfs_missing_read_only (rootfs, profile_scratch_points);
+  /* G12: what the kernel can idmap, where a user namespace may be mapped
+   * by moat (config.json's own, or the profile's). */
+  if (userns_moat_maps (s) || g->profile->userns)
+    {
+      idmap_probe_open (&c.idmap_probe);
+      idmap_probe_rootfs (&c.idmap_probe, rootfs, &facts.rootfs_idmap_errno,
+                          &facts.rootfs_rebuild_errno);
+    }
   r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)
     return r;

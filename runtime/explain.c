@@ -47,7 +47,7 @@ host_checks (struct spec *s, const char *bundle, const char *rootfs,
   if (r < 0)
     return r;
   return container_open_bind_sources (s, bundle, rootfs, eff, cfg, ov, NULL,
-                                      NULL, err);
+                                      NULL, NULL, err);
 }
 
 int

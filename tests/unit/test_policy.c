@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -559,6 +560,106 @@ test_judge_drops_unplaceable_scratch (void **state)
   profile_free (base);
 }
 
+static const struct override *
+find_override (const struct override_list *ov, const char *path)
+{
+  for (size_t i = 0; i < ov->n; i++)
+    if (strcmp (ov->v[i].path, path) == 0)
+      return &ov->v[i];
+  return NULL;
+}
+
+/* What the runtime probed about the rootfs before judging (G12: can it be
+ * idmapped, or rebuilt from idmapped layers) is judged here: the verdict
+ * in the judgement, each fallback an override of the judgement (not one
+ * the runtime adds later); none where moat maps no user namespace. */
+static void
+test_judge_rootfs_idmap (void **state)
+{
+  const char *plain = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                      " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}";
+  const char *mapped
+      = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+        " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"},"
+        " \"linux\": {\"namespaces\": [{\"type\": \"user\"}],"
+        " \"uidMappings\": [{\"containerID\": 0, \"hostID\": 5000, \"size\": "
+        "1}],"
+        " \"gidMappings\": [{\"containerID\": 0, \"hostID\": 5000, \"size\": "
+        "1}]}}";
+  const struct
+  {
+    const char *config, *spec;
+    int direct, rebuild;
+    enum profile_rootfs_idmap verdict;
+    const char *enforced; /* of "idmap root.path"; NULL: none */
+  } cases[] = {
+    { "{}", plain, 0, 0, PROFILE_ROOTFS_IDMAP_DIRECT, NULL },
+    { "{}", plain, EINVAL, 0, PROFILE_ROOTFS_IDMAP_REBUILT,
+      "overlay rebuilt read-only from idmapped layers" },
+    { "{}", plain, EINVAL, EOPNOTSUPP, PROFILE_ROOTFS_IDMAP_NONE,
+      "not idmapped (Invalid argument): host-owned files show as nobody "
+      "(65534) inside" },
+    { "{}", plain, EPERM, EPERM, PROFILE_ROOTFS_IDMAP_NONE,
+      "not idmapped (Operation not permitted): host-owned files show as "
+      "nobody (65534) inside" },
+    /* No user namespace moat maps: nothing idmapped, nothing to say. */
+    { "{\"userns\": {\"enabled\": false}}", plain, EINVAL, EINVAL,
+      PROFILE_ROOTFS_IDMAP_DIRECT, NULL },
+    { "{}", mapped, EINVAL, EINVAL, PROFILE_ROOTFS_IDMAP_DIRECT, NULL },
+  };
+
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      struct host_facts facts = { .memfd_noexec = true,
+                                  .rootfs_idmap_errno = cases[i].direct,
+                                  .rootfs_rebuild_errno = cases[i].rebuild };
+      struct profile *base = load (cases[i].config, NULL);
+      const struct override *o;
+      struct judgement j = { 0 };
+      struct moat_error *err = NULL;
+      struct spec *s = NULL;
+
+      assert_int_equal (
+          spec_parse (cases[i].spec, strlen (cases[i].spec), &s, &err), 0);
+      if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
+        fail_msg ("judge: %s", err->msg);
+      assert_int_equal (j.rootfs_idmap, cases[i].verdict);
+      o = find_override (&j.overrides, "idmap root.path");
+      if (cases[i].enforced == NULL)
+        assert_null (o);
+      else
+        {
+          assert_non_null (o);
+          assert_int_equal (o->kind, OVERRIDE_CHANGED);
+          assert_string_equal (o->asked, "idmapped");
+          assert_string_equal (o->enforced, cases[i].enforced);
+        }
+      judgement_clear (&j);
+      spec_free (s);
+      profile_free (base);
+    }
+}
+
+/* A bind the policy idmaps that the probe found the kernel cannot (an
+ * overlay, a filesystem without idmap support): left as it is, and the
+ * policy records it. */
+static void
+test_idmap_possible (void **state)
+{
+  struct override_list ov = { 0 };
+  const struct override *o;
+
+  assert_true (profile_idmap_possible ("/data", 0, &ov));
+  assert_int_equal (ov.n, 0);
+  assert_false (profile_idmap_possible ("/data", EINVAL, &ov));
+  o = find_override (&ov, "idmap /data");
+  assert_non_null (o);
+  assert_string_equal (o->enforced, "not idmapped (Invalid argument): "
+                                    "host-owned files show as nobody (65534) "
+                                    "inside");
+  override_list_clear (&ov);
+}
+
 int
 main (void)
 {
@@ -573,6 +674,8 @@ main (void)
     cmocka_unit_test (test_apply_returns_effective),
     cmocka_unit_test (test_judge_owns_overrides),
     cmocka_unit_test (test_judge_drops_unplaceable_scratch),
+    cmocka_unit_test (test_judge_rootfs_idmap),
+    cmocka_unit_test (test_idmap_possible),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
