@@ -235,6 +235,9 @@ struct judgement
   /* G12: what the runtime does with the rootfs of a user namespace moat
    * maps, judged from the host_facts create probed (verdicts.h). */
   enum profile_rootfs_idmap rootfs_idmap;
+  /* The nameservers the guard lets through on port 53 (egress only). */
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns;
 };
 void judgement_clear (struct judgement *j);
 

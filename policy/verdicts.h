@@ -40,6 +40,10 @@ struct host_facts
    * (Linux 6.8), else why not. */
   int rootfs_idmap_errno;
   int rootfs_rebuild_errno;
+  /* egress: the nameservers of the container's resolv.conf (port 53 is
+   * let through to them), read before judging (runtime/netguard_dns.c). */
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns;
 };
 
 /* create's judging: spec hardened in place under base (tightened by the

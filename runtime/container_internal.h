@@ -134,10 +134,8 @@ int container_adopt_userns (struct spec *s, const struct operator_config *cfg,
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
                                        struct moat_error **err);
-/* create's warnings on stderr: a nameserver the guard refuses anyway;
- * the network requests (run.moat.*) the profile ignored. container.c. */
-void container_warn_dns (const struct profile *p, const struct cidr *dns,
-                         size_t n_dns);
+/* create's warning on stderr: the network requests (run.moat.*) the
+ * profile ignored. container.c. */
 void container_warn_ignored (const struct override_list *ov);
 
 /* What create hands a `start` in the same process (run, sandbox): the

@@ -86,10 +86,6 @@ struct create_ctx
   bool *idmap;
   struct idmap_probe idmap_probe; /* made before judging */
   int *cg_self_fds;
-  /* The nameservers the guard lets through (egress), saved with the
-   * decision: start's fallback guard uses these, not resolv.conf again. */
-  struct cidr dns[NETGUARD_MAX_DNS];
-  size_t n_dns;
 
   /* The state as it grows (its strings borrowed or below). */
   struct container_state st;
@@ -284,20 +280,15 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", c->cgroup_rel);
-  if (c->j->values->egress)
-    {
-      r = netguard_nameservers (s, c->bundle, c->rootfs, c->dns, &c->n_dns,
-                                err);
-      if (r < 0)
-        return r;
-      container_warn_dns (c->j->values, c->dns, c->n_dns);
-    }
-  profile_netguard_rules (c->j->values, c->dns, c->n_dns, &rules);
+  /* The nameservers the guard lets through (egress) are the judgement's,
+   * saved with the decision: start's fallback guard uses these, not
+   * resolv.conf again. */
+  profile_netguard_rules (c->j->values, c->j->dns, c->j->n_dns, &rules);
   if (g->audit)
     {
       free (g->audit->effective);
       g->audit->effective = profile_audit_json (
-          c->j->values, g->operator_config, c->dns, c->n_dns);
+          c->j->values, g->operator_config, c->j->dns, c->j->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
@@ -525,7 +516,7 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
 static int
 phase_save_decision (struct create_ctx *c, struct moat_error **err)
 {
-  return container_save_policy (c->dirfd, c->j, c->s, c->dns, c->n_dns,
+  return container_save_policy (c->dirfd, c->j, c->s, c->j->dns, c->j->n_dns,
                                 c->g->operator_config->userns_pool_dir, err);
 }
 
@@ -738,6 +729,15 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
       idmap_probe_open (&c.idmap_probe);
       idmap_probe_rootfs (&c.idmap_probe, rootfs, &facts.rootfs_idmap_errno,
                           &facts.rootfs_rebuild_errno);
+    }
+  /* egress: the nameservers port 53 is let through to (annotations cannot
+   * turn egress on). */
+  if (g->profile->egress)
+    {
+      r = netguard_nameservers (s, bundle, rootfs, facts.dns, &facts.n_dns,
+                                err);
+      if (r < 0)
+        return r;
     }
   r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)

@@ -479,6 +479,20 @@ has_override (const struct override_list *ov, enum override_kind kind,
   return false;
 }
 
+/* config.json's text judged under base on a host with facts. */
+static struct spec *
+judge_text (const char *text, const struct profile *base,
+            const struct host_facts *facts, struct judgement *j)
+{
+  struct moat_error *err = NULL;
+  struct spec *s = NULL;
+
+  assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
+  if (profile_judge (s, base, NULL, facts, j, &err) < 0)
+    fail_msg ("judge: %s", err->msg);
+  return s;
+}
+
 /* create's judging returns one value owning the effective profile and every
  * override, the host's facts judged in it: a kernel without
  * vm.memfd_noexec is an ignored request there, not the runtime's note. */
@@ -494,12 +508,8 @@ test_judge_owns_overrides (void **state)
     {
       const struct host_facts facts = { .memfd_noexec = has_memfd };
       struct judgement j = { 0 };
-      struct moat_error *err = NULL;
-      struct spec *s = NULL;
+      struct spec *s = judge_text (text, base, &facts, &j);
 
-      assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
-      if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
-        fail_msg ("judge: %s", err->msg);
       assert_non_null (j.values);
       assert_int_equal (j.values->nofile, base->nofile);
       assert_true (has_override (&j.overrides, OVERRIDE_IGNORED,
@@ -616,13 +626,8 @@ test_judge_rootfs_idmap (void **state)
       struct profile *base = load (cases[i].config, NULL);
       const struct override *o;
       struct judgement j = { 0 };
-      struct moat_error *err = NULL;
-      struct spec *s = NULL;
+      struct spec *s = judge_text (cases[i].spec, base, &facts, &j);
 
-      assert_int_equal (
-          spec_parse (cases[i].spec, strlen (cases[i].spec), &s, &err), 0);
-      if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
-        fail_msg ("judge: %s", err->msg);
       assert_int_equal (j.rootfs_idmap, cases[i].verdict);
       o = find_override (&j.overrides, "idmap root.path");
       if (cases[i].enforced == NULL)
@@ -660,6 +665,50 @@ test_idmap_possible (void **state)
   override_list_clear (&ov);
 }
 
+/* The nameservers create read from resolv.conf before judging are the
+ * judgement's (saved with the decision, the guard's port-53 rules): under
+ * egress only, and one in a denied range (G2's metadata) is said there, as
+ * an override, not by the runtime. */
+static void
+test_judge_nameservers (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}";
+  struct host_facts facts = { .memfd_noexec = true, .n_dns = 2 };
+
+  assert_int_equal (cidr_parse ("169.254.169.253", &facts.dns[0]), 0);
+  assert_int_equal (cidr_parse ("10.96.0.10", &facts.dns[1]), 0);
+  for (int egress = 0; egress < 2; egress++)
+    {
+      struct profile *base = load ("{}", egress ? "egress" : "strict");
+      const struct override *o;
+      struct judgement j = { 0 };
+      struct spec *s = judge_text (text, base, &facts, &j);
+
+      o = find_override (&j.overrides,
+                         "resolv.conf nameserver 169.254.169.253/32");
+      if (!egress)
+        {
+          assert_int_equal (j.n_dns, 0);
+          assert_null (o);
+        }
+      else
+        {
+          assert_int_equal (j.n_dns, 2);
+          assert_true (cidr_contains (&j.dns[1], &facts.dns[1]));
+          assert_non_null (o);
+          assert_string_equal (
+              o->enforced,
+              "DNS through it refused: in the denied range 169.254.0.0/16");
+          assert_null (find_override (&j.overrides,
+                                      "resolv.conf nameserver 10.96.0.10/32"));
+        }
+      judgement_clear (&j);
+      spec_free (s);
+      profile_free (base);
+    }
+}
+
 int
 main (void)
 {
@@ -676,6 +725,7 @@ main (void)
     cmocka_unit_test (test_judge_drops_unplaceable_scratch),
     cmocka_unit_test (test_judge_rootfs_idmap),
     cmocka_unit_test (test_idmap_possible),
+    cmocka_unit_test (test_judge_nameservers),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
