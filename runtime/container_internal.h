@@ -79,6 +79,15 @@ int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
  * idmap[i] (when not NULL) whether G12 idmaps it: where the policy would,
  * and probe (not NULL: a user namespace moat maps) finds the kernel can. */
 struct idmap_probe;
+/* create's first step after reading config.json (facts.c): the host's
+ * facts the policy judges (verdicts.h), for spec s (not yet hardened)
+ * under base; probe is opened where G12 may idmap (the caller closes it:
+ * the bind sources are probed with it too). */
+struct host_facts;
+int container_gather_facts (const struct spec *s, const struct profile *base,
+                            const char *bundle, const char *rootfs,
+                            struct host_facts *ret, struct idmap_probe *probe,
+                            struct moat_error **err);
 int container_open_bind_sources (struct spec *s, const char *bundle,
                                  const char *rootfs, const struct profile *p,
                                  const struct operator_config *cfg,

@@ -29,7 +29,6 @@
 #include "userns/idmap.h"
 #include "init/linux.h"
 #include "netguard/netguard.h"
-#include "netguard_dns.h"
 #include "../policy/profile.h"
 #include "../policy/verdicts.h"
 #include "seccomp/seccomp.h"
@@ -692,11 +691,7 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
   cleanup_free char *landlock_text = NULL;
-  /* The host's facts the verdicts need, gathered before judging. */
-  struct host_facts facts = {
-    .landlock_abi = landlock_abi (),
-    .memfd_noexec = access ("/proc/sys/vm/memfd_noexec", F_OK) == 0,
-  };
+  struct host_facts facts;
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -720,26 +715,10 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
-  facts.scratch_unplaceable
-      = rootfs_missing_read_only (rootfs, profile_scratch_points);
-  /* G12: what the kernel can idmap, where a user namespace may be mapped
-   * by moat (config.json's own, or the profile's). */
-  if (userns_moat_maps (s) || g->profile->userns)
-    {
-      idmap_probe_open (&c.idmap_probe);
-      idmap_probe_rootfs (&c.idmap_probe, rootfs, &facts.rootfs_idmap_errno,
-                          &facts.rootfs_rebuild_errno);
-    }
-  /* egress: the nameservers port 53 is let through to (annotations cannot
-   * turn egress on). */
-  if (g->profile->egress)
-    {
-      r = netguard_nameservers (s, bundle, rootfs, facts.dns, &facts.n_dns,
-                                err);
-      if (r < 0)
-        return r;
-    }
-  r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
+  r = container_gather_facts (s, g->profile, bundle, rootfs, &facts,
+                              &c.idmap_probe, err);
+  if (r == 0)
+    r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)
     return r;
   container_warn_ignored (&j->overrides);

@@ -44,8 +44,8 @@ static const struct attach_step egress_steps[] = {
 };
 
 #define N_STEPS (sizeof (strict_steps) / sizeof (strict_steps[0]))
-_Static_assert (sizeof (egress_steps) == sizeof (strict_steps),
-                "both modes attach the same hooks");
+_Static_assert(sizeof (egress_steps) == sizeof (strict_steps),
+               "both modes attach the same hooks");
 
 /* The cgroup's id: its inode number in the cgroup2 filesystem. */
 int
