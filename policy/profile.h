@@ -193,6 +193,12 @@ int profile_harden_bind (struct spec_mount *m, size_t index,
  * there? Every other bind shows host files as the overflow id. */
 bool profile_bind_idmapped (const char *resolved_path,
                             const struct operator_config *cfg);
+/* G12: the tree at dest (a bind's destination, "root.path") that the
+ * policy idmaps: can it be, as the runtime probed before judging
+ * (probe_errno 0: yes; else the kernel's errno for a user namespace of
+ * moat's)? If not, it is left as it is, recorded in ov and told on stderr. */
+bool profile_idmap_possible (const char *dest, int probe_errno,
+                             struct override_list *ov);
 /* G1/G5 for the runtime: joining a namespace (linux.namespaces[].path) is
  * allowed unless it is the host's own (same dev/inode as /proc/1/ns/TYPE)
  * for the types that isolate the container (network, pid, ipc, uts, mount). */
@@ -216,10 +222,22 @@ int profile_check_seccomp_agent (const struct spec_seccomp *s,
 /* One container's judgement: the values it gets (the effective profile)
  * and every override and refusal behind them, in one value the policy
  * returns (profile_judge, verdicts.h) and create saves whole. */
+enum profile_rootfs_idmap
+{
+  PROFILE_ROOTFS_IDMAP_DIRECT,  /* idmapped as it is (or no G12 block) */
+  PROFILE_ROOTFS_IDMAP_REBUILT, /* an overlay rebuilt from idmapped layers */
+  PROFILE_ROOTFS_IDMAP_NONE,    /* left as it is: shows as nobody inside */
+};
 struct judgement
 {
   struct profile *values;
   struct override_list overrides;
+  /* G12: what the runtime does with the rootfs of a user namespace moat
+   * maps, judged from the host_facts create probed (verdicts.h). */
+  enum profile_rootfs_idmap rootfs_idmap;
+  /* The nameservers the guard lets through on port 53 (egress only). */
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns;
 };
 void judgement_clear (struct judgement *j);
 

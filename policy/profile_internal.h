@@ -34,6 +34,13 @@ int profile_harden_mounts (struct spec *spec, const struct profile *p,
                            const struct operator_config *cfg,
                            struct override_list *ov, struct moat_error **err);
 
+/* G12: what becomes of the rootfs of the user namespace moat maps for
+ * hardened spec (its judgement in j->rootfs_idmap, each fallback in
+ * j->overrides), from the facts create probed. */
+struct host_facts;
+void profile_judge_rootfs_idmap (const struct spec *spec,
+                                 const struct host_facts *facts,
+                                 struct judgement *j);
 /* The profile's scratch tmpfs whose mount point a read-only rootfs lacks
  * (bit k of unplaceable: profile_scratch_points[k]) and no other mount
  * holds: left out, and told in ov. */

@@ -5,6 +5,7 @@
  * pool, where other containers' blocks live. The operator may turn it off;
  * an annotation cannot (profile_effective knows no userns key). */
 #include "profile_internal.h"
+#include "verdicts.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -149,4 +150,46 @@ profile_check_joined_idmap (const char *map_text, const char *what,
         line++;
     }
   return 0;
+}
+
+bool
+profile_idmap_possible (const char *dest, int probe_errno,
+                        struct override_list *ov)
+{
+  cleanup_free char *path = NULL, *why = NULL;
+
+  if (probe_errno == 0)
+    return true;
+  path = xasprintf ("idmap %s", dest);
+  why = xasprintf ("not idmapped (%s): host-owned files show as nobody "
+                   "(65534) inside",
+                   strerror (probe_errno));
+  override_list_add (ov, OVERRIDE_CHANGED, path, "idmapped", why);
+  fprintf (stderr, "moat: warning: %s: %s\n", path, why);
+  return false;
+}
+
+void
+profile_judge_rootfs_idmap (const struct spec *spec,
+                            const struct host_facts *facts, struct judgement *j)
+{
+  const struct spec_linux *l = &spec->linux_;
+
+  j->rootfs_idmap = PROFILE_ROOTFS_IDMAP_DIRECT;
+  /* Only the user namespace moat maps (runtime/userns: userns_moat_maps)
+   * idmaps the rootfs. */
+  if (!l->ns[NS_USER].present || l->ns[NS_USER].path || l->n_uid_mappings
+      || l->n_gid_mappings || facts->rootfs_idmap_errno == 0)
+    return;
+  if (facts->rootfs_rebuild_errno == 0)
+    {
+      j->rootfs_idmap = PROFILE_ROOTFS_IDMAP_REBUILT;
+      override_list_add (&j->overrides, OVERRIDE_CHANGED, "idmap root.path",
+                         "idmapped",
+                         "overlay rebuilt read-only from idmapped layers");
+      return;
+    }
+  j->rootfs_idmap = PROFILE_ROOTFS_IDMAP_NONE;
+  profile_idmap_possible ("root.path", facts->rootfs_idmap_errno,
+                          &j->overrides);
 }

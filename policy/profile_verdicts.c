@@ -2,6 +2,8 @@
  * (verdicts.h). */
 #include "verdicts.h"
 
+#include <stdio.h>
+
 #include "profile_internal.h"
 #include "../lib/util.h"
 
@@ -51,6 +53,40 @@ profile_decide_seccomp_level (struct spec *s, const struct profile *eff)
                        eff->seccomp_agent ? "agent" : "default");
 }
 
+/* egress lets DNS through to the container's nameservers (a cluster's DNS
+ * is often private); one in a denied range (G2's metadata, the operator's
+ * egress_deny) stays refused, and that is said. */
+static void
+profile_judge_nameservers (const struct host_facts *facts, struct judgement *j)
+{
+  const struct profile *p = j->values;
+
+  j->n_dns = 0;
+  if (!p->egress)
+    return;
+  for (size_t i = 0; i < facts->n_dns && i < NETGUARD_MAX_DNS; i++)
+    {
+      j->dns[j->n_dns++] = facts->dns[i];
+      for (size_t k = 0; k < p->n_deny; k++)
+        if (cidr_contains (&p->deny[k], &facts->dns[i]))
+          {
+            cleanup_free char *ns = cidr_to_string (&facts->dns[i]);
+            cleanup_free char *d = cidr_to_string (&p->deny[k]);
+            cleanup_free char *path
+                = xasprintf ("resolv.conf nameserver %s", ns);
+            cleanup_free char *why = xasprintf (
+                "DNS through it refused: in the denied range %s", d);
+            override_list_add (&j->overrides, OVERRIDE_CHANGED, path,
+                               "reachable on port 53", why);
+            fprintf (stderr,
+                     "moat: warning: nameserver %s of resolv.conf is in the "
+                     "denied range %s: DNS through it is refused\n",
+                     ns, d);
+            break;
+          }
+    }
+}
+
 int
 profile_judge (struct spec *spec, const struct profile *base,
                const struct operator_config *cfg,
@@ -64,6 +100,8 @@ profile_judge (struct spec *spec, const struct profile *base,
   profile_decide_seccomp_level (spec, ret->values);
   profile_drop_unplaceable_scratch (spec, facts->scratch_unplaceable,
                                     &ret->overrides);
+  profile_judge_rootfs_idmap (spec, facts, ret);
+  profile_judge_nameservers (facts, ret);
   if (!facts->memfd_noexec)
     override_list_add (&ret->overrides, OVERRIDE_IGNORED,
                        "sysctl.vm.memfd_noexec", "2",

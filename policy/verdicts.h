@@ -33,6 +33,17 @@ struct host_facts
   /* Bit k: profile_scratch_points[k] is missing from a read-only rootfs,
    * which cannot take it. */
   unsigned scratch_unplaceable;
+  /* G12, probed before judging by idmapping a clone of the rootfs with a
+   * user namespace of moat's (as the container's own would be): 0 where
+   * it can be idmapped as it is, else the kernel's errno; and where it
+   * cannot, 0 if it is an overlay moat can rebuild from idmapped layers
+   * (Linux 6.8), else why not. */
+  int rootfs_idmap_errno;
+  int rootfs_rebuild_errno;
+  /* egress: the nameservers of the container's resolv.conf (port 53 is
+   * let through to them), read before judging (runtime/netguard_dns.c). */
+  struct cidr dns[NETGUARD_MAX_DNS];
+  size_t n_dns;
 };
 
 /* create's judging: spec hardened in place under base (tightened by the

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "init/linux.h"
+#include "userns/idmap.h"
 #include "../lib/util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -129,7 +130,8 @@ static int
 open_one (struct spec_mount *m, size_t i, const char *bundle,
           const char *rootfs, const struct profile *p,
           const struct operator_config *cfg, struct override_list *ov,
-          bool keep, bool *idmap, int *fd, struct moat_error **err)
+          bool keep, bool *idmap, const struct idmap_probe *probe, int *fd,
+          struct moat_error **err)
 {
   cleanup_free char *src = NULL, *warning = NULL;
   char real[PATH_MAX], link[64];
@@ -173,9 +175,13 @@ open_one (struct spec_mount *m, size_t i, const char *bundle,
     fprintf (stderr, "moat: warning: %s\n", warning);
   if (!keep)
     return 0;
-  /* G12: judged on the same resolved path as the checks above. */
+  /* G12: judged on the same resolved path as the checks above, and on
+   * what the kernel does with that tree, probed first. */
   if (idmap)
     *idmap = profile_bind_idmapped (real, cfg);
+  if (idmap && *idmap && probe)
+    *idmap = profile_idmap_possible (
+        m->destination, idmap_probe_tree (probe, *fd, "", rbind), ov);
   return detach_bind_source (m, rbind, fd, err);
 }
 
@@ -184,7 +190,8 @@ container_open_bind_sources (struct spec *s, const char *bundle,
                              const char *rootfs, const struct profile *p,
                              const struct operator_config *cfg,
                              struct override_list *ov, int **ret_fds,
-                             bool *idmap, struct moat_error **err)
+                             bool *idmap, const struct idmap_probe *probe,
+                             struct moat_error **err)
 {
   int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
   int r = 0;
@@ -194,7 +201,8 @@ container_open_bind_sources (struct spec *s, const char *bundle,
   for (size_t i = 0; i < s->n_mounts && r == 0; i++)
     if (mount_is_bind (&s->mounts[i]))
       r = open_one (&s->mounts[i], i, bundle, rootfs, p, cfg, ov,
-                    ret_fds != NULL, idmap ? &idmap[i] : NULL, &fds[i], err);
+                    ret_fds != NULL, idmap ? &idmap[i] : NULL, probe, &fds[i],
+                    err);
   if (r < 0 || ret_fds == NULL)
     {
       for (size_t i = 0; i < s->n_mounts; i++)

@@ -227,26 +227,6 @@ resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
   return 0;
 }
 
-/* A nameserver the guard refuses anyway (a metadata address, G2, or one
- * the operator denies): DNS through it will fail, say so now. */
-void
-container_warn_dns (const struct profile *p, const struct cidr *dns,
-                    size_t n_dns)
-{
-  for (size_t i = 0; i < n_dns; i++)
-    for (size_t j = 0; j < p->n_deny; j++)
-      if (cidr_contains (&p->deny[j], &dns[i]))
-        {
-          cleanup_free char *ns = cidr_to_string (&dns[i]);
-          cleanup_free char *d = cidr_to_string (&p->deny[j]);
-          fprintf (stderr,
-                   "moat: warning: nameserver %s of resolv.conf is in the "
-                   "denied range %s: DNS through it is refused\n",
-                   ns, d);
-          break;
-        }
-}
-
 /* The run.moat.* requests the profile ignored that concern the network
  * (a loosening run.moat.egress-allow entry): told on stderr too. */
 void

@@ -76,12 +76,24 @@ int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
 /* Open and judge every bind source of s (G5, G13) under p and cfg, hardening
  * their options, every verdict in ov; *ret_fds holds, per mount, a detached
  * tree or -1 (ret_fds NULL: judge only, as `profile explain` does), and
- * idmap[i] (when not NULL) whether G12 idmaps it. */
+ * idmap[i] (when not NULL) whether G12 idmaps it: where the policy would,
+ * and probe (not NULL: a user namespace moat maps) finds the kernel can. */
+struct idmap_probe;
+/* create's first step after reading config.json (facts.c): the host's
+ * facts the policy judges (verdicts.h), for spec s (not yet hardened)
+ * under base; probe is opened where G12 may idmap (the caller closes it:
+ * the bind sources are probed with it too). */
+struct host_facts;
+int container_gather_facts (const struct spec *s, const struct profile *base,
+                            const char *bundle, const char *rootfs,
+                            struct host_facts *ret, struct idmap_probe *probe,
+                            struct moat_error **err);
 int container_open_bind_sources (struct spec *s, const char *bundle,
                                  const char *rootfs, const struct profile *p,
                                  const struct operator_config *cfg,
                                  struct override_list *ov, int **ret_fds,
-                                 bool *idmap, struct moat_error **err);
+                                 bool *idmap, const struct idmap_probe *probe,
+                                 struct moat_error **err);
 
 /* Record the bundle for the audit line (G11). */
 void container_audit_bundle (const struct moat_globals *g, const char *bundle);
@@ -131,10 +143,8 @@ int container_adopt_userns (struct spec *s, const struct operator_config *cfg,
 /* Enter (or make) the pid and time namespaces the init must be born in. */
 int container_enter_parent_namespaces (const struct spec *s, int *ns_fds,
                                        struct moat_error **err);
-/* create's warnings on stderr: a nameserver the guard refuses anyway;
- * the network requests (run.moat.*) the profile ignored. container.c. */
-void container_warn_dns (const struct profile *p, const struct cidr *dns,
-                         size_t n_dns);
+/* create's warning on stderr: the network requests (run.moat.*) the
+ * profile ignored. container.c. */
 void container_warn_ignored (const struct override_list *ov);
 
 /* What create hands a `start` in the same process (run, sandbox): the

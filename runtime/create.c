@@ -29,7 +29,6 @@
 #include "userns/idmap.h"
 #include "init/linux.h"
 #include "netguard/netguard.h"
-#include "netguard_dns.h"
 #include "../policy/profile.h"
 #include "../policy/verdicts.h"
 #include "seccomp/seccomp.h"
@@ -84,11 +83,8 @@ struct create_ctx
   char *root_path;
   int rootfs_tree;
   bool *idmap;
+  struct idmap_probe idmap_probe; /* made before judging */
   int *cg_self_fds;
-  /* The nameservers the guard lets through (egress), saved with the
-   * decision: start's fallback guard uses these, not resolv.conf again. */
-  struct cidr dns[NETGUARD_MAX_DNS];
-  size_t n_dns;
 
   /* The state as it grows (its strings borrowed or below). */
   struct container_state st;
@@ -133,7 +129,8 @@ create_ctx_init (struct create_ctx *c, const struct moat_globals *g)
                             .sync_fd = -1,
                             .init_sync_fd = -1,
                             .own_pid_ns = -1,
-                            .own_time_ns = -1 };
+                            .own_time_ns = -1,
+                            .idmap_probe = { .userns_fd = -1 } };
   for (int t = 0; t < NS__MAX; t++)
     c->ns_fds[t] = c->saved_ns[t] = -1;
 }
@@ -180,6 +177,7 @@ create_ctx_release (struct create_ctx *c)
     cgroup_free (c->cg);
   close_fds (c->src_fds, c->n_src);
   free (c->idmap);
+  idmap_probe_close (&c->idmap_probe);
   free (c->root_path);
   if (c->rootfs_tree >= 0)
     close (c->rootfs_tree);
@@ -281,20 +279,15 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", c->cgroup_rel);
-  if (c->j->values->egress)
-    {
-      r = netguard_nameservers (s, c->bundle, c->rootfs, c->dns, &c->n_dns,
-                                err);
-      if (r < 0)
-        return r;
-      container_warn_dns (c->j->values, c->dns, c->n_dns);
-    }
-  profile_netguard_rules (c->j->values, c->dns, c->n_dns, &rules);
+  /* The nameservers the guard lets through (egress) are the judgement's,
+   * saved with the decision: start's fallback guard uses these, not
+   * resolv.conf again. */
+  profile_netguard_rules (c->j->values, c->j->dns, c->j->n_dns, &rules);
   if (g->audit)
     {
       free (g->audit->effective);
       g->audit->effective = profile_audit_json (
-          c->j->values, g->operator_config, c->dns, c->n_dns);
+          c->j->values, g->operator_config, c->j->dns, c->j->n_dns);
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
@@ -323,9 +316,10 @@ phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
   c->n_src = c->s->n_mounts;
   c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
-  return container_open_bind_sources (c->s, c->bundle, c->rootfs, c->j->values,
-                                      c->g->operator_config, &c->j->overrides,
-                                      &c->src_fds, c->idmap, err);
+  return container_open_bind_sources (
+      c->s, c->bundle, c->rootfs, c->j->values, c->g->operator_config,
+      &c->j->overrides, &c->src_fds, c->idmap,
+      c->userns_first ? &c->idmap_probe : NULL, err);
 }
 
 /* config.json's filter (if any) and the built-in one, compiled. */
@@ -493,8 +487,8 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
     r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
   if (r == 0 && c->userns_first)
     r = idmap_container_mounts (c->ia.new_userns ? -1 : c->ns_fds[NS_USER],
-                                c->pid, s, c->rootfs, &c->rootfs_tree,
-                                c->src_fds, c->idmap, &c->j->overrides, err);
+                                c->pid, s, c->rootfs, c->j->rootfs_idmap,
+                                &c->rootfs_tree, c->src_fds, c->idmap, err);
   if (r < 0)
     return r;
   r = process_raise_rlimits (c->pid, s->process, err);
@@ -514,14 +508,14 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
   return 0;
 }
 
-/* Every fact is in (the host's, the bind sources', whether the kernel
- * idmapped the mounts) and every verdict given: the decision, with the
+/* Every fact is in (the host's, the bind sources', what the kernel can
+ * idmap) and every verdict given: the decision, with the
  * final spec, saved whole before the container's first mount. Later verbs
  * obey it, not their own flags or today's operator config. */
 static int
 phase_save_decision (struct create_ctx *c, struct moat_error **err)
 {
-  return container_save_policy (c->dirfd, c->j, c->s, c->dns, c->n_dns,
+  return container_save_policy (c->dirfd, c->j, c->s, c->j->dns, c->j->n_dns,
                                 c->g->operator_config->userns_pool_dir, err);
 }
 
@@ -697,11 +691,7 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
   cleanup_free char *landlock_text = NULL;
-  /* The host's facts the verdicts need, gathered before judging. */
-  struct host_facts facts = {
-    .landlock_abi = landlock_abi (),
-    .memfd_noexec = access ("/proc/sys/vm/memfd_noexec", F_OK) == 0,
-  };
+  struct host_facts facts;
   size_t config_len = 0;
   char real[PATH_MAX];
   int r;
@@ -725,9 +715,10 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
-  facts.scratch_unplaceable
-      = rootfs_missing_read_only (rootfs, profile_scratch_points);
-  r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
+  r = container_gather_facts (s, g->profile, bundle, rootfs, &facts,
+                              &c.idmap_probe, err);
+  if (r == 0)
+    r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)
     return r;
   container_warn_ignored (&j->overrides);

@@ -13,7 +13,10 @@
 #include "container_internal.h"
 #include "init/mount_ops.h"
 #include "../policy/profile.h"
+#include "../policy/verdicts.h"
 #include "init/selinux.h"
+#include "userns/idmap.h"
+#include "userns/userns.h"
 #include "../lib/util.h"
 
 static void
@@ -33,7 +36,8 @@ print_overrides (FILE *out, const struct override_list *ov)
 static int
 host_checks (struct spec *s, const char *bundle, const char *rootfs,
              const struct profile *eff, const struct operator_config *cfg,
-             struct override_list *ov, struct moat_error **err)
+             const struct idmap_probe *probe, struct override_list *ov,
+             struct moat_error **err)
 {
   int ns_fds[NS__MAX];
   int r;
@@ -47,7 +51,7 @@ host_checks (struct spec *s, const char *bundle, const char *rootfs,
   if (r < 0)
     return r;
   return container_open_bind_sources (s, bundle, rootfs, eff, cfg, ov, NULL,
-                                      NULL, err);
+                                      NULL, probe, err);
 }
 
 int
@@ -55,8 +59,9 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
                    FILE *out, struct moat_error **err)
 {
   cleanup_spec struct spec *s = NULL;
-  cleanup_profile struct profile *eff = NULL;
-  cleanup_overrides struct override_list ov = { 0 };
+  struct judgement j = { 0 };
+  struct idmap_probe probe = { .userns_fd = -1 };
+  struct host_facts facts;
   cleanup_free char *text = NULL;
   cleanup_free char *rootfs = NULL;
   struct mount_plan plan = { 0 };
@@ -71,17 +76,23 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
   if (r < 0)
     return r;
   fprintf (out, "bundle %s, profile %s\n", bundle, g->profile->name);
-  r = profile_apply_effective (s, g->profile, g->operator_config, &eff, &ov,
-                               err);
+  /* Judged as create judges: on the same facts. */
+  r = resolve_rootfs (s, bundle, &rootfs, err);
+  if (r == 0)
+    r = container_gather_facts (s, g->profile, bundle, rootfs, &facts, &probe,
+                                err);
+  if (r == 0)
+    r = profile_judge (s, g->profile, g->operator_config, &facts, &j, err);
   if (r == 0 && s->process == NULL)
     r = moat_fail (err, 0, "config.json: process: missing");
   if (r == 0)
-    r = resolve_rootfs (s, bundle, &rootfs, err);
-  if (r == 0)
     r = selinux_apply_mount_label (s, stderr, err);
   if (r == 0)
-    r = host_checks (s, bundle, rootfs, eff, g->operator_config, &ov, err);
-  print_overrides (out, &ov);
+    r = host_checks (s, bundle, rootfs, j.values, g->operator_config,
+                     userns_moat_maps (s) ? &probe : NULL, &j.overrides, err);
+  print_overrides (out, &j.overrides);
+  judgement_clear (&j);
+  idmap_probe_close (&probe);
   if (r < 0)
     return moat_error_wrap (err, "create would fail");
   r = cgroup_mode (&cgmode, err);

@@ -36,11 +36,11 @@ cmd:              lib oci policy hooks runtime runtime/log runtime/cgroup runtim
 """
 
 # Functions whose every callee (for exec: down to the process's execve)
-# stays out of a folder: these verbs obey the decision create saved
-# (oci/decision.c) and never call the policy.
-WALKS = [("cmd_exec", "policy"), ("cmd_update", "policy"),
-         ("cmd_delete", "policy"), ("cmd_events", "policy"),
-         ("cmd_start", "policy")]
+# stays out of a folder: these verbs act on a container create made, obey
+# the decision it saved (oci/decision.c) and never call the policy.
+WALKS = [("cmd_" + verb, "policy") for verb in (
+    "exec", "update", "delete", "events", "start", "state", "kill", "ps",
+    "pause", "resume", "list")]
 
 # Functions only one folder may call: the verdicts recorded on the hardened
 # spec (Landlock's, the seccomp level) are the policy's; the runtime reads
@@ -52,11 +52,10 @@ OVERRIDES_ELSEWHERE = (
     "oci/process_bounds.o", "oci/resource_bounds.o",
     # The sandbox's clamps of its caller's flags (before create judges),
     # and its copy of a run's overrides into its record.
-    "app/sandbox_config.o", "app/sandbox_run.o",
-    # A debt: create's phases that still record what they did after
-    # judging (idmap). No object may
-    # join them.
-    "runtime/userns/idmap.o")
+    "app/sandbox_config.o", "app/sandbox_run.o")
+# No runtime object records an override: create gathers the facts (kernel
+# probes, what can be idmapped, the adopted user namespace ...) and the
+# policy records what it made of them; the runtime applies the decision.
 ONLY_FROM = [("spec_set_annotation", "policy", ()),
              ("override_list_add", "policy", OVERRIDES_ELSEWHERE)]
 
@@ -175,16 +174,18 @@ def load_objects(build, table):
     """The objects of the sources there are: one left in BUILD by a source
     since moved or removed is not read (it would be checked as if it were
     still in its old folder)."""
-    objs = []
+    objs = {}
     for folder in table:
         d = os.path.join(build, folder)
         for dirpath, _, files in os.walk(d):
             for name in sorted(files):
                 path = os.path.join(dirpath, name)
                 source = os.path.relpath(path, build)[:-2] + ".c"
-                if name.endswith(".o") and os.path.exists(source):
-                    objs.append(Obj(path))
-    return objs
+                # A sub-folder's objects are met again under its parent.
+                if (name.endswith(".o") and path not in objs
+                        and os.path.exists(source)):
+                    objs[path] = Obj(path)
+    return list(objs.values())
 
 
 def source_folder(obj, build, table):

@@ -43,7 +43,9 @@ static const struct attach_step egress_steps[] = {
   { NETGUARD_PROG_SENDMSG6, BPF_CGROUP_UDP6_SENDMSG, "sendmsg6" },
 };
 
-#define N_STEPS 6
+#define N_STEPS (sizeof (strict_steps) / sizeof (strict_steps[0]))
+_Static_assert(sizeof (egress_steps) == sizeof (strict_steps),
+               "both modes attach the same hooks");
 
 /* The cgroup's id: its inode number in the cgroup2 filesystem. */
 int

@@ -6,31 +6,25 @@
  * cloned detached before clone (OPEN_TREE_CLONE); the kernel only idmaps a
  * mount not yet attached, and only for a caller with CAP_SYS_ADMIN over the
  * filesystem, so moat does it here, between writing the maps and letting
- * the init attach them. */
+ * the init attach them. Which trees can be idmapped is a fact create
+ * probes before judging (idmap_probe_*, with a user namespace of its own),
+ * so the policy records every fallback and this only applies its verdict. */
 #include "idmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../init/linux.h"
 #include "userns.h"
 #include "../../lib/util.h"
-
-static void
-not_idmapped (const char *what, int errnum, struct override_list *ov)
-{
-  cleanup_free char *path = xasprintf ("idmap %s", what);
-  cleanup_free char *why
-      = xasprintf ("not idmapped (%s): host-owned files show as nobody "
-                   "(65534) inside",
-                   strerror (errnum));
-  override_list_add (ov, OVERRIDE_CHANGED, path, "idmapped", why);
-  fprintf (stderr, "moat: warning: %s: %s\n", path, why);
-}
 
 /* A rootfs that could not be idmapped belongs to nobody inside: the init,
  * root of its namespace only, could not make a missing mount point there
@@ -69,14 +63,15 @@ make_mountpoints (const struct spec *s, int rootfs_tree, const int *src_fds,
 
 int
 idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
-                        const char *rootfs, int *rootfs_tree,
-                        const int *src_fds, const bool *idmap,
-                        struct override_list *ov, struct moat_error **err)
+                        const char *rootfs,
+                        enum profile_rootfs_idmap rootfs_idmap,
+                        int *rootfs_tree, const int *src_fds, const bool *idmap,
+                        struct moat_error **err)
 {
   cleanup_close int own = -1;
   int userns = userns_fd;
   char path[64];
-  int r;
+  int r = 0;
 
   if (userns < 0)
     {
@@ -85,31 +80,26 @@ idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
     }
   if (userns < 0)
     return moat_fail (err, errno, "opening the container's user namespace");
-  if (*rootfs_tree >= 0)
+  if (*rootfs_tree >= 0 && rootfs_idmap == PROFILE_ROOTFS_IDMAP_DIRECT)
+    r = userns_idmap_tree (*rootfs_tree, userns, true);
+  else if (*rootfs_tree >= 0)
     {
       int rebuilt = -1;
-      r = userns_idmap_tree (*rootfs_tree, userns, true);
-      if (r < 0)
+      /* Made in the engine's writable tree first: moat's rebuilt
+       * overlay is read-only. */
+      r = make_mountpoints (s, *rootfs_tree, src_fds, err);
+      if (r < 0 || rootfs_idmap != PROFILE_ROOTFS_IDMAP_REBUILT)
+        return r;
+      r = idmap_overlay_rebuild (rootfs, userns, &rebuilt);
+      if (r == 0)
         {
-          /* Made in the engine's writable tree first: moat's rebuilt
-           * overlay is read-only. */
-          int r2 = make_mountpoints (s, *rootfs_tree, src_fds, err);
-          if (r2 < 0)
-            return r2;
-          if (r == -EINVAL
-              && idmap_overlay_rebuild (rootfs, userns, &rebuilt) == 0)
-            {
-              close (*rootfs_tree);
-              *rootfs_tree = rebuilt;
-              override_list_add (ov, OVERRIDE_CHANGED, "idmap root.path",
-                                 "idmapped",
-                                 "overlay rebuilt read-only from idmapped "
-                                 "layers");
-            }
-          else
-            not_idmapped ("root.path", -r, ov);
+          close (*rootfs_tree);
+          *rootfs_tree = rebuilt;
         }
     }
+  /* The policy judged on a probe that said it can be done. */
+  if (r < 0)
+    return moat_fail (err, -r, "root.path %s: idmapping it (G12)", rootfs);
   for (size_t i = 0; i < s->n_mounts; i++)
     {
       const struct spec_mount *m = &s->mounts[i];
@@ -121,7 +111,91 @@ idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
         recursive |= strcmp (*o, "rbind") == 0;
       r = userns_idmap_tree (src_fds[i], userns, recursive);
       if (r < 0)
-        not_idmapped (m->destination, -r, ov);
+        return moat_fail (err, -r, "mount %s: idmapping its source (G12)",
+                          m->destination);
     }
   return 0;
+}
+
+/* ---- facts gathered before judging ---- */
+
+static int
+exit_at_once (void *unused)
+{
+  (void)unused;
+  return 0;
+}
+
+void
+idmap_probe_close (struct idmap_probe *p)
+{
+  if (p->userns_fd >= 0)
+    close (p->userns_fd);
+  p->userns_fd = -1;
+}
+
+void
+idmap_probe_open (struct idmap_probe *p)
+{
+  /* The child only returns, on this stack, while moat waits for it
+   * (CLONE_VFORK); the namespace outlives it through the fd. */
+  static char stack[4096] __attribute__ ((aligned (16)));
+  static const char *const maps[] = { "uid_map", "gid_map" };
+  char path[64];
+  pid_t pid;
+
+  *p = (struct idmap_probe){ .userns_fd = -1 };
+  pid = clone (exit_at_once, stack + sizeof (stack),
+               CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | SIGCHLD, NULL);
+  if (pid < 0)
+    {
+      p->errnum = errno;
+      return;
+    }
+  snprintf (path, sizeof (path), "/proc/%d/ns/user", pid);
+  p->userns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (p->userns_fd < 0)
+    p->errnum = errno;
+  /* The kernel idmaps only with a namespace that maps ids: one id, the
+   * overflow one, and nothing ever runs in it. */
+  for (size_t i = 0; i < 2 && p->errnum == 0; i++)
+    {
+      int r;
+      snprintf (path, sizeof (path), "/proc/%d/%s", pid, maps[i]);
+      r = write_file_at (AT_FDCWD, path, "0 65534 1");
+      if (r < 0)
+        p->errnum = -r;
+    }
+  waitpid (pid, NULL, 0);
+  if (p->errnum)
+    idmap_probe_close (p);
+}
+
+int
+idmap_probe_tree (const struct idmap_probe *p, int dirfd, const char *path,
+                  bool recursive)
+{
+  cleanup_close int tree = -1;
+  unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+
+  if (p->userns_fd < 0)
+    return p->errnum;
+  if (path[0] == '\0')
+    flags |= AT_EMPTY_PATH;
+  if (recursive)
+    flags |= AT_RECURSIVE;
+  tree = open_tree (dirfd, path, flags);
+  if (tree < 0)
+    return errno;
+  return -userns_idmap_tree (tree, p->userns_fd, recursive);
+}
+
+void
+idmap_probe_rootfs (const struct idmap_probe *p, const char *rootfs,
+                    int *ret_direct, int *ret_rebuild)
+{
+  *ret_direct = *ret_rebuild = idmap_probe_tree (p, AT_FDCWD, rootfs, true);
+  /* overlayfs cannot be idmapped as a whole (EINVAL); its layers can. */
+  if (*ret_direct == EINVAL)
+    *ret_rebuild = -idmap_overlay_probe (rootfs, p->userns_fd);
 }

@@ -85,8 +85,11 @@ close_layers (int *fds, size_t n)
   free (fds);
 }
 
-int
-idmap_overlay_rebuild (const char *rootfs, int userns_fd, int *ret_tree)
+/* The overlay of rootfs' layers, each idmapped with userns_fd, made as a
+ * detached mount in *ret_tree; or with ret_tree NULL, only as far as the
+ * kernel takes every layer (no superblock made). */
+static int
+rebuild (const char *rootfs, int userns_fd, int *ret_tree)
 {
   cleanup_free char *opts = NULL;
   cleanup_free char *upper = NULL, *lower = NULL;
@@ -127,6 +130,11 @@ idmap_overlay_rebuild (const char *rootfs, int userns_fd, int *ret_tree)
   for (o = strtok_r (lower, ":", &save); o && r == 0;
        o = strtok_r (NULL, ":", &save))
     r = add_layer (fsfd, o, userns_fd, &layers[n++]);
+  if (r == 0 && ret_tree == NULL)
+    {
+      close_layers (layers, n);
+      return 0;
+    }
   if (r == 0 && fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     r = -errno;
   mnt = r < 0 ? -1
@@ -140,6 +148,18 @@ idmap_overlay_rebuild (const char *rootfs, int userns_fd, int *ret_tree)
     return r;
   *ret_tree = mnt;
   return 0;
+}
+
+int
+idmap_overlay_rebuild (const char *rootfs, int userns_fd, int *ret_tree)
+{
+  return rebuild (rootfs, userns_fd, ret_tree);
+}
+
+int
+idmap_overlay_probe (const char *rootfs, int userns_fd)
+{
+  return rebuild (rootfs, userns_fd, NULL);
 }
 
 bool

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -478,6 +479,20 @@ has_override (const struct override_list *ov, enum override_kind kind,
   return false;
 }
 
+/* config.json's text judged under base on a host with facts. */
+static struct spec *
+judge_text (const char *text, const struct profile *base,
+            const struct host_facts *facts, struct judgement *j)
+{
+  struct moat_error *err = NULL;
+  struct spec *s = NULL;
+
+  assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
+  if (profile_judge (s, base, NULL, facts, j, &err) < 0)
+    fail_msg ("judge: %s", err->msg);
+  return s;
+}
+
 /* create's judging returns one value owning the effective profile and every
  * override, the host's facts judged in it: a kernel without
  * vm.memfd_noexec is an ignored request there, not the runtime's note. */
@@ -493,12 +508,8 @@ test_judge_owns_overrides (void **state)
     {
       const struct host_facts facts = { .memfd_noexec = has_memfd };
       struct judgement j = { 0 };
-      struct moat_error *err = NULL;
-      struct spec *s = NULL;
+      struct spec *s = judge_text (text, base, &facts, &j);
 
-      assert_int_equal (spec_parse (text, strlen (text), &s, &err), 0);
-      if (profile_judge (s, base, NULL, &facts, &j, &err) < 0)
-        fail_msg ("judge: %s", err->msg);
       assert_non_null (j.values);
       assert_int_equal (j.values->nofile, base->nofile);
       assert_true (has_override (&j.overrides, OVERRIDE_IGNORED,
@@ -559,6 +570,145 @@ test_judge_drops_unplaceable_scratch (void **state)
   profile_free (base);
 }
 
+static const struct override *
+find_override (const struct override_list *ov, const char *path)
+{
+  for (size_t i = 0; i < ov->n; i++)
+    if (strcmp (ov->v[i].path, path) == 0)
+      return &ov->v[i];
+  return NULL;
+}
+
+/* What the runtime probed about the rootfs before judging (G12: can it be
+ * idmapped, or rebuilt from idmapped layers) is judged here: the verdict
+ * in the judgement, each fallback an override of the judgement (not one
+ * the runtime adds later); none where moat maps no user namespace. */
+static void
+test_judge_rootfs_idmap (void **state)
+{
+  const char *plain = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                      " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}";
+  const char *mapped
+      = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+        " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"},"
+        " \"linux\": {\"namespaces\": [{\"type\": \"user\"}],"
+        " \"uidMappings\": [{\"containerID\": 0, \"hostID\": 5000, \"size\": "
+        "1}],"
+        " \"gidMappings\": [{\"containerID\": 0, \"hostID\": 5000, \"size\": "
+        "1}]}}";
+  const struct
+  {
+    const char *config, *spec;
+    int direct, rebuild;
+    enum profile_rootfs_idmap verdict;
+    const char *enforced; /* of "idmap root.path"; NULL: none */
+  } cases[] = {
+    { "{}", plain, 0, 0, PROFILE_ROOTFS_IDMAP_DIRECT, NULL },
+    { "{}", plain, EINVAL, 0, PROFILE_ROOTFS_IDMAP_REBUILT,
+      "overlay rebuilt read-only from idmapped layers" },
+    { "{}", plain, EINVAL, EOPNOTSUPP, PROFILE_ROOTFS_IDMAP_NONE,
+      "not idmapped (Invalid argument): host-owned files show as nobody "
+      "(65534) inside" },
+    { "{}", plain, EPERM, EPERM, PROFILE_ROOTFS_IDMAP_NONE,
+      "not idmapped (Operation not permitted): host-owned files show as "
+      "nobody (65534) inside" },
+    /* No user namespace moat maps: nothing idmapped, nothing to say. */
+    { "{\"userns\": {\"enabled\": false}}", plain, EINVAL, EINVAL,
+      PROFILE_ROOTFS_IDMAP_DIRECT, NULL },
+    { "{}", mapped, EINVAL, EINVAL, PROFILE_ROOTFS_IDMAP_DIRECT, NULL },
+  };
+
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      struct host_facts facts = { .memfd_noexec = true,
+                                  .rootfs_idmap_errno = cases[i].direct,
+                                  .rootfs_rebuild_errno = cases[i].rebuild };
+      struct profile *base = load (cases[i].config, NULL);
+      const struct override *o;
+      struct judgement j = { 0 };
+      struct spec *s = judge_text (cases[i].spec, base, &facts, &j);
+
+      assert_int_equal (j.rootfs_idmap, cases[i].verdict);
+      o = find_override (&j.overrides, "idmap root.path");
+      if (cases[i].enforced == NULL)
+        assert_null (o);
+      else
+        {
+          assert_non_null (o);
+          assert_int_equal (o->kind, OVERRIDE_CHANGED);
+          assert_string_equal (o->asked, "idmapped");
+          assert_string_equal (o->enforced, cases[i].enforced);
+        }
+      judgement_clear (&j);
+      spec_free (s);
+      profile_free (base);
+    }
+}
+
+/* A bind the policy idmaps that the probe found the kernel cannot (an
+ * overlay, a filesystem without idmap support): left as it is, and the
+ * policy records it. */
+static void
+test_idmap_possible (void **state)
+{
+  struct override_list ov = { 0 };
+  const struct override *o;
+
+  assert_true (profile_idmap_possible ("/data", 0, &ov));
+  assert_int_equal (ov.n, 0);
+  assert_false (profile_idmap_possible ("/data", EINVAL, &ov));
+  o = find_override (&ov, "idmap /data");
+  assert_non_null (o);
+  assert_string_equal (o->enforced, "not idmapped (Invalid argument): "
+                                    "host-owned files show as nobody (65534) "
+                                    "inside");
+  override_list_clear (&ov);
+}
+
+/* The nameservers create read from resolv.conf before judging are the
+ * judgement's (saved with the decision, the guard's port-53 rules): under
+ * egress only, and one in a denied range (G2's metadata) is said there, as
+ * an override, not by the runtime. */
+static void
+test_judge_nameservers (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}";
+  struct host_facts facts = { .memfd_noexec = true, .n_dns = 2 };
+
+  assert_int_equal (cidr_parse ("169.254.169.253", &facts.dns[0]), 0);
+  assert_int_equal (cidr_parse ("10.96.0.10", &facts.dns[1]), 0);
+  for (int egress = 0; egress < 2; egress++)
+    {
+      struct profile *base = load ("{}", egress ? "egress" : "strict");
+      const struct override *o;
+      struct judgement j = { 0 };
+      struct spec *s = judge_text (text, base, &facts, &j);
+
+      o = find_override (&j.overrides,
+                         "resolv.conf nameserver 169.254.169.253/32");
+      if (!egress)
+        {
+          assert_int_equal (j.n_dns, 0);
+          assert_null (o);
+        }
+      else
+        {
+          assert_int_equal (j.n_dns, 2);
+          assert_true (cidr_contains (&j.dns[1], &facts.dns[1]));
+          assert_non_null (o);
+          assert_string_equal (
+              o->enforced,
+              "DNS through it refused: in the denied range 169.254.0.0/16");
+          assert_null (find_override (&j.overrides,
+                                      "resolv.conf nameserver 10.96.0.10/32"));
+        }
+      judgement_clear (&j);
+      spec_free (s);
+      profile_free (base);
+    }
+}
+
 int
 main (void)
 {
@@ -573,6 +723,9 @@ main (void)
     cmocka_unit_test (test_apply_returns_effective),
     cmocka_unit_test (test_judge_owns_overrides),
     cmocka_unit_test (test_judge_drops_unplaceable_scratch),
+    cmocka_unit_test (test_judge_rootfs_idmap),
+    cmocka_unit_test (test_idmap_possible),
+    cmocka_unit_test (test_judge_nameservers),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

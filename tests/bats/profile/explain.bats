@@ -15,6 +15,7 @@ setup() {
 }
 
 teardown() {
+	mountpoint -q "$BUNDLE/rootfs" && umount "$BUNDLE/rootfs"
 	teardown_profile
 	local d
 	for d in /sys/fs/cgroup/"$CG" /sys/fs/cgroup/*/"$CG"; do
@@ -111,4 +112,17 @@ symlink_bind() {
 	echo "explain: $want" >&2
 	echo "mounted: $got" >&2
 	[ "$got" = "$want" ]
+}
+
+@test "explain: judged on the facts create gathers: a read-only rootfs without /tmp gets no tmpfs there, as create does" {
+	rm -rf "$BUNDLE/rootfs/tmp"
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	mount -o remount,bind,ro "$BUNDLE/rootfs"
+	moat profile explain -b "$BUNDLE"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mounts[/tmp]: added by the profile -> not mounted: the rootfs is read-only and has no such directory"* ]]
+	! grep -E '^ *[0-9]+\. .* at /tmp ' <<<"$output"
+	in_container 'ls -d /tmp 2>&1 || true'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"/tmp: No such file or directory"* ]]
 }

@@ -100,6 +100,20 @@ UNREACHABLE="Network is unreachable (errno 101)"
 	[ "$output" = "connect(198.51.100.7:80): $UNREACHABLE" ]
 }
 
+@test "G2 egress: a resolv.conf nameserver in the metadata range stays refused on port 53, and the judgement says so (stderr, audit line, saved decision)" {
+	prepare_bundle spec
+	add_testbin sysprobe
+	echo "nameserver 169.254.169.253" >"$BUNDLE/resolv.conf"
+	update_config --arg s "$BUNDLE/resolv.conf" \
+		'.mounts += [{"destination": "/etc/resolv.conf", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]'
+	start_sleeper --profile egress
+	has_line "moat: warning: nameserver 169.254.169.253/32 of resolv.conf is in the denied range 169.254.0.0/16: DNS through it is refused"
+	moat exec "$CID" sysprobe sendto 169.254.169.253 53
+	[ "$output" = "sendto(169.254.169.253:53): $EPERM" ]
+	audit_has "$CID" '.overrides[] | select(.path == "resolv.conf nameserver 169.254.169.253/32" and (.enforced | startswith("DNS through it refused")))'
+	jq -e '.overrides[] | select(.path == "resolv.conf nameserver 169.254.169.253/32")' "$ROOT/$CID/policy.json"
+}
+
 # The topology of issue 20, as a CNI-prepared pod or `docker run --network
 # container:X` gives it: the container joins by path a network namespace
 # made before create (never moved or touched by moat), a veth to a far

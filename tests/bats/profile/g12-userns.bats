@@ -19,6 +19,7 @@ setup() {
 teardown() {
 	[ -n "${HOSTNS_PID:-}" ] && kill -9 "$HOSTNS_PID" 2>/dev/null
 	[ -n "${OVL:-}" ] && umount "$OVL/merged" 2>/dev/null
+	[ -n "$VOLUME" ] && mountpoint -q "$VOLUME" && umount "$VOLUME"
 	[ -n "$VOLUME" ] && rm -rf "$(dirname "$VOLUME")"
 	[ -n "${NETNS:-}" ] && ip netns del "$NETNS" 2>/dev/null
 	teardown_profile
@@ -124,6 +125,24 @@ check_mapped_root() {
 	[ "$status" -eq 0 ]
 	[ "$(stat -c %u:%g "$VOLUME/by-root")" = 0:0 ]
 	[ "$(stat -c %u:%g "$VOLUME/by-1000")" = 1000:1000 ]
+}
+
+@test "g12: an engine volume the kernel cannot idmap (an overlay) is left as it is: found before judging, told on stderr, in the audit line and in the saved decision" {
+	prepare_bundle spec
+	VOLUME="/var/lib/docker/volumes/moat-g12-$$-$RANDOM/_data"
+	mkdir -p "$VOLUME" "$BUNDLE/vol/lower" "$BUNDLE/vol/upper" "$BUNDLE/vol/work"
+	echo host >"$BUNDLE/vol/lower/file"
+	# overlayfs cannot be idmapped (EINVAL), whatever the kernel.
+	mount -t overlay overlay -o "lowerdir=$BUNDLE/vol/lower,upperdir=$BUNDLE/vol/upper,workdir=$BUNDLE/vol/work" "$VOLUME"
+	update_config --arg s "$VOLUME" \
+		'.mounts += [{"destination": "/data", "type": "bind", "source": $s, "options": ["rbind", "rw"]}]'
+	start_sleeper
+	has_line "moat: warning: idmap /data: not idmapped (Invalid argument): host-owned files show as nobody (65534) inside"
+	moat exec "$CID" stat -c %u:%g /data/file
+	[ "$status" -eq 0 ]
+	[ "$output" = 65534:65534 ]
+	audit_has "$CID" '.overrides[] | select(.path == "idmap /data" and (.enforced | startswith("not idmapped (Invalid argument)")))'
+	jq -e '.overrides[] | select(.path == "idmap /data")' "$ROOT/$CID/policy.json"
 }
 
 @test "g12: the container exhausts its own inotify quota; host root's stays whole" {
