@@ -200,6 +200,19 @@ session_rm (const struct moat_globals *g, const char *id,
   return 0;
 }
 
+const char *
+session_expiry (const struct session_meta *m, const struct container_state *st,
+                int64_t now)
+{
+  if (st == NULL || !container_init_alive (st))
+    return "its container is gone";
+  if (m->max_lifetime_ms > 0 && now - m->created_ms > m->max_lifetime_ms)
+    return "past its lifetime";
+  if (m->idle_timeout_ms > 0 && now - m->used_ms > m->idle_timeout_ms)
+    return "idle past its timeout";
+  return NULL;
+}
+
 /* Why a session should go, or NULL. */
 static const char *
 session_expired (const struct moat_globals *g, int sdfd, const char *id,
@@ -219,13 +232,9 @@ session_expired (const struct moat_globals *g, int sdfd, const char *id,
                ? "no record"
                : NULL;
   q.audit = NULL;
-  if (container_load (&q, id, false, NULL, &cdirfd, &st, &e) < 0
-      || !container_init_alive (st))
-    why = "its container is gone";
-  else if (m.max_lifetime_ms > 0 && now - m.created_ms > m.max_lifetime_ms)
-    why = "past its lifetime";
-  else if (m.idle_timeout_ms > 0 && now - m.used_ms > m.idle_timeout_ms)
-    why = "idle past its timeout";
+  if (container_load (&q, id, false, NULL, &cdirfd, &st, &e) < 0)
+    st = NULL;
+  why = session_expiry (&m, st, now);
   session_meta_clear (&m);
   return why;
 }

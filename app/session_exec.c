@@ -34,24 +34,57 @@ watchdog_destroy_cgroup (const void *arg)
     }
 }
 
-/* The session's container cgroup (*ret_base) plus /exec-RANDOM (*ret). */
+/* The session's container cgroup plus /exec-RANDOM. */
 static int
-exec_cgroup_path (const struct moat_globals *g, const char *id, char **ret_base,
-                  char **ret, struct moat_error **err)
+exec_cgroup_path (const struct container_state *st, char **ret,
+                  struct moat_error **err)
 {
-  cleanup_state struct container_state *st = NULL;
-  cleanup_close int dirfd = -1;
   unsigned char rnd[6];
 
-  if (container_load (g, id, false, NULL, &dirfd, &st, err) < 0)
-    return moat_error_wrap (err, "the session's container");
-  if (!container_init_alive (st))
-    return moat_fail (err, 0, "the session's container is gone");
   if (getrandom (rnd, sizeof (rnd), 0) != sizeof (rnd))
     return moat_fail (err, errno, "getrandom");
   *ret = xasprintf ("%s/exec-%02x%02x%02x%02x%02x%02x", st->cgroup, rnd[0],
                     rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
-  *ret_base = xstrdup (st->cgroup);
+  return 0;
+}
+
+/* The session, shared-locked (*ret_lockfd), its record and its container,
+ * each read once. One past its limits goes now, as the next moat would
+ * remove it, and is no session. */
+static int
+session_enter (const struct moat_globals *g, const char *id, int *ret_sdfd,
+               int *ret_lockfd, struct session_meta *ret_meta, int *ret_cdirfd,
+               struct container_state **ret_st, struct moat_error **err)
+{
+  cleanup_close int sdfd = -1;
+  cleanup_close int lockfd = -1;
+  cleanup_close int cdirfd = -1;
+  cleanup_state struct container_state *st = NULL;
+  cleanup_error struct moat_error *gone = NULL;
+  const char *why;
+
+  if (session_open (g, id, &sdfd, err) < 0)
+    return -1;
+  /* Shared with other execs; the reap and a create hold it alone. */
+  lockfd = openat (sdfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (lockfd < 0 || flock (lockfd, LOCK_SH) < 0)
+    return moat_fail (err, errno, "locking the session");
+  if (session_meta_load (sdfd, ret_meta, err) < 0)
+    return -1;
+  if (container_load (g, id, false, NULL, &cdirfd, &st, &gone) < 0)
+    st = NULL;
+  why = session_expiry (ret_meta, st, session_now_unix_ms ());
+  if (why)
+    {
+      session_meta_clear (ret_meta);
+      close (steal_fd (&lockfd));
+      session_reap_one (g, id);
+      return moat_fail (err, ENOENT, "no such session (%s)", why);
+    }
+  *ret_sdfd = steal_fd (&sdfd);
+  *ret_lockfd = steal_fd (&lockfd);
+  *ret_cdirfd = steal_fd (&cdirfd);
+  *ret_st = steal_pointer (&st);
   return 0;
 }
 
@@ -96,7 +129,8 @@ reap_dead_execs (int sdfd, const char *base)
  * end. */
 static int
 exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
-               const char *cgpath, int infd, const struct sandbox_opts *so,
+               const char *cgpath, int cdirfd, struct container_state *st,
+               int infd, const struct sandbox_opts *so,
                struct sandbox_run_state *rs, struct moat_error **err)
 {
   cleanup_free char *controllers = NULL;
@@ -110,7 +144,9 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
                           .detach = true,
                           .cgroup_subs = subs,
                           .ret_pid = &rs->pid,
-                          .refusals = &rs->refusals };
+                          .refusals = &rs->refusals,
+                          .state = st,
+                          .state_dirfd = cdirfd };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   struct cgroup *cg = NULL;
   struct sandbox_pipes pipes;
@@ -163,8 +199,9 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   cleanup_close int lockfd = -1;
   cleanup_close int infd = -1;
   cleanup_close int wd = -1;
+  cleanup_close int cdirfd = -1;
+  cleanup_state struct container_state *st = NULL;
   cleanup_free char *cgpath = NULL;
-  cleanup_free char *cgbase = NULL;
   cleanup_free char *lockname = NULL;
   cleanup_close int execlock = -1;
   cleanup_free char *record = NULL;
@@ -185,30 +222,22 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
     so.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
   if (so.output_limit < 0)
     so.output_limit = SANDBOX_DEFAULT_OUTPUT_LIMIT;
-  if (o->id)
-    session_reap_one (g, o->id);
   if (o->argv == NULL || o->argv[0] == NULL)
     return moat_fail (err, 0,
                       "missing command (moat session exec [OPTIONS] ID -- "
                       "CMD [ARG...])");
-  r = session_open (g, o->id, &sdfd, err);
+  r = session_enter (g, o->id, &sdfd, &lockfd, &m, &cdirfd, &st, err);
   if (r < 0)
     return r;
-  /* Shared with other execs; the reap and a create hold it alone. */
-  lockfd = openat (sdfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (lockfd < 0 || flock (lockfd, LOCK_SH) < 0)
-    return moat_fail (err, errno, "locking the session");
-  if (session_meta_load (sdfd, &m, err) < 0)
-    return -1;
   infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
                O_RDONLY | O_CLOEXEC);
   if (infd < 0)
     r = moat_fail (err, errno, "--stdin %s", o->stdin_file);
   if (r == 0)
-    r = exec_cgroup_path (g, o->id, &cgbase, &cgpath, err);
+    r = exec_cgroup_path (st, &cgpath, err);
   if (r == 0)
     {
-      reap_dead_execs (sdfd, cgbase);
+      reap_dead_execs (sdfd, st->cgroup);
       lockname = xasprintf ("%s.lock", strrchr (cgpath, '/') + 1);
       r = lock_file_make (sdfd, lockname, &execlock, err);
     }
@@ -216,7 +245,7 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
     r = wd = watchdog_start (watchdog_destroy_cgroup, cgpath, err);
   session_touch_used (sdfd);
   if (r >= 0)
-    r = exec_and_wait (g, o, cgpath, infd, &so, &rs, err);
+    r = exec_and_wait (g, o, cgpath, cdirfd, st, infd, &so, &rs, err);
   if (wd >= 0 && write (wd, "d", 1) != 1 && r >= 0)
     r = moat_fail (err, errno, "stopping the watchdog");
   if (execlock >= 0)

@@ -8,6 +8,8 @@
 #include "sandbox_internal.h"
 #include "session.h"
 
+struct container_state;
+
 /* session.json, and the mtime of `used`. Times are wall-clock ms (they
  * outlive moat's processes). */
 struct session_meta
@@ -30,5 +32,9 @@ int session_meta_load (int sdfd, struct session_meta *ret,
                        struct moat_error **err);
 void session_meta_clear (struct session_meta *m);
 void session_touch_used (int sdfd);
+/* Why a session with this record and container (NULL: none) should go at
+ * now, or NULL. */
+const char *session_expiry (const struct session_meta *m,
+                            const struct container_state *st, int64_t now);
 
 #endif

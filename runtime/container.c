@@ -109,28 +109,34 @@ container_init_alive (const struct container_state *st)
 }
 
 const char *
-container_status (int dirfd, const struct container_state *st)
+container_status_cgroup (int dirfd, const struct container_state *st,
+                         struct cgroup **ret_cg)
 {
   bool alive = container_init_alive (st);
+  struct cgroup *cg = NULL;
+  bool frozen = false;
+
+  if (ret_cg)
+    *ret_cg = NULL;
   if (st->created == NULL || *st->created == '\0')
     return alive ? "creating" : "stopped";
   if (!alive)
     return "stopped";
   if (faccessat (dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return "created";
-  if (st->cgroup)
-    {
-      struct cgroup *cg = NULL;
-      bool frozen = false;
-      if (cgroup_open (st->cgroup, &cg, NULL) == 0)
-        {
-          cgroup_is_frozen (cg, &frozen, NULL);
-          cgroup_free (cg);
-        }
-      if (frozen)
-        return "paused";
-    }
-  return "running";
+  if (st->cgroup && cgroup_open (st->cgroup, &cg, NULL) == 0)
+    cgroup_is_frozen (cg, &frozen, NULL);
+  if (ret_cg)
+    *ret_cg = cg;
+  else
+    cgroup_free (cg);
+  return frozen ? "paused" : "running";
+}
+
+const char *
+container_status (int dirfd, const struct container_state *st)
+{
+  return container_status_cgroup (dirfd, st, NULL);
 }
 
 int

@@ -70,6 +70,8 @@ struct create_opts
   struct seccomp_refusals *refusals;
 };
 
+struct container_state;
+
 struct exec_opts
 {
   const char *id;
@@ -93,6 +95,10 @@ struct exec_opts
   pid_t *ret_pid;
   /* As create_opts' (with detach: the caller waits). */
   struct seccomp_refusals *refusals;
+  /* The container as its caller loaded it already (a session's exec), lent
+   * with its state dir; NULL: exec loads it by id. */
+  struct container_state *state;
+  int state_dirfd;
 };
 
 struct update_opts

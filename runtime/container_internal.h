@@ -106,6 +106,12 @@ int proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime);
 bool container_init_alive (const struct container_state *st);
 /* creating | created | running | paused | stopped */
 const char *container_status (int dirfd, const struct container_state *st);
+/* The same; a running or paused container's cgroup, opened to tell which,
+ * goes to *ret_cg (NULL otherwise) for the caller to use and free. */
+struct cgroup;
+const char *container_status_cgroup (int dirfd,
+                                     const struct container_state *st,
+                                     struct cgroup **ret_cg);
 /* ROOT/.cache: compiled seccomp filters, for create and exec. */
 char *container_seccomp_cache_dir (const struct moat_globals *g);
 /* Open ROOT/ID (locked if lock) and read its state. */

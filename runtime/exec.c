@@ -3,6 +3,7 @@
  * the hardened process settings and both seccomp filters. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -155,14 +156,18 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
    * container process may read its memory or open its exe. */
   (void)linux_undumpable (NULL);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* moat sends nothing before execve: a socket that reads already has lost
+   * moat before the line above could take effect. */
+  if (poll (&(struct pollfd){ .fd = c->sync_fd, .events = POLLIN }, 1, 0) != 0)
+    _exit (1);
   /* G10: out of the caller's session and process group, as the init. */
   if (setsid () < 0)
     _exit (1);
   /* Before anything else, and before its rlimits are raised: in the
-   * container's cgroups. */
-  cgroup_add_self (c->cg, c->in_unified, c->cgroup_fds, &err);
-  if (sync_recv (c->sync_fd, SYNC_EXEC_IN_CGROUP, &err) < 0)
-    _exit (1);
+   * container's cgroups. It raises them itself, still host root: no round
+   * trip to moat. */
+  if (cgroup_add_self (c->cg, c->in_unified, c->cgroup_fds, &err) == 0)
+    process_raise_rlimits (0, c->proc, &err);
   /* G12: a network, ipc or uts namespace the container joined by path
    * belongs to another user namespace; moat (host root) may join it before
    * it becomes a stranger in the container's own, and only then. The user
@@ -286,6 +291,7 @@ struct exec_ctx
   struct seccomp_prog sc_config, sc_builtin;
   char *landlock_exec; /* the init's exec list (G14); NULL: none */
   struct cgroup *cg;
+  struct cgroup *opened_cg; /* the container's, opened by the status check */
   int *cgroup_fds; /* the child's, to join it (cgroup_open_join_files) */
   int unified_dir; /* CLONE_INTO_CGROUP's, -1 if none */
   int sync_fd, child_sync_fd; /* moat's end, the child's end */
@@ -340,12 +346,19 @@ exec_ctx_release (struct exec_ctx *c)
   int *fds[]
       = { &c->dirfd,         &c->pidfd,      &c->master,      &c->sync_fd,
           &c->child_sync_fd, &c->own_pid_ns, &c->own_time_ns, &c->unified_dir };
+  /* Lent by the caller: its own to release. */
+  if (c->o->state)
+    {
+      c->st = NULL;
+      c->dirfd = -1;
+    }
   for (size_t i = 0; i < sizeof (fds) / sizeof (fds[0]); i++)
     if (*fds[i] >= 0)
       close (*fds[i]);
   if (c->cgroup_fds)
     cgroup_close_self_files (c->cgroup_fds, cgroup_n_hiers (c->cg));
   cgroup_free (c->cg);
+  cgroup_free (c->opened_cg);
   seccomp_prog_clear (&c->sc_config);
   seccomp_prog_clear (&c->sc_builtin);
   free (c->landlock_exec);
@@ -363,10 +376,18 @@ exec_phase_load (struct exec_ctx *c, struct moat_error **err)
   const char *status;
   int r;
 
-  r = container_load (c->g, c->o->id, false, NULL, &c->dirfd, &c->st, err);
-  if (r < 0)
-    return r;
-  status = container_status (c->dirfd, c->st);
+  if (c->o->state)
+    {
+      c->st = c->o->state;
+      c->dirfd = c->o->state_dirfd;
+    }
+  else
+    {
+      r = container_load (c->g, c->o->id, false, NULL, &c->dirfd, &c->st, err);
+      if (r < 0)
+        return r;
+    }
+  status = container_status_cgroup (c->dirfd, c->st, &c->opened_cg);
   if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0)
     return moat_fail (err, 0, "cannot exec in a %s container", status);
   /* Bounded by the profile create saved, whatever this command line says. */
@@ -421,6 +442,8 @@ exec_phase_process (struct exec_ctx *c, struct moat_error **err)
         &c->sc_builtin, err);
   if (r == 0 && o->sub_cgroup)
     r = exec_sub_cgroup (c, err);
+  else if (r == 0 && c->opened_cg)
+    c->cg = steal_pointer (&c->opened_cg);
   else if (r == 0)
     r = cgroup_open (c->st->cgroup, &c->cg, err);
   return r;
@@ -496,19 +519,6 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   return 0;
 }
 
-/* Into the container's cgroup before it runs anything, with its rlimits;
- * then it goes on, and EOF on the sync socket says it has executed. */
-static int
-exec_phase_start (struct exec_ctx *c, struct moat_error **err)
-{
-  int r = process_raise_rlimits (c->pid, c->proc, err);
-  if (r == 0)
-    r = sync_send (c->sync_fd, SYNC_EXEC_IN_CGROUP, err);
-  if (r == 0)
-    r = wait_exec (c->sync_fd, &c->master, c->o, err);
-  return r;
-}
-
 int
 container_exec (const struct moat_globals *g, const struct exec_opts *o,
                 int *ret_status, struct moat_error **err)
@@ -523,8 +533,9 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
     r = exec_phase_process (&c, err);
   if (r == 0)
     r = exec_phase_clone (&c, err);
+  /* EOF on the sync socket says it has executed. */
   if (r == 0)
-    r = exec_phase_start (&c, err);
+    r = wait_exec (c.sync_fd, &c.master, o, err);
   if (r < 0)
     exec_ctx_undo (&c);
   if (r < 0 && o->sub_cgroup && c.cg)

@@ -31,6 +31,9 @@ struct layout_hier
   char *name;
   char *dir;
   unsigned ctrls;
+  /* The mount point, opened by the first cgroup object and lent to the
+   * others: a session exec makes or opens three, 11 hierarchies each. */
+  int fd;
 };
 
 static struct
@@ -69,6 +72,8 @@ layout_reset (void)
     {
       free (layout.hiers[i].name);
       free (layout.hiers[i].dir);
+      if (layout.hiers[i].fd >= 0)
+        close (layout.hiers[i].fd);
     }
   free (layout.hiers);
   layout.hiers = NULL;
@@ -107,6 +112,7 @@ layout_add (const char *name, const char *dir, unsigned ctrls)
   h->name = xstrdup (name);
   h->dir = xstrdup (dir);
   h->ctrls = ctrls;
+  h->fd = -1;
 }
 
 /* A hierarchy is usable if it is the filesystem it should be. */
@@ -263,8 +269,10 @@ cgroup_new (const char *rel, struct cgroup **ret, struct moat_error **err)
       h->name = xstrdup (layout.hiers[i].name);
       h->ctrls = layout.hiers[i].ctrls;
       h->fs = layout_fs ();
-      h->mount_fd
-          = open (layout.hiers[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (layout.hiers[i].fd < 0)
+        layout.hiers[i].fd
+            = open (layout.hiers[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      h->mount_fd = layout.hiers[i].fd;
       cg->n_hiers++;
       if (h->mount_fd < 0)
         {
@@ -285,7 +293,6 @@ cgroup_free (struct cgroup *cg)
   for (size_t i = 0; i < cg->n_hiers; i++)
     {
       cleanup_closep (&cg->hiers[i].fd);
-      cleanup_closep (&cg->hiers[i].mount_fd);
       free (cg->hiers[i].name);
     }
   free (cg->hiers);

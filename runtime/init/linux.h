@@ -134,6 +134,8 @@ int process_exec (const struct spec_process *p, const char *exec_path,
                   const struct seccomp_prog *seccomp_builtin, int refusal_sock,
                   struct moat_error **err);
 int process_set_rlimits (const struct spec_process *p, struct moat_error **err);
+/* Hard limits above the caller's (pid 0: the caller itself), before the
+ * process leaves the host's user namespace. */
 int process_raise_rlimits (pid_t pid, const struct spec_process *p,
                            struct moat_error **err);
 

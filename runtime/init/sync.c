@@ -19,7 +19,6 @@ sync_type_name (uint32_t type)
     [SYNC_SECCOMP] = "seccomp-listener",
     [SYNC_SECCOMP_SENT] = "seccomp-sent",
     [SYNC_READY] = "ready",
-    [SYNC_EXEC_IN_CGROUP] = "exec-in-cgroup",
     [SYNC_ERROR] = "error",
   };
   if (type < sizeof (names) / sizeof (names[0]) && names[type])

@@ -25,9 +25,7 @@ enum sync_type
   SYNC_SECCOMP,       /* init -> moat: a seccomp agent's listener (fd) */
   SYNC_SECCOMP_SENT,  /* moat -> init: the agent has the listener */
   SYNC_READY,         /* init -> moat: waiting for start */
-  /* exec: moat and its child */
-  SYNC_EXEC_IN_CGROUP, /* moat -> child: in the cgroup, rlimits raised */
-  SYNC_ERROR,          /* -> moat: msg holds the error, errnum set */
+  SYNC_ERROR,         /* -> moat: msg holds the error, errnum set */
 };
 
 /* "mounts-done", ... (for errors). */

@@ -484,6 +484,67 @@ test_v1_comounted (void **state)
   assert_true (empty_of_cgroups ("%s/cpu,cpuacct/moat", tree));
 }
 
+/* A sandbox's or session exec's record: each figure from its file. */
+static void
+test_v2_usage_record (void **state)
+{
+  cleanup_error struct moat_error *err = NULL;
+  struct cgroup *cg = NULL;
+  struct cgroup_usage use;
+
+  (void)state;
+  assert_int_equal (cgroup_create ("/moat/u1", NULL, &cg, &err), 0);
+  put ("usage_usec 7\nuser_usec 5\nsystem_usec 2\nnr_periods 9\n",
+       "%s/moat/u1/cpu.stat", tree);
+  put ("4096\n", "%s/moat/u1/memory.peak", tree);
+  put ("low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n", "%s/moat/u1/memory.events",
+       tree);
+  put ("max 3\n", "%s/moat/u1/pids.events", tree);
+  assert_int_equal (cgroup_usage (cg, &use), 0);
+  assert_int_equal (use.cpu_ns, 7000);
+  assert_int_equal (use.cpu_user_ns, 5000);
+  assert_int_equal (use.cpu_system_ns, 2000);
+  assert_int_equal (use.peak_memory, 4096);
+  assert_int_equal (use.oom_kills, 1);
+  assert_int_equal (use.pids_limit_hits, 3);
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
+}
+
+static void
+test_hybrid_usage_record (void **state)
+{
+  cleanup_error struct moat_error *err = NULL;
+  struct cgroup *cg = NULL;
+  struct cgroup_usage use;
+  uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf (_SC_CLK_TCK);
+
+  (void)state;
+  assert_int_equal (cgroup_create ("/moat/u1", NULL, &cg, &err), 0);
+  put ("99\n", "%s/cpuacct/moat/u1/cpuacct.usage", tree);
+  put ("user 3\nsystem 1\n", "%s/cpuacct/moat/u1/cpuacct.stat", tree);
+  put ("8192\n", "%s/memory/moat/u1/memory.max_usage_in_bytes", tree);
+  put ("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+       "%s/memory/moat/u1/memory.oom_control", tree);
+  put ("max 5\n", "%s/pids/moat/u1/pids.events", tree);
+  assert_int_equal (cgroup_usage (cg, &use), 0);
+  assert_int_equal (use.cpu_ns, 99);
+  assert_int_equal (use.cpu_user_ns, 3 * tick_ns);
+  assert_int_equal (use.cpu_system_ns, tick_ns);
+  assert_int_equal (use.peak_memory, 8192);
+  assert_int_equal (use.oom_kills, 2);
+  assert_int_equal (use.pids_limit_hits, 5);
+  /* A kernel before 4.13 counts no oom_kill: a failcnt at the limit. */
+  put ("oom_kill_disable 0\nunder_oom 0\n",
+       "%s/memory/moat/u1/memory.oom_control", tree);
+  put ("1\n", "%s/memory/moat/u1/memory.failcnt", tree);
+  put ("8192\n", "%s/memory/moat/u1/memory.limit_in_bytes", tree);
+  assert_int_equal (cgroup_usage (cg, &use), 0);
+  assert_int_equal (use.oom_kills, 1);
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
+}
+
 int
 main (void)
 {
@@ -513,6 +574,10 @@ main (void)
                                      setup_hybrid_tree, teardown_tree),
     cmocka_unit_test_setup_teardown (test_v1_comounted, setup_hybrid_tree,
                                      teardown_tree),
+    cmocka_unit_test_setup_teardown (test_v2_usage_record, setup_v2_tree,
+                                     teardown_tree),
+    cmocka_unit_test_setup_teardown (test_hybrid_usage_record,
+                                     setup_hybrid_tree, teardown_tree),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
