@@ -453,7 +453,9 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
                             .rootfs_tree = a->rootfs_tree,
                             .rootfd = -1,
                             .devfd = -1,
-                            .null_fd = -1 };
+                            .null_fd = -1,
+                            .masked_file_fd = -1,
+                            .masked_dir_fd = -1 };
   const char *rootfs = a->rootfs;
   char rootfs_fd_path[64];
   int r;

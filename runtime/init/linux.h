@@ -90,6 +90,9 @@ struct rootfs_run
   int rootfs_tree;          /* G12: >= 0: the rootfs is attached already */
   int rootfd, devfd;        /* within a step; -1 at first and after */
   int null_fd;              /* /dev/null, checked, for the masks; likewise */
+  /* The first masked file and directory, once masked: later masks bind
+   * these (their mount flags come along), no new tmpfs or attributes. */
+  int masked_file_fd, masked_dir_fd;
 };
 /* Every op before the pivot: the rootfs, mounts[], /dev, the cwd. */
 int rootfs_prepare (struct rootfs_run *x, struct moat_error **err);
