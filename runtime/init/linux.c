@@ -330,10 +330,11 @@ spawn_memfd_noexec_writer (void)
 }
 
 int
-linux_refuse_exec_memfd (pid_t pid, struct moat_error **err)
+linux_refuse_exec_memfd (pid_t pid, int own_pid_ns, struct moat_error **err)
 {
   cleanup_close int target = -1;
-  cleanup_close int own = -1;
+  cleanup_close int own_opened = -1;
+  int own = own_pid_ns;
   char path[64];
   int status = 0, saved;
   pid_t w;
@@ -342,7 +343,8 @@ linux_refuse_exec_memfd (pid_t pid, struct moat_error **err)
     return 0;
   snprintf (path, sizeof (path), "/proc/%d/ns/pid", pid);
   target = open (path, O_RDONLY | O_CLOEXEC);
-  own = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  if (own < 0)
+    own = own_opened = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   if (target < 0 || own < 0)
     return moat_fail (err, errno, "vm.memfd_noexec: opening %s", path);
   if (setns (target, CLONE_NEWPID) < 0)

@@ -74,8 +74,10 @@ void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 
 /* Write sysctls (dotted names) through a private procfs instance, for the
  * calling task's namespaces. */
-/* G13: vm.memfd_noexec = 2 in the pid namespace of pid (moat's side). */
-int linux_refuse_exec_memfd (pid_t pid, struct moat_error **err);
+/* G13: vm.memfd_noexec = 2 in the pid namespace of pid (moat's side);
+ * own_pid_ns: an fd of moat's own pid namespace, or -1 to open one. */
+int linux_refuse_exec_memfd (pid_t pid, int own_pid_ns,
+                             struct moat_error **err);
 int linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
                          struct moat_error **err);
 
