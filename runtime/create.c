@@ -110,7 +110,8 @@ create_ctx_leave_namespaces (struct create_ctx *c, struct moat_error **err)
   if (!c->in_init_ns)
     return 0;
   c->in_init_ns = false;
-  if (c->own_pid_ns >= 0)
+  /* Only where it entered one: a new pid namespace is the clone's. */
+  if (c->own_pid_ns >= 0 && c->ns_fds[NS_PID] >= 0)
     (void)setns (c->own_pid_ns, CLONE_NEWPID);
   if (c->own_time_ns >= 0)
     (void)setns (c->own_time_ns, CLONE_NEWTIME);
@@ -378,7 +379,8 @@ phase_clone (struct create_ctx *c, struct moat_error **err)
    * the memfd_noexec writer and LeakSanitizer's tracer are not born in the
    * container's. */
   c->own_pid_ns = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-  c->own_time_ns = open ("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+  if (c->ns_fds[NS_TIME] >= 0 || s->linux_.ns[NS_TIME].present)
+    c->own_time_ns = open ("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
   c->in_init_ns = true;
   r = container_enter_parent_namespaces (s, c->ns_fds, err);
   if (r < 0)
@@ -493,7 +495,7 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
     return r;
   r = process_raise_rlimits (c->pid, s->process, err);
   if (r == 0)
-    r = linux_refuse_exec_memfd (c->pid, err);
+    r = linux_refuse_exec_memfd (c->pid, c->own_pid_ns, err);
   if (r < 0)
     return r;
   if (s->process->has_oom_score_adj)

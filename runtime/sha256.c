@@ -2,6 +2,16 @@
 
 #include "../lib/dynlib.h"
 
+#if MOAT_NETTLE_LINKED
+/* Linked in from nettle's archive (Makefile): nothing to load. */
+#define NETTLE(f) f
+static int
+nettle_ready (struct moat_error **err)
+{
+  (void)err;
+  return 0;
+}
+#else
 static struct dynlib libnettle = { .soname = "libnettle.so.8" };
 DYNLIB_DECLARE (nettle_sha256_init);
 DYNLIB_DECLARE (nettle_sha256_update);
@@ -11,23 +21,29 @@ static const struct dynlib_symbol libnettle_symbols[] = {
   DYNLIB_SYMBOL (nettle_sha256_update),
   DYNLIB_SYMBOL (nettle_sha256_digest),
 };
+#define NETTLE(f) sym_##f
+static int
+nettle_ready (struct moat_error **err)
+{
+  return dynlib_load (&libnettle, libnettle_symbols,
+                      sizeof (libnettle_symbols) / sizeof (*libnettle_symbols),
+                      err);
+}
+#endif
 
 int
 sha256_start (struct sha256 *c, struct moat_error **err)
 {
-  if (dynlib_load (&libnettle, libnettle_symbols,
-                   sizeof (libnettle_symbols) / sizeof (*libnettle_symbols),
-                   err)
-      < 0)
+  if (nettle_ready (err) < 0)
     return moat_error_wrap (err, "sha256");
-  sym_nettle_sha256_init (&c->ctx);
+  NETTLE (nettle_sha256_init) (&c->ctx);
   return 0;
 }
 
 void
 sha256_feed (struct sha256 *c, const void *data, size_t len)
 {
-  sym_nettle_sha256_update (&c->ctx, len, data);
+  NETTLE (nettle_sha256_update) (&c->ctx, len, data);
 }
 
 void
@@ -36,7 +52,7 @@ sha256_finish_hex (struct sha256 *c, char hex[65])
   static const char digits[] = "0123456789abcdef";
   uint8_t d[SHA256_DIGEST_SIZE];
 
-  sym_nettle_sha256_digest (&c->ctx, sizeof (d), d);
+  NETTLE (nettle_sha256_digest) (&c->ctx, sizeof (d), d);
   for (size_t i = 0; i < sizeof (d); i++)
     {
       hex[2 * i] = digits[d[i] >> 4];

@@ -330,10 +330,11 @@ spawn_memfd_noexec_writer (void)
 }
 
 int
-linux_refuse_exec_memfd (pid_t pid, struct moat_error **err)
+linux_refuse_exec_memfd (pid_t pid, int own_pid_ns, struct moat_error **err)
 {
   cleanup_close int target = -1;
-  cleanup_close int own = -1;
+  cleanup_close int own_opened = -1;
+  int own = own_pid_ns;
   char path[64];
   int status = 0, saved;
   pid_t w;
@@ -342,7 +343,8 @@ linux_refuse_exec_memfd (pid_t pid, struct moat_error **err)
     return 0;
   snprintf (path, sizeof (path), "/proc/%d/ns/pid", pid);
   target = open (path, O_RDONLY | O_CLOEXEC);
-  own = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  if (own < 0)
+    own = own_opened = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   if (target < 0 || own < 0)
     return moat_fail (err, errno, "vm.memfd_noexec: opening %s", path);
   if (setns (target, CLONE_NEWPID) < 0)
@@ -453,7 +455,9 @@ init_setup (struct init_args *a, char **ret_exec, int *ret_cwd,
                             .rootfs_tree = a->rootfs_tree,
                             .rootfd = -1,
                             .devfd = -1,
-                            .null_fd = -1 };
+                            .null_fd = -1,
+                            .masked_file_fd = -1,
+                            .masked_dir_fd = -1 };
   const char *rootfs = a->rootfs;
   char rootfs_fd_path[64];
   int r;

@@ -74,8 +74,10 @@ void __attribute__ ((noreturn)) linux_init_main (struct init_args *a);
 
 /* Write sysctls (dotted names) through a private procfs instance, for the
  * calling task's namespaces. */
-/* G13: vm.memfd_noexec = 2 in the pid namespace of pid (moat's side). */
-int linux_refuse_exec_memfd (pid_t pid, struct moat_error **err);
+/* G13: vm.memfd_noexec = 2 in the pid namespace of pid (moat's side);
+ * own_pid_ns: an fd of moat's own pid namespace, or -1 to open one. */
+int linux_refuse_exec_memfd (pid_t pid, int own_pid_ns,
+                             struct moat_error **err);
 int linux_write_sysctls (const struct spec_kv *sysctl, size_t n,
                          struct moat_error **err);
 
@@ -90,6 +92,9 @@ struct rootfs_run
   int rootfs_tree;          /* G12: >= 0: the rootfs is attached already */
   int rootfd, devfd;        /* within a step; -1 at first and after */
   int null_fd;              /* /dev/null, checked, for the masks; likewise */
+  /* The first masked file and directory, once masked: later masks bind
+   * these (their mount flags come along), no new tmpfs or attributes. */
+  int masked_file_fd, masked_dir_fd;
 };
 /* Every op before the pivot: the rootfs, mounts[], /dev, the cwd. */
 int rootfs_prepare (struct rootfs_run *x, struct moat_error **err);

@@ -234,12 +234,40 @@ masking_null (struct rootfs_run *x, const char *path, struct moat_error **err)
   return x->null_fd;
 }
 
+/* Later masks bind the first one of their kind: a bind takes its
+ * source's mount flags (read-only, nosuid, noexec), so no attributes are
+ * set again, and every masked directory shows the same empty read-only
+ * tmpfs rather than a superblock of its own (about 7 per container). One
+ * mount(2) on the fds' paths, as the tmpfs's. */
+static int
+mask_again (int masked, int dst, const char *path, struct moat_error **err)
+{
+  char source[64], target[64];
+  snprintf (source, sizeof (source), "/proc/self/fd/%d", masked);
+  snprintf (target, sizeof (target), "/proc/self/fd/%d", dst);
+  if (mount (source, target, NULL, MS_BIND, NULL) < 0)
+    return moat_fail (err, errno, "masking %s", path);
+  return 0;
+}
+
+/* The mask just made at PATH, kept as the source of the next ones. */
+static int
+keep_mask (struct rootfs_run *x, const char *path, int *ret_fd,
+           struct moat_error **err)
+{
+  *ret_fd = rootfs_openat2_in (x->rootfd, path, O_PATH | O_CLOEXEC);
+  if (*ret_fd < 0)
+    return moat_fail (err, errno, "masking %s", path);
+  return 0;
+}
+
 static int
 mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
 {
   int rootfd = x->rootfd;
   cleanup_close int dst = -1;
   struct stat st;
+  int r;
 
   dst = rootfs_openat2_in (rootfd, path, O_PATH | O_CLOEXEC);
   if (dst < 0)
@@ -252,20 +280,27 @@ mask_path (struct rootfs_run *x, const char *path, struct moat_error **err)
     return moat_fail (err, errno, "masking %s", path);
   if (!S_ISDIR (st.st_mode))
     {
-      int null = masking_null (x, path, err);
+      int null;
+      if (x->masked_file_fd >= 0)
+        return mask_again (x->masked_file_fd, dst, path, err);
+      null = masking_null (x, path, err);
       if (null < 0)
         return null;
       /* Not nodev: the file must read empty, as runc's masks do, not
        * fail with EACCES. */
-      return bind_fd (null, dst, false, MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0,
-                      path, err);
+      r = bind_fd (null, dst, false, MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0, path,
+                   err);
+      return r < 0 ? r : keep_mask (x, path, &x->masked_file_fd, err);
     }
+  if (x->masked_dir_fd >= 0)
+    return mask_again (x->masked_dir_fd, dst, path, err);
   /* Mode 0555, as runc's read-only tmpfs: an empty directory a listing
    * shows as empty, not one that fails with EACCES. Nothing is written:
    * read-only, one inode, one page. One mount(2) on the fd's path. */
-  return mount_on_fd ("tmpfs", dst, "tmpfs",
-                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                      "size=4k,nr_inodes=1,mode=0555", path, err);
+  r = mount_on_fd ("tmpfs", dst, "tmpfs",
+                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "size=4k,nr_inodes=1,mode=0555", path, err);
+  return r < 0 ? r : keep_mask (x, path, &x->masked_dir_fd, err);
 }
 
 static int
@@ -675,7 +710,10 @@ run_ops (struct rootfs_run *x, size_t end, struct moat_error **err)
   cleanup_closep (&x->devfd);
   cleanup_closep (&x->rootfd);
   cleanup_closep (&x->null_fd);
+  cleanup_closep (&x->masked_file_fd);
+  cleanup_closep (&x->masked_dir_fd);
   x->devfd = x->rootfd = x->null_fd = -1;
+  x->masked_file_fd = x->masked_dir_fd = -1;
   return r;
 }
 

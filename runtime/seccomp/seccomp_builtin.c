@@ -384,18 +384,19 @@ key_word (uint64_t h, const char *word)
 }
 
 /* What the compiled program depends on: the tables, this file's format,
- * libseccomp's version and the kernel API level it detected (it picks
- * actions by it), and the native architecture. */
+ * libseccomp's version and the kernel (libseccomp picks actions by what
+ * it supports), and the native architecture. */
 static uint64_t
 builtin_key (enum seccomp_level level)
 {
   const struct scmp_version *v = seccomp_version ();
   /* The values themselves, hashed as they are: formatting each into text
    * took more instructions than the rest of an exec's filter load. */
-  const unsigned int header[]
-      = { BUILTIN_FORMAT, v->major,           v->minor,
-          v->micro,       seccomp_api_get (), seccomp_arch_native () };
+  const unsigned int header[] = { BUILTIN_FORMAT, v->major, v->minor, v->micro,
+                                  seccomp_arch_native () };
   uint64_t h = seccomp_hash (header, sizeof (header), SECCOMP_HASH_INIT);
+
+  h = key_word (h, seccomp_kernel_identity ());
 
   h = key_word (h, seccomp_level_name (level));
   for (size_t i = 0; i < N_ELEMENTS (allowed_syscalls); i++)

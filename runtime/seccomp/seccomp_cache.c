@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "seccomp_internal.h"
@@ -46,6 +47,17 @@ seccomp_hash (const void *data, size_t len, uint64_t h)
   for (size_t i = 0; i < len; i++)
     h = (h ^ p[i]) * UINT64_C (0x100000001b3);
   return h;
+}
+
+const char *
+seccomp_kernel_identity (void)
+{
+  static char id[2 * sizeof (((struct utsname *)0)->release) + 2];
+  struct utsname u;
+
+  if (id[0] == '\0' && uname (&u) == 0)
+    snprintf (id, sizeof (id), "%s %s", u.release, u.version);
+  return id;
 }
 
 int
@@ -105,8 +117,8 @@ put_strv (FILE *f, const char *tag, char *const *v)
 }
 
 /* Everything the program depends on: the filter, and what compiles it
- * (this moat build, libseccomp's version, the kernel API level it picks
- * actions by, the native architecture). */
+ * (this moat build, libseccomp's version, the kernel it picks actions
+ * for, the native architecture). */
 static char *
 describe (const struct spec_seccomp *s, size_t *ret_len)
 {
@@ -116,9 +128,9 @@ describe (const struct spec_seccomp *s, size_t *ret_len)
 
   if (f == NULL)
     return NULL;
-  fprintf (f, "moat %s %s libseccomp %u.%u.%u api %u arch %u\n", MOAT_VERSION,
-           MOAT_COMMIT, v->major, v->minor, v->micro, seccomp_api_get (),
-           seccomp_arch_native ());
+  fprintf (f, "moat %s %s libseccomp %u.%u.%u kernel %s arch %u\n",
+           MOAT_VERSION, MOAT_COMMIT, v->major, v->minor, v->micro,
+           seccomp_kernel_identity (), seccomp_arch_native ());
   put_str (f, "default", s->default_action);
   fprintf (f, "errno %d %" PRIu32 "\n", s->has_default_errno_ret,
            s->default_errno_ret);

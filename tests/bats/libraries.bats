@@ -46,6 +46,6 @@ teardown() {
 	# The dynamic loader's own list, for the verb engines call most.
 	LD_DEBUG=files "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" state "$c1" \
 		>/dev/null 2>"$BUNDLE/ld.log" || true
-	grep -q 'file=libyajl' "$BUNDLE/ld.log"
+	grep -q 'file=libc.so' "$BUNDLE/ld.log"
 	! grep -E "file=($ON_DEMAND_RE|$CREATE_RE)" "$BUNDLE/ld.log"
 }

@@ -65,6 +65,7 @@ static void
 test_pid_file_replaced_atomically (void **state)
 {
   cleanup_free char *path = xasprintf ("%s/replaced", dir);
+  cleanup_free char *tmp = xasprintf ("%s/replaced.tmp", dir);
   cleanup_free char *text = NULL;
   struct moat_error *err = NULL;
   struct stat before, after;
@@ -83,6 +84,14 @@ test_pid_file_replaced_atomically (void **state)
   assert_int_not_equal (before.st_ino, after.st_ino);
   text = slurp (path);
   assert_string_equal (text, "7");
+  /* The old file, swapped out to the temporary name, is gone too. */
+  assert_int_equal (access (tmp, F_OK), -1);
+  assert_int_equal (stat (path, &before), 0);
+  assert_int_equal (write_pid_file (path, 8, &err), 0);
+  free (text);
+  text = slurp (path);
+  assert_string_equal (text, "8");
+  assert_int_equal (access (tmp, F_OK), -1);
 }
 
 static void

@@ -44,6 +44,10 @@ G9_SCRIPT='
 		(: >>$f) 2>&1
 	done
 	(cat /proc/sys/kernel/hostname >/proc/sys/kernel/hostname) 2>&1
+	for p in /proc/keys /proc/timer_list /sys/firmware '"$EXPLOIT_FILES $EXPLOIT_DIRS"'; do
+		[ -e $p ] || continue
+		awk -v p=$p "\$5 == p { o = \$6 } END { print \"mask-mount\", p, o }" /proc/self/mountinfo
+	done
 	awk "\$5 == \"/proc/irq\" { print \"irq-mount\", \$6 }" /proc/self/mountinfo
 	awk "\$5 == \"/proc/sysrq-trigger\" { o = \$6 } END { print \"sysrq-mount\", o }" /proc/self/mountinfo
 	echo done'
@@ -55,6 +59,21 @@ mounted_ro() {
 		[[ "$l" == "$1 ro,"* || "$l" == "$1 ro" ]] && return 0
 	done
 	echo "$2 is not mounted read-only" >&2
+	return 1
+}
+
+# Is PATH masked by a mount of its own that is read-only, nosuid and
+# noexec? (Later masks bind the first one and take its flags along.)
+mask_mounted_ro() {
+	local l opts
+	for l in "${lines[@]}"; do
+		[[ "$l" == "mask-mount $1 "* ]] || continue
+		opts=",${l#"mask-mount $1 "},"
+		[[ "$opts" == *,ro,* && "$opts" == *,nosuid,* && "$opts" == *,noexec,* ]] && return 0
+		echo "the mask on $1 is mounted ${opts}" >&2
+		return 1
+	done
+	echo "$1 is not masked by a mount" >&2
 	return 1
 }
 
@@ -78,6 +97,9 @@ check_masked() {
 	# Each one this kernel has (the container sees the host's kernel).
 	for f in $EXPLOIT_FILES $EXPLOIT_DIRS; do
 		[ ! -e "$f" ] || has_line "$f 0"
+	done
+	for f in /proc/keys /proc/timer_list /sys/firmware $EXPLOIT_FILES $EXPLOIT_DIRS; do
+		[ ! -e "$f" ] || mask_mounted_ro "$f"
 	done
 	# G12: a host-root-owned proc file that only its owner may write
 	# (/proc/sysrq-trigger is 0200 where the kernel has it, as Debian's
