@@ -100,6 +100,13 @@ struct profile
 int profile_load (const char *config_path, const char *name,
                   struct profile **ret, struct operator_config **ret_config,
                   struct moat_error **err);
+/* The same, through the operator config's cache in cache_dir (a directory
+ * of the effective user's alone; NULL: none): a config read before by any
+ * verb is not parsed again (profile_config_cache.c). */
+int profile_load_cached (const char *config_path, const char *cache_dir,
+                         const char *name, struct profile **ret,
+                         struct operator_config **ret_config,
+                         struct moat_error **err);
 /* The built-in profiles alone, no operator config: what verbs that only
  * read or stop containers fall back to when that config is broken. */
 int profile_load_builtin (const char *name, struct profile **ret,
@@ -112,6 +119,10 @@ int profile_load_builtin (const char *name, struct profile **ret,
 int operator_config_load (const char *config_path, const char *name,
                           struct operator_config **ret, const char **ret_name,
                           struct moat_error **err);
+int operator_config_load_cached (const char *config_path, const char *cache_dir,
+                                 const char *name, struct operator_config **ret,
+                                 const char **ret_name,
+                                 struct moat_error **err);
 /* The built-in configuration, as profile_load_builtin. */
 int operator_config_load_builtin (const char *name,
                                   struct operator_config **ret,
