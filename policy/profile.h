@@ -238,10 +238,13 @@ void judgement_clear (struct judgement *j);
  * (oci/decision.h): the effective profile, every override and refusal, the
  * process bounds, the nameservers the guard lets through and the final
  * spec (one line of JSON). Later verbs load it with decision_parse and
- * obey it; the profile and overrides are written here, the rest in oci/. */
+ * obey it; the profile and overrides are written here, the rest in oci/.
+ * guard_holds_lists: the cgroup-bpf guard is attached and holds the lists,
+ * which are then named, not saved (only start's fallback reads them). */
 char *profile_policy_to_json (const struct judgement *j,
                               const struct spec *final, const struct cidr *dns,
-                              size_t n_dns, const char *userns_pool_dir);
+                              size_t n_dns, const char *userns_pool_dir,
+                              bool guard_holds_lists);
 /* G12: the ids a moat-made user namespace maps (0-65535, one block). */
 #define PROFILE_USERNS_BLOCK 65536u
 /* G12 for a config.json that joins a user namespace by path: its uid_map or

@@ -116,6 +116,13 @@ int profile_network_annotation (struct profile *e, const char *value,
 /* "10.0.0.0/8,1.2.3.4/32:443": the allowed entries, malloc'ed. */
 char *profile_network_allow_text (const struct profile *p);
 const char *profile_network_mode (const struct profile *p);
+/* A list in policy.json's record of the profile: one string, or past
+ * PROFILE_AUDIT_LIST_HEAD entries {"head": its first ones as one string,
+ * "count", "digest"}. What the guard enforces is saved on its own
+ * (the decision's "guard"); this record only names the list. */
+struct json_writer;
+void profile_write_joined_list (struct json_writer *w, const struct cidr *list,
+                                size_t n);
 
 /* The fields of struct profile, once: their keys in the saved form, in
  * profile show and in the operator config, and their types. */

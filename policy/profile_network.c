@@ -465,6 +465,31 @@ jw_cidrs_bounded (struct json_writer *w, const char *key,
 }
 
 void
+profile_write_joined_list (struct json_writer *w, const struct cidr *list,
+                           size_t n)
+{
+  char digest[CIDR_LIST_DIGEST_LEN];
+  cleanup_free char *head = NULL;
+
+  if (n <= PROFILE_AUDIT_LIST_HEAD)
+    {
+      cleanup_free char *text = cidr_list_join (list, n);
+      jw_string (w, text);
+      return;
+    }
+  head = cidr_list_join (list, PROFILE_AUDIT_LIST_HEAD);
+  cidr_list_digest (list, n, digest);
+  jw_object_begin (w);
+  jw_key (w, "head");
+  jw_string (w, head);
+  jw_key (w, "count");
+  jw_uint (w, n);
+  jw_key (w, "digest");
+  jw_string (w, digest);
+  jw_object_end (w);
+}
+
+void
 profile_network_json (struct json_writer *w, const struct profile *p,
                       const struct cidr *dns, size_t n_dns, bool with_dns,
                       bool bounded)
