@@ -33,7 +33,7 @@ struct decision_guard
   struct cidr *private_nets; /* egress without an allowlist */
   size_t n_private;
   /* The lists are held by the guard's cgroup-bpf programs, attached at
-   * create: policy.json names each (count and digest) rather than keeping
+   * create: policy.json gives each one's count rather than keeping
    * 10,000 entries that no later verb reads; decision_guard_lists then
    * fails. Only the fallback guard, installed at start, needs them. */
   bool held;

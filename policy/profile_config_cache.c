@@ -48,27 +48,6 @@ struct cache_header
 static const char *const list_keys[]
     = { "egress_deny", "egress_allow", "egress_allow_private", NULL };
 
-/* Eight bytes at a time: it names an entry and catches a damaged one;
- * what a hit trusts is the byte-for-byte comparison of the text. */
-static uint64_t
-words_hash (const void *data, size_t len)
-{
-  const unsigned char *p = data;
-  uint64_t h = UINT64_C (0xcbf29ce484222325) ^ len;
-  size_t i = 0;
-
-  for (; i + 8 <= len; i += 8)
-    {
-      uint64_t w;
-      memcpy (&w, p + i, 8);
-      h = (h ^ w) * UINT64_C (0x9e3779b97f4a7c15);
-      h ^= h >> 29;
-    }
-  for (; i < len; i++)
-    h = (h ^ p[i]) * UINT64_C (0x100000001b3);
-  return h;
-}
-
 static void
 header_build (char build[48])
 {
@@ -179,7 +158,7 @@ static char *
 entry_name (const char *config_path)
 {
   return xasprintf ("config-%016" PRIx64 ".cache",
-                    words_hash (config_path, strlen (config_path)));
+                    hash64_words (config_path, strlen (config_path)));
 }
 
 static int
@@ -246,7 +225,7 @@ parse_entry (const char *buf, size_t len, const char *text, size_t text_len,
   if (memcmp (h.magic, CACHE_MAGIC, sizeof (h.magic)) != 0
       || memcmp (h.build, build, sizeof (build)) != 0 || h.text_len != text_len
       || h.reduced_len > len || (size_t)(end - p) < text_len + h.reduced_len
-      || h.checksum != words_hash (p, (size_t)(end - p))
+      || h.checksum != hash64_words (p, (size_t)(end - p))
       || memcmp (p, text, text_len) != 0)
     return -1;
   p += text_len;
@@ -343,7 +322,7 @@ profile_config_cache_store (const char *cache_dir, const char *config_path,
     }
   memcpy (h.magic, CACHE_MAGIC, sizeof (h.magic));
   header_build (h.build);
-  h.checksum = words_hash (buf + sizeof (h), len - sizeof (h));
+  h.checksum = hash64_words (buf + sizeof (h), len - sizeof (h));
   memcpy (buf, &h, sizeof (h));
   write_entry (dirfd, name, buf, len);
 }
