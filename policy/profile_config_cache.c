@@ -40,7 +40,8 @@ struct cache_header
   char build[48]; /* "moat VERSION COMMIT" */
   uint64_t text_len;
   uint64_t reduced_len;
-  uint64_t checksum; /* of everything after the header */
+  /* Of everything after the text (which is compared whole). */
+  uint64_t checksum;
   /* Per scope: has_deny, n_deny, allow_kind, n_allow. */
   uint32_t scope[PROFILE_CONFIG_SCOPES][4];
 };
@@ -225,7 +226,7 @@ parse_entry (const char *buf, size_t len, const char *text, size_t text_len,
   if (memcmp (h.magic, CACHE_MAGIC, sizeof (h.magic)) != 0
       || memcmp (h.build, build, sizeof (build)) != 0 || h.text_len != text_len
       || h.reduced_len > len || (size_t)(end - p) < text_len + h.reduced_len
-      || h.checksum != hash64_words (p, (size_t)(end - p))
+      || h.checksum != hash64_words (p + text_len, (size_t)(end - p) - text_len)
       || memcmp (p, text, text_len) != 0)
     return -1;
   p += text_len;
@@ -322,7 +323,8 @@ profile_config_cache_store (const char *cache_dir, const char *config_path,
     }
   memcpy (h.magic, CACHE_MAGIC, sizeof (h.magic));
   header_build (h.build);
-  h.checksum = hash64_words (buf + sizeof (h), len - sizeof (h));
+  h.checksum
+      = hash64_words (buf + sizeof (h) + text_len, len - sizeof (h) - text_len);
   memcpy (buf, &h, sizeof (h));
   write_entry (dirfd, name, buf, len);
 }
