@@ -351,7 +351,8 @@ only_ok() {
 		moat delete -f "$CID"
 		ip -n "$HOST_NS" link del "m1eh$BATS_TEST_NUMBER-$$" 2>/dev/null || true
 	}
-	config_ending 198.51.100.7/32
+	# 198.51.100.7 is inside the last entry.
+	config_ending 198.51.100.0/24
 	run_probes --profile egress # parses the config, fills the cache
 	entry=$(echo "$ROOT"/.cache/config-*.cache)
 	[ -f "$entry" ]
@@ -360,7 +361,7 @@ only_ok() {
 	run_probes --profile egress # a hit: the entry is not written again
 	[ "$(stat -c %i "$entry")" = "$inode" ]
 	unwire
-	config_ending 198.51.100.8/32
+	config_ending 198.51.101.0/24
 	OUTCOME=(ok) # 198.51.100.7 no longer denied
 	run_probes --profile egress
 	[ "$(stat -c %i "$entry")" != "$inode" ]
