@@ -276,15 +276,19 @@ load_config_or_builtin (const struct verb *v, const struct cmd_ctx *ctx,
                         const char **ret_name, struct moat_error **err)
 {
   const char *name = ctx->g.profile_name;
+  /* The operator config's cache, in the state root beside the seccomp
+   * filters' (ROOT/.cache): create fills it, the later verbs read it. */
+  cleanup_free char *cache_dir = xasprintf ("%s/.cache", ctx->g.root);
   int r;
 
   if (!v->judges)
     return builtin
                ? operator_config_load_builtin (name, ret_config, ret_name, err)
-               : operator_config_load (ctx->g.config, name, ret_config,
-                                       ret_name, err);
+               : operator_config_load_cached (ctx->g.config, cache_dir, name,
+                                              ret_config, ret_name, err);
   r = builtin ? profile_load_builtin (name, ret, ret_config, err)
-              : profile_load (ctx->g.config, name, ret, ret_config, err);
+              : profile_load_cached (ctx->g.config, cache_dir, name, ret,
+                                     ret_config, err);
   if (r == 0)
     *ret_name = (*ret)->name;
   return r;

@@ -36,10 +36,10 @@ char *cidr_list_join (const struct cidr *list, size_t n);
 int cidr_list_split (const char *text, bool with_port, struct cidr **ret,
                      size_t *ret_n);
 /* A digest of a list, for a record that cannot hold the list itself:
- * "fnv1a64:" and 16 hex digits of FNV-1a over each entry's family (4 or
- * 6), prefix, port (big-endian) and 16 address bytes, in order. Names
- * the list, is no security boundary. */
-#define CIDR_LIST_DIGEST_LEN (sizeof ("fnv1a64:") + 16)
+ * "words64:" and 16 hex digits of hash64_words (lib/util.h) over each
+ * entry's family (4 or 6), prefix, port (big-endian) and 16 address
+ * bytes, in order. Names the list, is no security boundary. */
+#define CIDR_LIST_DIGEST_LEN (sizeof ("words64:") + 16)
 void cidr_list_digest (const struct cidr *list, size_t n,
                        char ret[CIDR_LIST_DIGEST_LEN]);
 /* Every address of inner (and its port, if outer names one) is in outer. */

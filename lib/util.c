@@ -504,3 +504,22 @@ printable_text (const char *s, size_t max)
   strcpy (out + n, len > max ? "..." : "");
   return out;
 }
+
+uint64_t
+hash64_words (const void *data, size_t len)
+{
+  const unsigned char *p = data;
+  uint64_t h = UINT64_C (0xcbf29ce484222325) ^ len;
+  size_t i = 0;
+
+  for (; i + 8 <= len; i += 8)
+    {
+      uint64_t w;
+      memcpy (&w, p + i, 8);
+      h = (h ^ w) * UINT64_C (0x9e3779b97f4a7c15);
+      h ^= h >> 29;
+    }
+  for (; i < len; i++)
+    h = (h ^ p[i]) * UINT64_C (0x100000001b3);
+  return h;
+}

@@ -96,6 +96,10 @@ void reset_signal_state (void);
  * end the line nor send the caller's terminal an escape sequence; at most
  * max bytes of s, then "...". */
 char *printable_text (const char *s, size_t max);
+/* A fast 64-bit hash of len bytes, eight at a time: it names or checks a
+ * file or an entry whose contents are then compared whole; no security
+ * boundary. */
+uint64_t hash64_words (const void *data, size_t len);
 /* CLOCK_MONOTONIC in microseconds, for spans of time. */
 uint64_t monotonic_usec (void);
 /* Write a whole buffer to an open fd, retrying on EINTR/short writes. */

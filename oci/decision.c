@@ -43,18 +43,40 @@ jw_cidrs_joined (struct json_writer *w, const char *key,
   jw_string (w, text);
 }
 
+/* A list the programs hold: its length (the saved profile's record
+ * carries the digest of the same deny and allow lists). */
+static void
+jw_cidrs_named (struct json_writer *w, const char *key, const struct cidr *list,
+                size_t n)
+{
+  (void)list;
+  jw_key (w, key);
+  jw_object_begin (w);
+  jw_key (w, "count");
+  jw_uint (w, n);
+  jw_object_end (w);
+}
+
 static void
 write_guard (struct json_writer *w, const struct decision_guard *g)
 {
+  void (*list) (struct json_writer *, const char *, const struct cidr *, size_t)
+      = g->held ? jw_cidrs_named : jw_cidrs_joined;
+
   jw_key (w, "guard");
   jw_object_begin (w);
   jw_key (w, "egress");
   jw_bool (w, g->egress);
   jw_key (w, "allowlist");
   jw_bool (w, g->allowlist);
-  jw_cidrs_joined (w, "deny", g->deny, g->n_deny);
-  jw_cidrs_joined (w, "allow", g->allow, g->n_allow);
-  jw_cidrs_joined (w, "private", g->private_nets, g->n_private);
+  if (g->held)
+    {
+      jw_key (w, "held");
+      jw_bool (w, true);
+    }
+  list (w, "deny", g->deny, g->n_deny);
+  list (w, "allow", g->allow, g->n_allow);
+  list (w, "private", g->private_nets, g->n_private);
   jw_object_end (w);
 }
 
@@ -196,13 +218,15 @@ read_guard (const json_node *o, struct decision *d, struct moat_error **err)
       = o && json_is_object (o) ? json_get (o, "egress") : NULL;
   const json_node *allowlist
       = o && json_is_object (o) ? json_get (o, "allowlist") : NULL;
+  const json_node *held = o && json_is_object (o) ? json_get (o, "held") : NULL;
 
   if (egress == NULL || !json_is_bool (egress) || allowlist == NULL
-      || !json_is_bool (allowlist))
+      || !json_is_bool (allowlist) || (held && !json_is_bool (held)))
     return moat_fail (err, 0, "guard: egress and allowlist expected");
   d->guard.egress = json_bool (egress);
   d->guard.allowlist = json_bool (allowlist);
-  for (size_t i = 0; i < DECISION_GUARD_LISTS; i++)
+  d->guard.held = held && json_bool (held);
+  for (size_t i = 0; i < DECISION_GUARD_LISTS && !d->guard.held; i++)
     if (read_list_text (o, guard_keys[i], &d->guard_text[i], err) < 0)
       return -1;
   return 0;
@@ -216,6 +240,11 @@ decision_guard_lists (const struct decision *d, struct decision_guard *ret,
       = { .egress = d->guard.egress, .allowlist = d->guard.allowlist };
   struct cidr **lists[] = { &g.deny, &g.allow, &g.private_nets };
   size_t *counts[] = { &g.n_deny, &g.n_allow, &g.n_private };
+
+  if (d->guard.held)
+    return moat_fail (err, 0,
+                      "policy.json: the guard's lists are held by its "
+                      "cgroup-bpf programs, not saved");
 
   for (size_t i = 0; i < DECISION_GUARD_LISTS; i++)
     if (cidr_list_split (d->guard_text[i], true, lists[i], counts[i]) < 0)

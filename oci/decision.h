@@ -32,6 +32,11 @@ struct decision_guard
   size_t n_allow;
   struct cidr *private_nets; /* egress without an allowlist */
   size_t n_private;
+  /* The lists are held by the guard's cgroup-bpf programs, attached at
+   * create: policy.json gives each one's count rather than keeping
+   * 10,000 entries that no later verb reads; decision_guard_lists then
+   * fails. Only the fallback guard, installed at start, needs them. */
+  bool held;
 };
 
 /* G2: cloud metadata, refused in every profile (NULL-terminated CIDR text;
@@ -64,7 +69,8 @@ int decision_parse (const char *text, size_t len, struct decision **ret,
                     struct moat_error **err);
 void decision_free (struct decision *d);
 /* The saved guard lists, parsed: a bad entry is an error, never a shorter
- * list. Free with decision_guard_free. */
+ * list; lists held by the programs (guard.held) are not there to parse, an
+ * error too. Free with decision_guard_free. */
 int decision_guard_lists (const struct decision *d, struct decision_guard *ret,
                           struct moat_error **err);
 void decision_guard_free (struct decision_guard *g);

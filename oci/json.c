@@ -497,6 +497,45 @@ jw_raw (struct json_writer *w, const char *json)
   jw_check (w, yajl_gen_number (w->g, json, strlen (json)));
 }
 
+void
+jw_node (struct json_writer *w, const json_node *n)
+{
+  yajl_val v = Y (n);
+
+  switch (v->type)
+    {
+    case yajl_t_string:
+      gen_string (w, v->u.string);
+      return;
+    case yajl_t_number: /* its text, as written */
+      jw_check (w,
+                yajl_gen_number (w->g, v->u.number.r, strlen (v->u.number.r)));
+      return;
+    case yajl_t_object:
+      jw_object_begin (w);
+      for (size_t i = 0; i < v->u.object.len; i++)
+        {
+          jw_key (w, v->u.object.keys[i]);
+          jw_node (w, (const json_node *)v->u.object.values[i]);
+        }
+      jw_object_end (w);
+      return;
+    case yajl_t_array:
+      jw_array_begin (w);
+      for (size_t i = 0; i < v->u.array.len; i++)
+        jw_node (w, (const json_node *)v->u.array.values[i]);
+      jw_array_end (w);
+      return;
+    case yajl_t_true:
+    case yajl_t_false:
+      jw_bool (w, v->type == yajl_t_true);
+      return;
+    default:
+      jw_null (w);
+      return;
+    }
+}
+
 char *
 json_writer_finish (struct json_writer *w)
 {

@@ -63,6 +63,8 @@ void jw_null (struct json_writer *w);
 void jw_strv_member (struct json_writer *w, const char *key, char *const *v);
 /* Insert already-valid JSON text as a value. */
 void jw_raw (struct json_writer *w, const char *json);
+/* A parsed value again (numbers as their text). */
+void jw_node (struct json_writer *w, const json_node *n);
 /* Finish: returns the text (malloc'ed, NUL-terminated) and frees w. */
 char *json_writer_finish (struct json_writer *w);
 

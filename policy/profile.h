@@ -100,6 +100,13 @@ struct profile
 int profile_load (const char *config_path, const char *name,
                   struct profile **ret, struct operator_config **ret_config,
                   struct moat_error **err);
+/* The same, through the operator config's cache in cache_dir (a directory
+ * of the effective user's alone; NULL: none): a config read before by any
+ * verb is not parsed again (profile_config_cache.c). */
+int profile_load_cached (const char *config_path, const char *cache_dir,
+                         const char *name, struct profile **ret,
+                         struct operator_config **ret_config,
+                         struct moat_error **err);
 /* The built-in profiles alone, no operator config: what verbs that only
  * read or stop containers fall back to when that config is broken. */
 int profile_load_builtin (const char *name, struct profile **ret,
@@ -112,6 +119,10 @@ int profile_load_builtin (const char *name, struct profile **ret,
 int operator_config_load (const char *config_path, const char *name,
                           struct operator_config **ret, const char **ret_name,
                           struct moat_error **err);
+int operator_config_load_cached (const char *config_path, const char *cache_dir,
+                                 const char *name, struct operator_config **ret,
+                                 const char **ret_name,
+                                 struct moat_error **err);
 /* The built-in configuration, as profile_load_builtin. */
 int operator_config_load_builtin (const char *name,
                                   struct operator_config **ret,
@@ -245,10 +256,13 @@ void judgement_clear (struct judgement *j);
  * (oci/decision.h): the effective profile, every override and refusal, the
  * process bounds, the nameservers the guard lets through and the final
  * spec (one line of JSON). Later verbs load it with decision_parse and
- * obey it; the profile and overrides are written here, the rest in oci/. */
+ * obey it; the profile and overrides are written here, the rest in oci/.
+ * guard_holds_lists: the cgroup-bpf guard is attached and holds the lists,
+ * which are then named, not saved (only start's fallback reads them). */
 char *profile_policy_to_json (const struct judgement *j,
                               const struct spec *final, const struct cidr *dns,
-                              size_t n_dns, const char *userns_pool_dir);
+                              size_t n_dns, const char *userns_pool_dir,
+                              bool guard_holds_lists);
 /* G12: the ids a moat-made user namespace maps (0-65535, one block). */
 #define PROFILE_USERNS_BLOCK 65536u
 /* G12 for a config.json that joins a user namespace by path: its uid_map or

@@ -87,38 +87,6 @@ static const char *const per_profile_keys[] = { "limits",
 static const char *const limit_keys[]
     = { "pids", "memory", "cpus", "cpu_period", "tmpfs_size", "nofile", NULL };
 
-/* ---- number formats ---- */
-
-int
-profile_parse_millis (const char *s, uint64_t *ret)
-{
-  uint64_t whole = 0, frac = 0;
-  const char *p = s;
-  int digits = 0;
-
-  if (s == NULL || *s < '0' || *s > '9')
-    return -EINVAL;
-  for (; *p >= '0' && *p <= '9'; p++)
-    {
-      if (whole > UINT64_MAX / 10000)
-        return -ERANGE;
-      whole = whole * 10 + (*p - '0');
-    }
-  if (*p == '.')
-    for (p++; *p >= '0' && *p <= '9'; p++, digits++)
-      {
-        if (digits == 3)
-          return -EINVAL;
-        frac = frac * 10 + (*p - '0');
-      }
-  if (*p != '\0')
-    return -EINVAL;
-  for (; digits < 3; digits++)
-    frac *= 10;
-  *ret = whole * 1000 + frac;
-  return 0;
-}
-
 /* ---- lifetime ---- */
 
 void
@@ -458,7 +426,9 @@ apply_fields (const json_node *obj, const char *prefix, bool machine,
  * or under profiles.NAME. */
 static int
 apply_settings (const json_node *obj, const char *prefix, struct profile *p,
-                struct operator_config *cfg, struct moat_error **err)
+                struct operator_config *cfg,
+                const struct profile_network_lists *lists,
+                struct moat_error **err)
 {
   const char *dot = *prefix ? "." : "";
   const json_node *v;
@@ -483,7 +453,7 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
       for (size_t i = 0; list[i]; i++)
         strv_append (&p->credential_env, list[i]);
     }
-  return profile_network_settings (obj, prefix, p, err);
+  return profile_network_apply (p, lists, prefix, err);
 }
 
 /* The index of a profile name in profile_names, -1 if unknown. */
@@ -547,15 +517,56 @@ apply_userns (const json_node *obj, struct profile *p,
   return 0;
 }
 
-/* Fills profiles[] (indexed like profile_names) and *default_name. */
+/* The egress_* lists of each scope (the top level, then profiles.NAME by
+ * profile_names), read once whatever number of profiles they go to. */
+static int
+read_lists (const json_node *root, struct profile_network_lists *lists,
+            struct moat_error **err)
+{
+  const json_node *v = json_get (root, "profiles");
+
+  if (profile_network_read (root, "", &lists[0], err) < 0)
+    return -1;
+  for (size_t i = 0; json_is_object (v) && i < json_object_len (v); i++)
+    {
+      const char *name = json_object_key (v, i);
+      const json_node *settings = json_object_value (v, i);
+      int k = pick (name);
+
+      /* An unknown name or a value not an object: apply_config says so. */
+      if (k < 0 || !json_is_object (settings))
+        continue;
+      {
+        cleanup_free char *prefix = xasprintf ("profiles.%s", name);
+        profile_network_lists_free (&lists[1 + k]);
+        if (profile_network_read (settings, prefix, &lists[1 + k], err) < 0)
+          return -1;
+      }
+    }
+  return 0;
+}
+
+static void
+free_lists (struct profile_network_lists *lists)
+{
+  for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
+    profile_network_lists_free (&lists[s]);
+}
+
+/* Fills profiles[] (indexed like profile_names) and *default_name. The
+ * lists of each scope are read from root, unless lists_read (the cache's,
+ * root then being the config without them). */
 static int
 apply_config (const json_node *root, struct profile *const *profiles,
               struct operator_config *const *configs, char **default_name,
+              struct profile_network_lists *lists, bool lists_read,
               struct moat_error **err)
 {
   const json_node *v;
 
   if (check_keys (root, top_keys, "", err) < 0)
+    return -1;
+  if (!lists_read && read_lists (root, lists, err) < 0)
     return -1;
   if ((v = json_get (root, "profile")))
     {
@@ -572,7 +583,8 @@ apply_config (const json_node *root, struct profile *const *profiles,
    * then the settings, for every profile. */
   for (size_t i = 0; profile_names[i]; i++)
     if (apply_fields (root, "", true, profiles[i], configs[i], err) < 0
-        || apply_settings (root, "", profiles[i], configs[i], err) < 0)
+        || apply_settings (root, "", profiles[i], configs[i], &lists[0], err)
+               < 0)
       return -1;
   if ((v = json_get (root, "landlock")))
     {
@@ -618,7 +630,8 @@ apply_config (const json_node *root, struct profile *const *profiles,
                               "%s: unknown profile %s (known: strict, egress)",
                               prefix, name);
           if (check_keys (settings, per_profile_keys, prefix, err) < 0
-              || apply_settings (settings, prefix, profiles[k], configs[k], err)
+              || apply_settings (settings, prefix, profiles[k], configs[k],
+                                 &lists[1 + k], err)
                      < 0)
             return -1;
         }
@@ -626,11 +639,43 @@ apply_config (const json_node *root, struct profile *const *profiles,
   return 0;
 }
 
-/* read_config false: the built-in profiles only. */
+/* The config's text applied: from the cache's entry for it where there
+ * is one to trust (cache_dir non-NULL), else parsed whole, and (with
+ * store) the cache filled for the next verb. */
 static int
-load (const char *config_path, bool read_config, const char *name,
-      struct profile **ret, struct operator_config **ret_config,
-      struct moat_error **err)
+apply_text (const char *path, const char *text, size_t len,
+            const char *cache_dir, bool store, struct profile *const *profiles,
+            struct operator_config *const *configs, char **default_name,
+            struct moat_error **err)
+{
+  struct profile_network_lists lists[PROFILE_CONFIG_SCOPES] = { 0 };
+  cleanup_free char *reduced = NULL;
+  size_t reduced_len = 0;
+  bool cached = cache_dir
+                && profile_config_cache_load (cache_dir, path, text, len,
+                                              &reduced, &reduced_len, lists)
+                       == 0;
+  json_node *root = NULL;
+  int r = cached
+              ? json_parse (reduced, reduced_len, CONFIG_MAX_SIZE, &root, err)
+              : json_parse (text, len, CONFIG_MAX_SIZE, &root, err);
+
+  if (r == 0)
+    r = apply_config (root, profiles, configs, default_name, lists, cached,
+                      err);
+  if (r == 0 && cache_dir && store && !cached)
+    profile_config_cache_store (cache_dir, path, text, len, root, lists);
+  json_free (root);
+  free_lists (lists);
+  return r < 0 ? moat_error_wrap (err, "%s", path) : 0;
+}
+
+/* read_config false: the built-in profiles only. cache_dir: the cache is
+ * read, and filled where fill_cache. */
+static int
+load (const char *config_path, const char *cache_dir, bool fill_cache,
+      bool read_config, const char *name, struct profile **ret,
+      struct operator_config **ret_config, struct moat_error **err)
 {
   const char *path = config_path ? config_path : DEFAULT_CONFIG_PATH;
   cleanup_profile struct profile *strict = xcalloc (1, sizeof (*strict));
@@ -652,16 +697,11 @@ load (const char *config_path, bool read_config, const char *name,
                   : -ENOENT;
   if (r < 0 && read_config && !(r == -ENOENT && config_path == NULL))
     return moat_fail (err, -r, "reading operator config %s", path);
-  if (r == 0)
-    {
-      json_node *root = NULL;
-      if (json_parse (text, len, CONFIG_MAX_SIZE, &root, err) < 0)
-        return moat_error_wrap (err, "%s", path);
-      r = apply_config (root, profiles, configs, &default_name, err);
-      json_free (root);
-      if (r < 0)
-        return moat_error_wrap (err, "%s", path);
-    }
+  if (r == 0
+      && apply_text (path, text, len, cache_dir, fill_cache, profiles, configs,
+                     &default_name, err)
+             < 0)
+    return -1;
   if (name == NULL)
     name = default_name;
   k = pick (name);
@@ -679,7 +719,17 @@ int
 profile_load (const char *config_path, const char *name, struct profile **ret,
               struct operator_config **ret_config, struct moat_error **err)
 {
-  return load (config_path, true, name, ret, ret_config, err);
+  return load (config_path, NULL, false, true, name, ret, ret_config, err);
+}
+
+int
+profile_load_cached (const char *config_path, const char *cache_dir,
+                     const char *name, struct profile **ret,
+                     struct operator_config **ret_config,
+                     struct moat_error **err)
+{
+  /* The verbs that judge (create first) fill the cache. */
+  return load (config_path, cache_dir, true, true, name, ret, ret_config, err);
 }
 
 int
@@ -687,18 +737,19 @@ profile_load_builtin (const char *name, struct profile **ret,
                       struct operator_config **ret_config,
                       struct moat_error **err)
 {
-  return load (NULL, false, name, ret, ret_config, err);
+  return load (NULL, NULL, false, false, name, ret, ret_config, err);
 }
 
 /* The configuration alone: the profile's values are built to read the
  * config (its per-profile settings share one pass) and dropped. */
 static int
-load_config_only (const char *config_path, bool read_config, const char *name,
+load_config_only (const char *config_path, const char *cache_dir,
+                  bool read_config, const char *name,
                   struct operator_config **ret, const char **ret_name,
                   struct moat_error **err)
 {
   cleanup_profile struct profile *p = NULL;
-  int r = load (config_path, read_config, name, &p, ret, err);
+  int r = load (config_path, cache_dir, false, read_config, name, &p, ret, err);
 
   if (r == 0 && ret_name)
     *ret_name = profile_names[pick (p->name)];
@@ -710,12 +761,21 @@ operator_config_load (const char *config_path, const char *name,
                       struct operator_config **ret, const char **ret_name,
                       struct moat_error **err)
 {
-  return load_config_only (config_path, true, name, ret, ret_name, err);
+  return load_config_only (config_path, NULL, true, name, ret, ret_name, err);
+}
+
+int
+operator_config_load_cached (const char *config_path, const char *cache_dir,
+                             const char *name, struct operator_config **ret,
+                             const char **ret_name, struct moat_error **err)
+{
+  return load_config_only (config_path, cache_dir, true, name, ret, ret_name,
+                           err);
 }
 
 int
 operator_config_load_builtin (const char *name, struct operator_config **ret,
                               const char **ret_name, struct moat_error **err)
 {
-  return load_config_only (NULL, false, name, ret, ret_name, err);
+  return load_config_only (NULL, NULL, false, name, ret, ret_name, err);
 }

@@ -224,8 +224,7 @@ write_value (struct json_writer *w, const struct field *f,
         size_t n = deny ? p->n_deny : p->n_allow;
         if (ctx->joined_lists)
           {
-            cleanup_free char *text = cidr_list_join (v, n);
-            jw_string (w, text);
+            profile_write_joined_list (w, v, n);
             break;
           }
         jw_array_begin (w);

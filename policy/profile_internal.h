@@ -72,14 +72,64 @@ struct json_node;
 int profile_network_init (struct profile *p, struct moat_error **err);
 void profile_network_dup (struct profile *d, const struct profile *p);
 void profile_network_free (struct profile *p);
-int profile_network_settings (const struct json_node *obj, const char *prefix,
-                              struct profile *p, struct moat_error **err);
+/* The egress_* lists of one object of the operator config (the top level
+ * or profiles.NAME), parsed and checked once, whichever profile they go
+ * to; and kept in the operator config's cache (profile_config_cache.c). */
+enum profile_allow_kind
+{
+  PROFILE_ALLOW_NONE,
+  PROFILE_ALLOWLIST,     /* egress_allow */
+  PROFILE_ALLOW_PRIVATE, /* egress_allow_private */
+};
+struct profile_network_lists
+{
+  bool has_deny;
+  struct cidr *deny;
+  size_t n_deny;
+  enum profile_allow_kind allow_kind;
+  struct cidr *allow;
+  size_t n_allow;
+};
+void profile_network_lists_free (struct profile_network_lists *l);
+/* The lists of obj (an object; prefix "" or "profiles.NAME" for errors). */
+int profile_network_read (const struct json_node *obj, const char *prefix,
+                          struct profile_network_lists *ret,
+                          struct moat_error **err);
+/* Add l's denied entries to p's, and its allowed ones in place of p's. */
+int profile_network_apply (struct profile *p,
+                           const struct profile_network_lists *l,
+                           const char *prefix, struct moat_error **err);
+
+/* The operator config's cache (profile_config_cache.c): the lists of its
+ * scopes (the top level, then profiles.strict and profiles.egress), as
+ * profile_network_read gave them, and the config's text without them. */
+#define PROFILE_CONFIG_SCOPES 3
+/* The entry for the config at config_path whose bytes are text: 0 with
+ * that text less its lists (*ret_reduced, NUL-terminated) and the lists;
+ * -1 where there is none to trust. */
+int profile_config_cache_load (const char *cache_dir, const char *config_path,
+                               const char *text, size_t text_len,
+                               char **ret_reduced, size_t *ret_reduced_len,
+                               struct profile_network_lists *ret_lists);
+/* Save what was read from text (root its tree) for the next verb; quietly
+ * nothing where the directory cannot be made ours. */
+void profile_config_cache_store (const char *cache_dir, const char *config_path,
+                                 const char *text, size_t text_len,
+                                 const struct json_node *root,
+                                 const struct profile_network_lists *lists);
 int profile_network_annotation (struct profile *e, const char *value,
                                 struct override_list *ov,
                                 struct moat_error **err);
 /* "10.0.0.0/8,1.2.3.4/32:443": the allowed entries, malloc'ed. */
 char *profile_network_allow_text (const struct profile *p);
 const char *profile_network_mode (const struct profile *p);
+/* A list in policy.json's record of the profile: one string, or past
+ * PROFILE_AUDIT_LIST_HEAD entries {"head": its first ones as one string,
+ * "count", "digest"}. What the guard enforces is saved on its own
+ * (the decision's "guard"); this record only names the list. */
+struct json_writer;
+void profile_write_joined_list (struct json_writer *w, const struct cidr *list,
+                                size_t n);
 
 /* The fields of struct profile, once: their keys in the saved form, in
  * profile show and in the operator config, and their types. */

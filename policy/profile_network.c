@@ -225,57 +225,105 @@ parse_allow_list (const json_node *v, const char *path, struct cidr **ret,
   return 0;
 }
 
+void
+profile_network_lists_free (struct profile_network_lists *l)
+{
+  free (l->deny);
+  free (l->allow);
+  *l = (struct profile_network_lists){ 0 };
+}
+
+static int
+parse_deny_list (const json_node *v, const char *path, struct cidr **ret,
+                 size_t *ret_n, struct moat_error **err)
+{
+  cleanup_free struct cidr *list = NULL;
+  size_t n = json_is_array (v) ? json_array_len (v) : 0;
+
+  if (!json_is_array (v))
+    return moat_fail (err, 0, "%s: expected an array of CIDR strings", path);
+  list = xcalloc (n ? n : 1, sizeof (*list));
+  for (size_t i = 0; i < n; i++)
+    {
+      const json_node *s = json_array_get (v, i);
+      if (!json_is_string (s) || json_string (s)[0] == '\0')
+        return moat_fail (err, 0, "%s[%zu]: expected a non-empty string", path,
+                          i);
+      if (cidr_parse (json_string (s), &list[i]) < 0)
+        return moat_fail (err, 0, "%s[%zu]: not a CIDR: \"%s\"", path, i,
+                          json_string (s));
+    }
+  *ret = steal_pointer (&list);
+  *ret_n = n;
+  return 0;
+}
+
 int
-profile_network_settings (const json_node *obj, const char *prefix,
-                          struct profile *p, struct moat_error **err)
+profile_network_read (const json_node *obj, const char *prefix,
+                      struct profile_network_lists *ret,
+                      struct moat_error **err)
 {
   const char *dot = *prefix ? "." : "";
   const json_node *allow = json_get (obj, ALLOW_KEY);
   const json_node *allow_private = json_get (obj, ALLOW_PRIVATE_KEY);
   const json_node *v;
+  struct profile_network_lists l = { 0 };
 
   if ((v = json_get (obj, "egress_deny")))
     {
       cleanup_free char *path = xasprintf ("%s%segress_deny", prefix, dot);
-      if (!json_is_array (v))
-        return moat_fail (err, 0, "%s: expected an array of CIDR strings",
-                          path);
-      /* Room for the whole list at once: not one realloc per entry. */
-      p->deny = xrealloc (p->deny,
-                          (p->n_deny + json_array_len (v)) * sizeof (*p->deny));
-      for (size_t i = 0; i < json_array_len (v); i++)
-        {
-          const json_node *s = json_array_get (v, i);
-          struct cidr c;
-          if (!json_is_string (s) || json_string (s)[0] == '\0')
-            return moat_fail (err, 0, "%s[%zu]: expected a non-empty string",
-                              path, i);
-          if (cidr_parse (json_string (s), &c) < 0)
-            return moat_fail (err, 0, "%s[%zu]: not a CIDR: \"%s\"", path, i,
-                              json_string (s));
-          p->deny[p->n_deny++] = c;
-        }
-      if (p->n_deny > NETGUARD_MAX_DENY)
-        return moat_fail (err, 0,
-                          "%s: too many denied CIDRs (%zu with the built-in "
-                          "ones, at most %d)",
-                          path, p->n_deny, NETGUARD_MAX_DENY);
+      if (parse_deny_list (v, path, &l.deny, &l.n_deny, err) < 0)
+        return -1;
+      l.has_deny = true;
     }
   if (allow && allow_private)
-    return moat_fail (err, 0,
-                      "%s%s" ALLOW_KEY " and " ALLOW_PRIVATE_KEY
-                      ": give one (an allowlist, or private CIDRs open "
-                      "besides the public internet)",
-                      prefix, dot);
+    {
+      profile_network_lists_free (&l);
+      return moat_fail (err, 0,
+                        "%s%s" ALLOW_KEY " and " ALLOW_PRIVATE_KEY
+                        ": give one (an allowlist, or private CIDRs open "
+                        "besides the public internet)",
+                        prefix, dot);
+    }
   if (allow || allow_private)
     {
       cleanup_free char *path = xasprintf (
           "%s%s%s", prefix, dot, allow ? ALLOW_KEY : ALLOW_PRIVATE_KEY);
-      if (parse_allow_list (allow ? allow : allow_private, path, &p->allow,
-                            &p->n_allow, err)
+      if (parse_allow_list (allow ? allow : allow_private, path, &l.allow,
+                            &l.n_allow, err)
           < 0)
-        return -1;
-      p->allowlist = allow != NULL;
+        {
+          profile_network_lists_free (&l);
+          return -1;
+        }
+      l.allow_kind = allow ? PROFILE_ALLOWLIST : PROFILE_ALLOW_PRIVATE;
+    }
+  *ret = l;
+  return 0;
+}
+
+int
+profile_network_apply (struct profile *p, const struct profile_network_lists *l,
+                       const char *prefix, struct moat_error **err)
+{
+  if (l->has_deny)
+    {
+      p->deny = xrealloc (p->deny, (p->n_deny + l->n_deny) * sizeof (*p->deny));
+      memcpy (p->deny + p->n_deny, l->deny, l->n_deny * sizeof (*p->deny));
+      p->n_deny += l->n_deny;
+      if (p->n_deny > NETGUARD_MAX_DENY)
+        return moat_fail (err, 0,
+                          "%s%segress_deny: too many denied CIDRs (%zu with "
+                          "the built-in ones, at most %d)",
+                          prefix, *prefix ? "." : "", p->n_deny,
+                          NETGUARD_MAX_DENY);
+    }
+  if (l->allow_kind != PROFILE_ALLOW_NONE)
+    {
+      free (p->allow);
+      p->allow = cidrs_dup (l->allow, l->n_allow);
+      p->n_allow = l->n_allow;
+      p->allowlist = l->allow_kind == PROFILE_ALLOWLIST;
     }
   return 0;
 }
@@ -414,6 +462,31 @@ jw_cidrs_bounded (struct json_writer *w, const char *key,
     jw_key (w, digest_key);
     jw_string (w, digest);
   }
+}
+
+void
+profile_write_joined_list (struct json_writer *w, const struct cidr *list,
+                           size_t n)
+{
+  char digest[CIDR_LIST_DIGEST_LEN];
+  cleanup_free char *head = NULL;
+
+  if (n <= PROFILE_AUDIT_LIST_HEAD)
+    {
+      cleanup_free char *text = cidr_list_join (list, n);
+      jw_string (w, text);
+      return;
+    }
+  head = cidr_list_join (list, PROFILE_AUDIT_LIST_HEAD);
+  cidr_list_digest (list, n, digest);
+  jw_object_begin (w);
+  jw_key (w, "head");
+  jw_string (w, head);
+  jw_key (w, "count");
+  jw_uint (w, n);
+  jw_key (w, "digest");
+  jw_string (w, digest);
+  jw_object_end (w);
 }
 
 void

@@ -36,6 +36,38 @@ profile_apply_resources (struct spec_resources *r, const struct profile *p,
   return 0;
 }
 
+/* "1", "0.5", "2.25": CPUs (the operator config's and the annotations')
+ * in thousandths. */
+int
+profile_parse_millis (const char *s, uint64_t *ret)
+{
+  uint64_t whole = 0, frac = 0;
+  const char *p = s;
+  int digits = 0;
+
+  if (s == NULL || *s < '0' || *s > '9')
+    return -EINVAL;
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      if (whole > UINT64_MAX / 10000)
+        return -ERANGE;
+      whole = whole * 10 + (*p - '0');
+    }
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+      {
+        if (digits == 3)
+          return -EINVAL;
+        frac = frac * 10 + (*p - '0');
+      }
+  if (*p != '\0')
+    return -EINVAL;
+  for (; digits < 3; digits++)
+    frac *= 10;
+  *ret = whole * 1000 + frac;
+  return 0;
+}
+
 /* ---- run.moat.* annotations ---- */
 
 enum tunable

@@ -25,7 +25,7 @@ judgement_clear (struct judgement *j)
 char *
 profile_policy_to_json (const struct judgement *j, const struct spec *final,
                         const struct cidr *dns, size_t n_dns,
-                        const char *userns_pool_dir)
+                        const char *userns_pool_dir, bool guard_holds_lists)
 {
   const struct profile *eff = j->values;
   struct json_writer *w = json_writer_new (false);
@@ -46,6 +46,7 @@ profile_policy_to_json (const struct judgement *j, const struct spec *final,
     .n_allow = rules.n_allow,
     .private_nets = (struct cidr *)rules.private_nets,
     .n_private = rules.n_private,
+    .held = guard_holds_lists,
   };
 
   for (size_t i = 0; i < n_dns; i++)

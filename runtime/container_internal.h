@@ -58,11 +58,12 @@ int container_load_decision (const struct moat_globals *g, int dirfd,
                              struct decision **ret, struct moat_error **err);
 /* Write policy.json (once, at create, when every verdict is given): the
  * decision whole, with the final spec, the nameservers the network guard
- * lets through and the G12 pool its block came from. */
+ * lets through and the G12 pool its block came from; the guard's lists
+ * only named where its cgroup-bpf programs hold them (guard_holds_lists). */
 int container_save_policy (int dirfd, const struct judgement *j,
                            const struct spec *final, const struct cidr *dns,
                            size_t n_dns, const char *userns_pool_dir,
-                           struct moat_error **err);
+                           bool guard_holds_lists, struct moat_error **err);
 
 /* BUNDLE/config.json parsed (and its text); root.path resolved. */
 int read_config (const char *bundle, struct spec **ret, char **ret_text,

@@ -25,10 +25,10 @@ int
 container_save_policy (int dirfd, const struct judgement *j,
                        const struct spec *final, const struct cidr *dns,
                        size_t n_dns, const char *userns_pool_dir,
-                       struct moat_error **err)
+                       bool guard_holds_lists, struct moat_error **err)
 {
-  cleanup_free char *json
-      = profile_policy_to_json (j, final, dns, n_dns, userns_pool_dir);
+  cleanup_free char *json = profile_policy_to_json (
+      j, final, dns, n_dns, userns_pool_dir, guard_holds_lists);
   int r = write_file_atomic (dirfd, "policy.json", json, strlen (json), 0600);
   if (r < 0)
     return moat_fail (err, -r, "saving policy.json");

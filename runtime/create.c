@@ -518,7 +518,9 @@ static int
 phase_save_decision (struct create_ctx *c, struct moat_error **err)
 {
   return container_save_policy (c->dirfd, c->j, c->s, c->j->dns, c->j->n_dns,
-                                c->g->operator_config->userns_pool_dir, err);
+                                c->g->operator_config->userns_pool_dir,
+                                strcmp (c->st.netguard, "cgroup-bpf") == 0,
+                                err);
 }
 
 /* The init goes on and mounts; prestart and createRuntime hooks run

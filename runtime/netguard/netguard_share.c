@@ -180,6 +180,11 @@ describe (const struct netguard_rules *r, struct desc *d,
   /* Placeholder map fds: the code is what matters, not this create's fds. */
   static const struct netguard_maps placeholders = { 3, 4, 5, 6, 7, 8 };
   static const char magic[16] = "moat-netguard-1";
+  /* Only the modes shape the programs (netguard_bpf_build): built from
+   * them alone, the lists (checked once by the caller) are not walked
+   * again for each program. */
+  const struct netguard_rules modes
+      = { .egress = r->egress, .allowlist = r->allowlist };
   const uint32_t sizes[]
       = { sizeof (struct netguard_counts), sizeof (struct netguard_lpm_key),
           r->egress, r->allowlist };
@@ -194,7 +199,7 @@ describe (const struct netguard_rules *r, struct desc *d,
 
       if (netguard_prog_used (r, (enum netguard_prog)k))
         {
-          if (netguard_bpf_build ((enum netguard_prog)k, r, &placeholders,
+          if (netguard_bpf_build ((enum netguard_prog)k, &modes, &placeholders,
                                   &insns, &n, err)
               < 0)
             return -1;
@@ -457,7 +462,9 @@ netguard_progs_get (const struct netguard_rules *r, const char *pin_dir,
     return build_own (r, ret, err);
   if (describe (r, &d, err) < 0)
     return -1;
-  name = xasprintf ("%016" PRIx64, fnv1a (d.data, d.n, FNV_INIT));
+  /* Eight bytes at a time: the name only points at the entry, whose
+   * description is compared whole. */
+  name = xasprintf ("%016" PRIx64, hash64_words (d.data, d.n));
   entry = xasprintf ("%s/%s", pin_dir, name);
   rc = open_entry (entry, r, &d, ret);
   if (rc == 0)

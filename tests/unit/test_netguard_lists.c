@@ -135,7 +135,7 @@ test_list_digest (void **state)
   cidr_list_digest (d, 2, dd);
   cidr_list_digest (a, 1, d1);
   assert_int_equal (strlen (da), CIDR_LIST_DIGEST_LEN - 1);
-  assert_int_equal (strncmp (da, "fnv1a64:", 8), 0);
+  assert_int_equal (strncmp (da, "words64:", 8), 0);
   assert_string_equal (da, da2);
   assert_string_not_equal (da, db);
   assert_string_not_equal (da, dc);

@@ -92,7 +92,7 @@ test_policy_round_trip (void **state)
   override_list_add (&ov, OVERRIDE_ADDED, "mounts[/tmp]", NULL, "tmpfs");
   json = profile_policy_to_json (
       &(struct judgement){ .values = eff, .overrides = ov }, spec, dns, 1,
-      "/run/moat-idpool");
+      "/run/moat-idpool", false);
   assert_null (strchr (json, '\n')); /* one line */
   /* The judged values and the overrides, as a record (no verb reads them
    * back: the decision below is what they obey). */
@@ -167,7 +167,7 @@ saved_text (const char *name, const char *from, const char *to)
   assert_int_equal (spec_parse (config, strlen (config), &s, &err), 0);
   text = profile_policy_to_json (
       &(struct judgement){ .values = p, .overrides = ov }, s, NULL, 0,
-      "/run/moat-idpool");
+      "/run/moat-idpool", false);
   at = strstr (text, from);
   if (at == NULL)
     fail_msg ("%s not in %s", from, text);
@@ -176,6 +176,68 @@ saved_text (const char *name, const char *from, const char *to)
   spec_free (s);
   profile_free (p);
   return out;
+}
+
+/* A long deny list: policy.json's record of the profile names it (head,
+ * count, digest); the guard keeps it whole for start's fallback, or only
+ * names it where the cgroup-bpf programs hold it (guard_holds_lists). */
+static void
+test_long_lists_named_where_held (void **state)
+{
+  const char *config = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"}}";
+  struct profile *p = NULL;
+  struct spec *s = NULL;
+  struct moat_error *err = NULL;
+  struct override_list ov = { 0 };
+  size_t builtin;
+
+  (void)state;
+  assert_int_equal (profile_load_builtin ("egress", &p, NULL, &err), 0);
+  assert_int_equal (spec_parse (config, strlen (config), &s, &err), 0);
+  builtin = p->n_deny;
+  p->deny = xrealloc (p->deny, (builtin + 100) * sizeof (*p->deny));
+  for (size_t i = 0; i < 100; i++)
+    {
+      cleanup_free char *text = xasprintf ("203.0.%zu.0/24", i);
+      assert_int_equal (cidr_parse (text, &p->deny[builtin + i]), 0);
+    }
+  p->n_deny = builtin + 100;
+  for (int held = 0; held < 2; held++)
+    {
+      cleanup_free char *json = profile_policy_to_json (
+          &(struct judgement){ .values = p, .overrides = ov }, s, NULL, 0,
+          "/run/moat-idpool", held);
+      cleanup_free char *count = xasprintf ("\"count\":%zu", builtin + 100);
+      struct decision *d = NULL;
+      struct decision_guard g;
+      const char *last = strstr (json, "203.0.99.0/24");
+
+      /* The profile's record: the head, the count and the digest. */
+      assert_non_null (strstr (json, "\"deny\":{\"head\":\""));
+      assert_non_null (strstr (json, count));
+      assert_int_equal (decision_parse (json, strlen (json), &d, &err), 0);
+      if (held)
+        {
+          /* Only named: start's fallback has nothing to read. */
+          assert_null (last);
+          assert_non_null (strstr (json, "\"held\":true"));
+          assert_true (decision_guard_lists (d, &g, &err) < 0);
+          assert_non_null (strstr (err->msg, "held by its cgroup-bpf"));
+          moat_error_free (&err);
+        }
+      else
+        {
+          /* Once, in the guard: what start's fallback installs. */
+          assert_non_null (last);
+          assert_null (strstr (last + 1, "203.0.99.0/24"));
+          assert_int_equal (decision_guard_lists (d, &g, &err), 0);
+          assert_int_equal (g.n_deny, builtin + 100);
+          decision_guard_free (&g);
+        }
+      decision_free (d);
+    }
+  spec_free (s);
+  profile_free (p);
 }
 
 /* The saved guard (what start's fallback guard installs, read without the
@@ -715,6 +777,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_policy_round_trip),
     cmocka_unit_test (test_decision_guard_keeps_metadata_ranges),
+    cmocka_unit_test (test_long_lists_named_where_held),
     cmocka_unit_test (test_policy_malformed),
     cmocka_unit_test (test_decision_guard_malformed),
     cmocka_unit_test (test_seccomp_level_verdict),

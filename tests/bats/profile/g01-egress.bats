@@ -338,6 +338,35 @@ only_ok() {
 	run_probes --profile egress
 }
 
+@test "G1 egress: a 10,000-entry deny list is read from the cache by the next create and still refuses; changed in one entry (same size), the next create obeys the change" {
+	prepare_bundle spec
+	make_test_host
+	PROBES=("connect 198.51.100.7 8080|E")
+	deny=$(awk 'BEGIN { for (i = 0; i < 9999; i++) printf "\"203.%d.%d.0/24\",", int(i / 256), i % 256 }')
+	config_ending() {
+		printf '{"audit_log": "%s", "egress_deny": [%s"%s"]}\n' "$AUDIT_LOG" "$deny" "$1" >"$MOAT_CONFIG"
+	}
+	# Each run's veth goes before the next one is made.
+	unwire() {
+		moat delete -f "$CID"
+		ip -n "$HOST_NS" link del "m1eh$BATS_TEST_NUMBER-$$" 2>/dev/null || true
+	}
+	# 198.51.100.7 is inside the last entry.
+	config_ending 198.51.100.0/24
+	run_probes --profile egress # parses the config, fills the cache
+	entry=$(echo "$ROOT"/.cache/config-*.cache)
+	[ -f "$entry" ]
+	inode=$(stat -c %i "$entry")
+	unwire
+	run_probes --profile egress # a hit: the entry is not written again
+	[ "$(stat -c %i "$entry")" = "$inode" ]
+	unwire
+	config_ending 198.51.101.0/24
+	OUTCOME=(ok) # 198.51.100.7 no longer denied
+	run_probes --profile egress
+	[ "$(stat -c %i "$entry")" != "$inode" ]
+}
+
 @test "G1 egress: more allow entries than the bound is a clear error at create, nothing left behind" {
 	prepare_bundle spec
 	list=$(awk 'BEGIN { for (i = 0; i < 16385; i++) printf "\"198.%d.%d.%d/32\",", int(i / 65536), int(i / 256) % 256, i % 256 }')

@@ -212,7 +212,7 @@ lifecycle_audited() {
 	[ "$(jq '.allow | length' <<<"$net")" -eq 16 ]
 	[ "$(jq -r '.allow[15]' <<<"$net")" = 198.18.0.15/32:443 ]
 	[ "$(jq .allow_count <<<"$net")" -eq 10000 ]
-	[[ "$(jq -r .deny_digest <<<"$net")" =~ ^fnv1a64:[0-9a-f]{16}$ ]]
+	[[ "$(jq -r .deny_digest <<<"$net")" =~ ^words64:[0-9a-f]{16}$ ]]
 	digest=$(jq -r .allow_digest <<<"$net")
 	# The digest covers the whole list: the last entry changed, it changes.
 	sed -i 's|198.18.39.15/32:443|198.18.39.16/32:443|' "$MOAT_CONFIG"
