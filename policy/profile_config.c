@@ -614,6 +614,7 @@ apply_config (const json_node *root, struct profile *const *profiles,
         return -1;
   if ((v = json_get (root, "profiles")))
     {
+      unsigned seen = 0;
       if (!json_is_object (v))
         return moat_fail (err, 0, "profiles: expected an object");
       for (size_t i = 0; i < json_object_len (v); i++)
@@ -629,6 +630,11 @@ apply_config (const json_node *root, struct profile *const *profiles,
             return moat_fail (err, 0,
                               "%s: unknown profile %s (known: strict, egress)",
                               prefix, name);
+          /* A second object under one name would have its lists read
+           * over the first's: refused, not merged or dropped. */
+          if (seen & (1u << k))
+            return moat_fail (err, 0, "%s: given twice", prefix);
+          seen |= 1u << k;
           if (check_keys (settings, per_profile_keys, prefix, err) < 0
               || apply_settings (settings, prefix, profiles[k], configs[k],
                                  &lists[1 + k], err)

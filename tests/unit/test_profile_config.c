@@ -244,6 +244,10 @@ test_config_errors (void **state)
                 "profile: unknown profile lax (known: strict, egress)");
   expect_error ("{\"profiles\":{\"lax\":{}}}",
                 "profiles.lax: unknown profile lax (known: strict, egress)");
+  /* One scope's egress_deny must not silently replace another's. */
+  expect_error ("{\"profiles\":{\"egress\":{\"egress_deny\":[\"10.1.0.0/16\"]},"
+                "\"egress\":{\"egress_deny\":[\"10.2.0.0/16\"]}}}",
+                "profiles.egress: given twice");
   expect_error ("[]", "top level: expected an object");
   expect_error ("{\"// note\":1,\"limits\":{\"//\":\"x\",\"nofile\":0}}",
                 "limits.nofile: expected an integer from 1 to 1073741824");
