@@ -1,9 +1,11 @@
 #include "util.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,4 +524,62 @@ hash64_words (const void *data, size_t len)
   for (; i < len; i++)
     h = (h ^ p[i]) * UINT64_C (0x100000001b3);
   return h;
+}
+
+struct build_id_search
+{
+  char *out;
+  size_t size;
+  bool found;
+};
+
+/* The GNU build-id note of the program itself (the first object). */
+static int
+build_id_of_program (struct dl_phdr_info *info, size_t info_size, void *data)
+{
+  struct build_id_search *s = data;
+
+  (void)info_size;
+  for (size_t i = 0; i < info->dlpi_phnum; i++)
+    {
+      const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
+      const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+      const char *end = p + ph->p_memsz;
+
+      if (ph->p_type != PT_NOTE)
+        continue;
+      while (p + sizeof (ElfW (Nhdr)) <= end)
+        {
+          const ElfW (Nhdr) *n = (const ElfW (Nhdr) *)p;
+          const unsigned char *desc = (const unsigned char *)p + sizeof (*n)
+                                      + ((n->n_namesz + 3) & ~3u);
+          size_t len = 0;
+
+          if ((const char *)desc + n->n_descsz > end)
+            break;
+          if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4
+              && memcmp (p + sizeof (*n), "GNU", 4) == 0)
+            {
+              for (size_t j = 0; j < n->n_descsz && len + 3 <= s->size; j++)
+                len += (size_t)snprintf (s->out + len, s->size - len, "%02x",
+                                         desc[j]);
+              s->found = len > 0;
+              return 1;
+            }
+          p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+  return 1; /* the program comes first; the libraries do not count */
+}
+
+bool
+program_build_id (char *out, size_t size)
+{
+  struct build_id_search s = { .out = out, .size = size };
+
+  if (size == 0)
+    return false;
+  out[0] = '\0';
+  dl_iterate_phdr (build_id_of_program, &s);
+  return s.found;
 }

@@ -132,4 +132,10 @@ char *strv_join (char *const *v, const char *sep);
  * "64m", "64MiB", "1G" (binary units). 0 or -EINVAL / -ERANGE. */
 int parse_byte_size (const char *s, uint64_t *ret);
 
+/* The program's GNU build-id in hex into out (NUL-terminated, cut to
+ * size); false where the program has none. It changes with the code,
+ * where a version or commit string may not (a build from a tarball, a
+ * patched tree). */
+bool program_build_id (char *out, size_t size);
+
 #endif

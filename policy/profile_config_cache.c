@@ -37,7 +37,7 @@
 struct cache_header
 {
   char magic[8];
-  char build[48]; /* "moat VERSION COMMIT" */
+  char build[48]; /* "moat BUILD-ID" (or "moat VERSION COMMIT") */
   uint64_t text_len;
   uint64_t reduced_len;
   /* Of everything after the text (which is compared whole). */
@@ -52,8 +52,16 @@ static const char *const list_keys[]
 static void
 header_build (char build[48])
 {
+  char id[41];
+
+  /* The build-id first: a cache written by other code (a patched tree,
+   * a build from a tarball, whose commit reads "unknown") is not this
+   * code's parse and must not be trusted as one. */
   memset (build, 0, 48);
-  snprintf (build, 48, "moat %s %s", MOAT_VERSION, MOAT_COMMIT);
+  if (program_build_id (id, sizeof (id)))
+    snprintf (build, 48, "moat %s", id);
+  else
+    snprintf (build, 48, "moat %s %s", MOAT_VERSION, MOAT_COMMIT);
 }
 
 static bool

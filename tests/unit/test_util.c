@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -196,6 +197,27 @@ test_dynlib_sealed_loads_nothing (void **state)
   assert_int_equal (WEXITSTATUS (status), 0);
 }
 
+/* The program's own build-id, as readelf reads it from the file. */
+static void
+test_program_build_id (void **state)
+{
+  char id[41], line[256], want[64] = "", cmd[64];
+  FILE *f;
+
+  (void)state;
+  snprintf (cmd, sizeof (cmd), "readelf -n /proc/%d/exe 2>/dev/null",
+            (int)getpid ());
+  f = popen (cmd, "r");
+  assert_non_null (f);
+  while (fgets (line, sizeof (line), f))
+    if (sscanf (line, " Build ID: %63s", want) == 1)
+      break;
+  pclose (f);
+  assert_true (program_build_id (id, sizeof (id)));
+  assert_int_equal (strlen (id), 40);
+  assert_string_equal (id, want);
+}
+
 int
 main (void)
 {
@@ -206,6 +228,7 @@ main (void)
     cmocka_unit_test (test_pid_file_missing_dir),
     cmocka_unit_test (test_rfc3339_matches_libc),
     cmocka_unit_test (test_dynlib_sealed_loads_nothing),
+    cmocka_unit_test (test_program_build_id),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }
