@@ -5,6 +5,7 @@
  * an entry whose description differs is never used. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,29 +99,6 @@ teardown (void **state)
   return system (rm) == 0 ? 0 : -1;
 }
 
-static void
-test_reused_and_bounded (void **state)
-{
-  bool shared;
-  uint32_t first;
-
-  (void)state;
-  first = get_set (0, &shared);
-  assert_true (shared); /* built and pinned */
-  assert_int_equal (get_set (0, &shared), first);
-  assert_true (shared);
-  assert_int_equal (entries (), 1);
-  assert_int_not_equal (get_set (1, &shared), first);
-  assert_int_equal (entries (), 2);
-
-  /* Past the bound the oldest goes: set 0 then builds anew. */
-  for (unsigned n = 2; n < NETGUARD_SHARE_MAX + 1; n++)
-    (void)get_set (n, &shared);
-  assert_int_equal (entries (), NETGUARD_SHARE_MAX);
-  assert_int_not_equal (get_set (0, &shared), first);
-  assert_int_equal (entries (), NETGUARD_SHARE_MAX);
-}
-
 /* The entry whose pinned connect4 program has this id, into NAME. */
 static void
 entry_of (uint32_t prog_id, char name[256])
@@ -145,6 +123,39 @@ entry_of (uint32_t prog_id, char name[256])
     }
   closedir (d);
   assert_true (name[0] != '\0');
+}
+
+static void
+test_reused_and_bounded (void **state)
+{
+  const struct timespec old[2] = { { .tv_sec = 1 }, { .tv_sec = 1 } };
+  cleanup_free char *path = NULL;
+  char name[256];
+  bool shared;
+  uint32_t first;
+
+  (void)state;
+  first = get_set (0, &shared);
+  assert_true (shared); /* built and pinned */
+  assert_int_equal (get_set (0, &shared), first);
+  assert_true (shared);
+  assert_int_equal (entries (), 1);
+  assert_int_not_equal (get_set (1, &shared), first);
+  assert_int_equal (entries (), 2);
+
+  /* bpffs stamps times from the coarse clock (a tick, 4 ms here): sets
+   * built within one tick are equally old, and which of them goes first
+   * is the directory's order. Set 0 is made the oldest outright. */
+  entry_of (first, name);
+  path = xasprintf ("%s/%s", pin_dir, name);
+  assert_int_equal (utimensat (AT_FDCWD, path, old, 0), 0);
+
+  /* Past the bound the oldest goes: set 0 then builds anew. */
+  for (unsigned n = 2; n < NETGUARD_SHARE_MAX + 1; n++)
+    (void)get_set (n, &shared);
+  assert_int_equal (entries (), NETGUARD_SHARE_MAX);
+  assert_int_not_equal (get_set (0, &shared), first);
+  assert_int_equal (entries (), NETGUARD_SHARE_MAX);
 }
 
 static void
