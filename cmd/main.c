@@ -277,8 +277,11 @@ load_config_or_builtin (const struct verb *v, const struct cmd_ctx *ctx,
 {
   const char *name = ctx->g.profile_name;
   /* The operator config's cache, in the state root beside the seccomp
-   * filters' (ROOT/.cache): create fills it, the later verbs read it. */
+   * filters' (ROOT/.cache): create fills it, the later verbs read it.
+   * `profile show` and `explain` judge but create nothing, not even the
+   * state root: they parse the config whole. */
   cleanup_free char *cache_dir = xasprintf ("%s/.cache", ctx->g.root);
+  const char *judge_cache = v->read_only ? NULL : cache_dir;
   int r;
 
   if (!v->judges)
@@ -287,7 +290,7 @@ load_config_or_builtin (const struct verb *v, const struct cmd_ctx *ctx,
                : operator_config_load_cached (ctx->g.config, cache_dir, name,
                                               ret_config, ret_name, err);
   r = builtin ? profile_load_builtin (name, ret, ret_config, err)
-              : profile_load_cached (ctx->g.config, cache_dir, name, ret,
+              : profile_load_cached (ctx->g.config, judge_cache, name, ret,
                                      ret_config, err);
   if (r == 0)
     *ret_name = (*ret)->name;
