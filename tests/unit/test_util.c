@@ -205,6 +205,13 @@ test_program_build_id (void **state)
   FILE *f;
 
   (void)state;
+  /* binutils comes with build-essential; the guest of check-host runs the
+   * host's binaries without it. */
+  if (system ("command -v readelf >/dev/null 2>&1") != 0)
+    {
+      fprintf (stderr, "skipped: no readelf to read the build-id with\n");
+      skip ();
+    }
   snprintf (cmd, sizeof (cmd), "readelf -n /proc/%d/exe 2>/dev/null",
             (int)getpid ());
   f = popen (cmd, "r");
