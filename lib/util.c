@@ -511,7 +511,7 @@ uint64_t
 hash64_words (const void *data, size_t len)
 {
   const unsigned char *p = data;
-  uint64_t h = UINT64_C (0xcbf29ce484222325) ^ len;
+  uint64_t h = FNV1A64_INIT ^ len;
   size_t i = 0;
 
   for (; i + 8 <= len; i += 8)
@@ -521,7 +521,15 @@ hash64_words (const void *data, size_t len)
       h = (h ^ w) * UINT64_C (0x9e3779b97f4a7c15);
       h ^= h >> 29;
     }
-  for (; i < len; i++)
+  return fnv1a64 (p + i, len - i, h);
+}
+
+uint64_t
+fnv1a64 (const void *data, size_t len, uint64_t h)
+{
+  const unsigned char *p = data;
+
+  for (size_t i = 0; i < len; i++)
     h = (h ^ p[i]) * UINT64_C (0x100000001b3);
   return h;
 }

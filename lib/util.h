@@ -100,6 +100,13 @@ char *printable_text (const char *s, size_t max);
  * file or an entry whose contents are then compared whole; no security
  * boundary. */
 uint64_t hash64_words (const void *data, size_t len);
+
+/* 64-bit FNV-1a over len bytes, from h (FNV1A64_INIT to start; a
+ * previous result to go on). The seccomp caches' keys and checksums and
+ * the network guard's code hashes: not a defence (the cache files are
+ * trusted only when ours, the guard's descriptions are compared whole). */
+#define FNV1A64_INIT UINT64_C (0xcbf29ce484222325)
+uint64_t fnv1a64 (const void *data, size_t len, uint64_t h);
 /* CLOCK_MONOTONIC in microseconds, for spans of time. */
 uint64_t monotonic_usec (void);
 /* Write a whole buffer to an open fd, retrying on EINTR/short writes. */

@@ -163,16 +163,6 @@ desc_list (struct desc *d, const struct cidr *list, size_t n)
     }
 }
 
-static uint64_t
-fnv1a (const void *data, size_t len, uint64_t h)
-{
-  const uint8_t *p = data;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ p[i]) * UINT64_C (0x100000001b3);
-  return h;
-}
-#define FNV_INIT UINT64_C (0xcbf29ce484222325)
-
 static int
 describe (const struct netguard_rules *r, struct desc *d,
           struct moat_error **err)
@@ -203,7 +193,7 @@ describe (const struct netguard_rules *r, struct desc *d,
                                   &insns, &n, err)
               < 0)
             return -1;
-          code = fnv1a (insns, n * sizeof (*insns), FNV_INIT);
+          code = fnv1a64 (insns, n * sizeof (*insns), FNV1A64_INIT);
         }
       desc_add (d, &code, sizeof (code));
     }

@@ -380,7 +380,7 @@ build_filter (enum seccomp_level level, struct seccomp_prog *ret,
 static uint64_t
 key_word (uint64_t h, const char *word)
 {
-  return seccomp_hash (word, strlen (word) + 1, h);
+  return fnv1a64 (word, strlen (word) + 1, h);
 }
 
 /* What the compiled program depends on: the tables, this file's format,
@@ -394,7 +394,7 @@ builtin_key (enum seccomp_level level)
    * took more instructions than the rest of an exec's filter load. */
   const unsigned int header[] = { BUILTIN_FORMAT, v->major, v->minor, v->micro,
                                   seccomp_arch_native () };
-  uint64_t h = seccomp_hash (header, sizeof (header), SECCOMP_HASH_INIT);
+  uint64_t h = fnv1a64 (header, sizeof (header), FNV1A64_INIT);
 
   h = key_word (h, seccomp_kernel_identity ());
 
@@ -405,14 +405,14 @@ builtin_key (enum seccomp_level level)
   h = key_word (h, "eperm");
   for (size_t i = 0; i < N_ELEMENTS (denied_syscalls); i++)
     h = key_word (h, denied_syscalls[i]);
-  h = seccomp_hash (denied_ioctls, sizeof (denied_ioctls), h);
+  h = fnv1a64 (denied_ioctls, sizeof (denied_ioctls), h);
   for (size_t i = 0; i < N_ELEMENTS (conditional_rules); i++)
     {
       const struct conditional_rule *c = &conditional_rules[i];
       h = key_word (h, c->syscall);
-      h = seccomp_hash (&c->verdict, sizeof (c->verdict), h);
+      h = fnv1a64 (&c->verdict, sizeof (c->verdict), h);
       for (unsigned int t = 0; t < c->n_tests; t++)
-        h = seccomp_hash (&c->tests[t], sizeof (c->tests[t]), h);
+        h = fnv1a64 (&c->tests[t], sizeof (c->tests[t]), h);
     }
   return h;
 }
@@ -449,8 +449,7 @@ cache_read (const char *path, uint64_t key, struct seccomp_prog *ret)
   insns_len = len - sizeof (h);
   if (memcmp (h.magic, CACHE_MAGIC, sizeof (h.magic)) != 0 || h.key != key
       || h.n_insns != insns_len / sizeof (struct sock_filter)
-      || h.insns_hash
-             != seccomp_hash (buf + sizeof (h), insns_len, SECCOMP_HASH_INIT))
+      || h.insns_hash != fnv1a64 (buf + sizeof (h), insns_len, FNV1A64_INIT))
     return -1;
   memmove (buf, buf + sizeof (h), insns_len);
   ret->insns = steal_pointer (&buf);
@@ -467,7 +466,7 @@ cache_write (const char *dir, const char *path, uint64_t key,
   cleanup_free char *buf = xmalloc (sizeof (struct cache_header) + insns_len);
   struct cache_header h
       = { .key = key,
-          .insns_hash = seccomp_hash (p->insns, insns_len, SECCOMP_HASH_INIT),
+          .insns_hash = fnv1a64 (p->insns, insns_len, FNV1A64_INIT),
           .n_insns = p->n_insns };
 
   memcpy (h.magic, CACHE_MAGIC, sizeof (h.magic));

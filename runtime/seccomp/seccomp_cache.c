@@ -40,15 +40,6 @@ struct config_cache_header
   uint32_t pad;
 };
 
-uint64_t
-seccomp_hash (const void *data, size_t len, uint64_t h)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ p[i]) * UINT64_C (0x100000001b3);
-  return h;
-}
-
 const char *
 seccomp_kernel_identity (void)
 {
@@ -182,8 +173,7 @@ cache_load (const char *path, const char *desc, size_t desc_len,
       || insns_len % sizeof (struct sock_filter) != 0
       || h.n_insns != insns_len / sizeof (struct sock_filter)
       || h.checksum
-             != seccomp_hash (buf + sizeof (h), len - sizeof (h),
-                              SECCOMP_HASH_INIT))
+             != fnv1a64 (buf + sizeof (h), len - sizeof (h), FNV1A64_INIT))
     return -1;
   memmove (buf, buf + sizeof (h) + desc_len, insns_len);
   ret->insns = steal_pointer (&buf);
@@ -205,8 +195,7 @@ cache_store (const char *dir, const char *path, const char *desc,
   memcpy (h.magic, CONFIG_CACHE_MAGIC, sizeof (h.magic));
   memcpy (buf + sizeof (h), desc, desc_len);
   memcpy (buf + sizeof (h) + desc_len, p->insns, insns_len);
-  h.checksum = seccomp_hash (buf + sizeof (h), desc_len + insns_len,
-                             SECCOMP_HASH_INIT);
+  h.checksum = fnv1a64 (buf + sizeof (h), desc_len + insns_len, FNV1A64_INIT);
   memcpy (buf, &h, sizeof (h));
   seccomp_cache_write (dir, path, buf, len);
 }
@@ -226,7 +215,7 @@ seccomp_compile_config_cached (const struct spec_seccomp *s,
       || (desc = describe (s, &desc_len)) == NULL)
     return seccomp_compile_config (s, ret, err);
   path = xasprintf ("%s/seccomp-config-%016" PRIx64 ".bpf", cache_dir,
-                    seccomp_hash (desc, desc_len, SECCOMP_HASH_INIT));
+                    fnv1a64 (desc, desc_len, FNV1A64_INIT));
   if (cache_load (path, desc, desc_len, &prog) == 0)
     {
       *ret = prog;

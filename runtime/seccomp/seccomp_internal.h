@@ -30,11 +30,6 @@ bool seccomp_agent_allows (const char *name);
 /* Read exactly len bytes from offset 0 of fd. */
 int seccomp_read_fd (int fd, void *buf, size_t len, struct moat_error **err);
 
-/* FNV-1a, 64 bits: cache keys and checksums (not a defence: the cache
- * files are trusted only when ours, see seccomp_cache_read). */
-uint64_t seccomp_hash (const void *data, size_t len, uint64_t h);
-#define SECCOMP_HASH_INIT UINT64_C (0xcbf29ce484222325)
-
 /* The running kernel (uname's release and build), in the cache keys in
  * place of libseccomp's API level: the level is a function of the kernel,
  * and seccomp_api_get () finds it with 9 probing syscalls, where a cache

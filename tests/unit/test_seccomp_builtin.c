@@ -382,16 +382,6 @@ struct cache_header
   uint64_t key, insns_hash, n_insns;
 };
 
-static uint64_t
-fnv1a64 (const void *data, size_t len)
-{
-  const unsigned char *p = data;
-  uint64_t h = UINT64_C (0xcbf29ce484222325);
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ p[i]) * UINT64_C (0x100000001b3);
-  return h;
-}
-
 static char *
 only_cache_file (const char *dir)
 {
@@ -421,7 +411,7 @@ forge_cache_entry (const char *path)
   assert_true (len > sizeof (h));
   memcpy (&h, data, sizeof (h));
   h.n_insns = 1;
-  h.insns_hash = fnv1a64 (&allow, sizeof (allow));
+  h.insns_hash = fnv1a64 (&allow, sizeof (allow), FNV1A64_INIT);
   memcpy (buf, &h, sizeof (h));
   memcpy (buf + sizeof (h), &allow, sizeof (allow));
   assert_int_equal (write_file_atomic (AT_FDCWD, path, buf, sizeof (buf), 0600),
