@@ -116,13 +116,16 @@ if [ -r /sys/fs/cgroup/unified/cgroup.controllers ] && [ "$(stat -fc %T /sys/fs/
         made_dir=0
         [ -d "/sys/fs/cgroup/$c" ] || made_dir=1
         mkdir -p "/sys/fs/cgroup/$c"
-        if mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"; then
+        if mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c" 2>"$T/mount.err"; then
             mounted_cgroups+=("/sys/fs/cgroup/$c")
             say "mounted v1 $c for crun (undone at the end)"
-        elif [ $made_dir = 1 ]; then
+        else
+            # The kernel refuses while cgroup2 holds the controller with
+            # cgroups in it (mount(8) then names an unrelated hierarchy).
+            say "v1 $c not mounted for crun, it stays on cgroup2: $(head -n1 "$T/mount.err")"
             # A plain directory left on the cgroup tmpfs looks like a
             # hierarchy to tools that do not check the filesystem.
-            rmdir "/sys/fs/cgroup/$c"
+            [ $made_dir = 0 ] || rmdir "/sys/fs/cgroup/$c"
         fi
     done
 fi
