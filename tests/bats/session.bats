@@ -122,6 +122,18 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: what the command left running in the background is killed when it ends; the session lives on" {
+	new_session
+	ms exec "$SID" -- sh -c "sleep $MARK >/dev/null 2>&1 </dev/null & (sleep $MARK >/dev/null 2>&1 </dev/null &); echo started"
+	[ "$status" -eq 0 ]
+	[ "$output" = started ]
+	[ -z "$(pgrep -f "^sleep $MARK")" ]
+	ms exec "$SID" -- echo alive
+	[ "$output" = alive ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: --timeout kills the whole tree, TERM ignored; the session lives on" {
 	new_session
 	ms exec --timeout 1s --result "$BUNDLE/rec.json" "$SID" -- \
