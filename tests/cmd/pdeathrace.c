@@ -4,7 +4,8 @@
  * only once CMD is gone, which is what a kill at that instant does. That
  * child then goes on untraced; this program is its subreaper, reaps it and
  * prints how it ended: "child exited N" or "child killed by signal N". It
- * prints "no child asked" and exits 2 if CMD ended without that call. */
+ * prints "no child asked" and exits 2 if CMD ended without that call, and
+ * exits 77 where this system does not permit ptrace (Yama, a sandbox). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -75,12 +76,19 @@ main (int argc, char **argv)
   if (top == 0)
     {
       if (ptrace (PTRACE_TRACEME, 0, 0, 0) < 0)
-        die ("PTRACE_TRACEME");
+        _exit (77);
       raise (SIGSTOP);
       execvp (argv[1], argv + 1);
       die (argv[1]);
     }
-  if (waitpid (top, &status, 0) != top || !WIFSTOPPED (status))
+  if (waitpid (top, &status, 0) != top)
+    die ("waiting for the command to stop");
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 77)
+    {
+      printf ("ptrace not permitted here\n");
+      return 77;
+    }
+  if (!WIFSTOPPED (status))
     die ("waiting for the command to stop");
   if (ptrace (PTRACE_SETOPTIONS, top, 0, options) < 0
       || ptrace (PTRACE_SYSCALL, top, 0, 0) < 0)
