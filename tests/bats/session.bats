@@ -207,6 +207,20 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: a memory bomb is OOM-killed under the session's --memory, said in one line on stderr and in the record; the session lives on" {
+	new_session --memory 32m
+	ms exec --timeout 20s --result "$BUNDLE/rec.json" "$SID" -- \
+		sh -c 'x=aaaaaaaaaaaaaaaa; while :; do x=$x$x; done'
+	[ "$(rec .oom_killed)" = true ]
+	[ "$(rec .timed_out)" = false ]
+	[ "$(echo "$stderr" | grep -c .)" -eq 1 ]
+	[[ "$stderr" == "moat: session exec $SID: out of memory: "*" killed" ]]
+	ms exec "$SID" -- echo alive
+	[ "$output" = alive ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: the record says when the pids limit refused a fork" {
 	new_session --pids 10
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done 2>/dev/null; wait'
