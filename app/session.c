@@ -143,8 +143,12 @@ session_meta_load (int sdfd, struct session_meta *ret, struct moat_error **err)
 void
 session_touch_used (int sdfd)
 {
-  cleanup_close int fd = openat (
-      sdfd, "used", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  cleanup_close int fd = -1;
+
+  /* One call where the file is there (create made it). */
+  if (utimensat (sdfd, "used", NULL, AT_SYMLINK_NOFOLLOW) == 0)
+    return;
+  fd = openat (sdfd, "used", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd >= 0)
     futimens (fd, NULL);
 }

@@ -129,13 +129,44 @@ printf 'session exec CPU: %.2f ms; moat exec CPU: %.2f ms (%.2fx)\n' \
 "${M[@]}" delete --force bench-long
 "${M[@]}" session rm "$SID"
 
-# Many sessions alive at once, an exec in each at the same time.
+# docker exec of the same beside it, in the private dockerd that
+# tests/bats/engines/setup.sh starts (its busybox image, docker's default
+# runtime); said skipped, and why, where that dockerd is not running.
+docker_exec() (
+	env_sh=${BENCH_ENGINES_ENV:-$repo/tests/bats/engines/env.sh}
+	[ -r "$env_sh" ] || { echo "docker exec: skipped (no $env_sh)"; exit 0; }
+	# shellcheck disable=SC1090
+	. "$env_sh"
+	timeout 10 "${DOCKER[@]}" version >/dev/null 2>&1 ||
+		{ echo "docker exec: skipped (dockerd not running; tests/bats/engines/setup.sh starts it)"; exit 0; }
+	"${DOCKER[@]}" image inspect "$IMAGE" >/dev/null 2>&1 ||
+		{ echo "docker exec: skipped (image $IMAGE not loaded in docker)"; exit 0; }
+	name=moat-bench-exec-$$
+	"${DOCKER[@]}" run -d --name "$name" "$IMAGE" sleep 100000 >/dev/null
+	trap '"${DOCKER[@]}" rm -f "$name" >/dev/null 2>&1' EXIT
+	for _ in 1 2 3; do "${DOCKER[@]}" exec "$name" true; done
+	took=""
+	for _ in $(seq "$RUNS"); do
+		t0=$(date +%s%N)
+		"${DOCKER[@]}" exec "$name" true
+		took+="$((($(date +%s%N) - t0) / 1000)) "
+	done
+	printf 'docker exec of true (default runtime): %.2f ms; moat session exec: %.2f ms\n' \
+		"$(calc "$(echo "$took" | median) / 1000")" "$(calc "$med_session / 1000")"
+)
+docker_exec
+
+# Many sessions alive at once, each running EXECS execs (default 3) one
+# after the other, all sessions at the same time.
 N=${SESSIONS:-50}
+EXECS=${SESSION_EXECS:-3}
 for i in $(seq "$N"); do "${M[@]}" session create --rootfs "$B/rootfs" --pids 8 >>"$T/sessions"; done
 t0=$(date +%s%N)
-errors=$(xargs -P "$N" -I{} sh -c '"$@" session exec {} -- sh -c "echo ok" 2>&1 || echo FAILED' _ "${M[@]}" <"$T/sessions" | grep -vc '^ok$' || true)
+# shellcheck disable=SC2016 # expanded by the inner sh
+errors=$(xargs -P "$N" -I{} sh -c 'n=$1; shift; for _ in $(seq "$n"); do "$@" session exec {} -- sh -c "echo ok" 2>&1 || echo FAILED; done' \
+	_ "$EXECS" "${M[@]}" <"$T/sessions" | grep -vc '^ok$' || true)
 ms=$((($(date +%s%N) - t0) / 1000000))
-printf '%d sessions alive, an exec in each at once: %d errors, %d ms in all\n' "$N" "$errors" "$ms"
+printf '%d sessions alive, %d execs in each, all at once: %d errors, %d ms in all\n' "$N" "$EXECS" "$errors" "$ms"
 # One session's exec while the others are alive: its cost must not grow
 # with them (exec looks at its own session only).
 one=$(head -n 1 "$T/sessions")

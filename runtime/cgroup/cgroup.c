@@ -599,10 +599,18 @@ cgroup_pids (struct cgroup *cg, pid_t **ret, size_t *ret_n,
   struct pid_set set = { NULL, 0 };
   size_t n = 0;
 
-  /* Every hierarchy: a process moved in one of them only still counts. */
+  /* Every hierarchy: a process moved in one of them only still counts.
+   * But a tracking cgroup's first hierarchy holds them all: a process
+   * joins its hierarchies in this order (cgroup_add_self), its children
+   * inherit them, and none can move (the container's cgroupfs is
+   * read-only, it holds no capability). */
   for (size_t i = 0; i < cg->n_hiers; i++)
     if (cg->hiers[i].fd >= 0)
-      collect_procs (cg->hiers[i].fd, 0, &set);
+      {
+        collect_procs (cg->hiers[i].fd, 0, &set);
+        if (cg->keep_parents)
+          break;
+      }
   if (set.n)
     qsort (set.v, set.n, sizeof (pid_t), compare_pids);
   for (size_t i = 0; i < set.n; i++)

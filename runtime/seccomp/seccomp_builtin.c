@@ -399,9 +399,12 @@ builtin_key (enum seccomp_level level)
   h = key_word (h, seccomp_kernel_identity ());
 
   h = key_word (h, seccomp_level_name (level));
+  /* Both tables whole rather than their intersection: a bsearch of the
+   * agent list for each name cost more than the rest of the key. */
   for (size_t i = 0; i < N_ELEMENTS (allowed_syscalls); i++)
-    if (level_allows (level, allowed_syscalls[i]))
-      h = key_word (h, allowed_syscalls[i]);
+    h = key_word (h, allowed_syscalls[i]);
+  if (level == SECCOMP_LEVEL_AGENT)
+    h = seccomp_agent_key (h);
   h = key_word (h, "eperm");
   for (size_t i = 0; i < N_ELEMENTS (denied_syscalls); i++)
     h = key_word (h, denied_syscalls[i]);

@@ -26,6 +26,8 @@ int seccomp_ctx_export (scmp_filter_ctx ctx, struct seccomp_prog *ret,
 
 /* The agent level's table (seccomp_level.c). */
 bool seccomp_agent_allows (const char *name);
+/* h extended by the agent level's list, for the filter cache's key. */
+uint64_t seccomp_agent_key (uint64_t h);
 
 /* Read exactly len bytes from offset 0 of fd. */
 int seccomp_read_fd (int fd, void *buf, size_t len, struct moat_error **err);

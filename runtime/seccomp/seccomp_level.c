@@ -67,6 +67,14 @@ seccomp_agent_allows (const char *name)
          != NULL;
 }
 
+uint64_t
+seccomp_agent_key (uint64_t h)
+{
+  for (size_t i = 0; i < N_AGENT; i++)
+    h = fnv1a64 (agent_syscalls[i], strlen (agent_syscalls[i]) + 1, h);
+  return h;
+}
+
 static const char *const level_names[] = { "default", "agent" };
 
 const char *

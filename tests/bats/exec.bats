@@ -220,6 +220,21 @@ fixture_process() {
 	tail -n 1 "$AUDIT_LOG" | jq -e '.verb == "exec" and .command == "sh" and .exit_status == 3'
 }
 
+
+@test "exec: a child that loses moat before its parent-death signal is set exits, its command never runs" {
+	run_detached
+	# pdeathrace SIGKILLs moat the instant the child asks for its
+	# parent-death signal (held there by ptrace), then lets it go on: the
+	# signal can no longer come, the child must see moat gone by itself.
+	run "$TESTBIN/pdeathrace" "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" \
+		exec "$ID" sh -c 'echo ran >/tmp/ran'
+	echo "$output" >&2
+	[ "$status" -ne 77 ] || skip "ptrace is not permitted here"
+	[ "$status" -eq 0 ]
+	[ "$output" = "child exited 1" ]
+	moat exec "$ID" sh -c 'test -e /tmp/ran && echo ran || echo never'
+	[ "$output" = never ]
+}
 @test "exec of a relative command with a slash runs it from --cwd" {
 	run_detached
 	moat exec --cwd /bin "$ID" ./echo from-bin

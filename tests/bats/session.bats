@@ -53,8 +53,13 @@ nothing_left() {
 	[ -z "$left" ] || { echo "sessions left: $left"; return 1; }
 	left="$(ls "$ROOT" 2>/dev/null || true)"
 	[ -z "$left" ] || { echo "state left: $left"; return 1; }
-	left="$(ls -d /sys/fs/cgroup/*/moat/session-* /sys/fs/cgroup/moat/session-* 2>/dev/null || true)"
-	[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
+	# The cgroups of this test's sessions only (its audit log names them):
+	# other sessions on the machine are not this test's to judge.
+	local id
+	for id in $(jq -r 'select(.verb == "session create") | .id // empty' "$AUDIT_LOG" 2>/dev/null); do
+		left="$(ls -d /sys/fs/cgroup/*/moat/"$id" /sys/fs/cgroup/moat/"$id" 2>/dev/null || true)"
+		[ -z "$left" ] || { echo "cgroup left: $left"; return 1; }
+	done
 	! grep -q "$BUNDLE" /proc/self/mountinfo || { echo "mount left"; return 1; }
 	! pgrep -f "^sleep $MARK" >/dev/null || { echo "process left"; return 1; }
 }
@@ -113,6 +118,18 @@ nothing_left() {
 	[ "$status" -eq 0 ]
 	[ -z "$(echo "$output" | grep -E ' Z ')" ]
 	[ "$(echo "$output" | grep -c .)" -eq 3 ] # the header, the init, ps
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: what the command left running in the background is killed when it ends; the session lives on" {
+	new_session
+	ms exec "$SID" -- sh -c "sleep $MARK >/dev/null 2>&1 </dev/null & (sleep $MARK >/dev/null 2>&1 </dev/null &); echo started"
+	[ "$status" -eq 0 ]
+	[ "$output" = started ]
+	[ -z "$(pgrep -f "^sleep $MARK")" ]
+	ms exec "$SID" -- echo alive
+	[ "$output" = alive ]
 	ms rm "$SID"
 	nothing_left
 }
@@ -190,6 +207,20 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: a memory bomb is OOM-killed under the session's --memory, said in one line on stderr and in the record; the session lives on" {
+	new_session --memory 32m
+	ms exec --timeout 20s --result "$BUNDLE/rec.json" "$SID" -- \
+		sh -c 'x=aaaaaaaaaaaaaaaa; while :; do x=$x$x; done'
+	[ "$(rec .oom_killed)" = true ]
+	[ "$(rec .timed_out)" = false ]
+	[ "$(echo "$stderr" | grep -c .)" -eq 1 ]
+	[[ "$stderr" == "moat: session exec $SID: out of memory: "*" killed" ]]
+	ms exec "$SID" -- echo alive
+	[ "$output" = alive ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: the record says when the pids limit refused a fork" {
 	new_session --pids 10
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done 2>/dev/null; wait'
@@ -209,6 +240,21 @@ nothing_left() {
 	tail -n 1 "$AUDIT_LOG" | jq -e '.outcome.refused_syscalls == {"bpf": 2, "kexec_load": 1}'
 	ms exec --result "$BUNDLE/rec.json" "$SID" -- true
 	jq -e '.refused_syscalls == {}' "$BUNDLE/rec.json"
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: a relative command with a slash runs from --cwd, as runc does" {
+	new_session
+	ms exec --cwd /bin "$SID" -- ./echo from-bin
+	[ "$status" -eq 0 ]
+	[ "$output" = from-bin ]
+	ms exec --cwd / "$SID" -- bin/echo below-root
+	[ "$status" -eq 0 ]
+	[ "$output" = below-root ]
+	ms exec --cwd /tmp "$SID" -- ./echo
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *'stat ./echo: no such file or directory'* ]]
 	ms rm "$SID"
 	nothing_left
 }

@@ -1,0 +1,129 @@
+/* pdeathrace CMD [ARG...]: run CMD (moat) under ptrace and SIGKILL it at
+ * the moment one of its children is about to ask for a parent-death signal
+ * (prctl(PR_SET_PDEATHSIG, SIG) with SIG != 0), so that the child asks
+ * only once CMD is gone, which is what a kill at that instant does. That
+ * child then goes on untraced; this program is its subreaper, reaps it and
+ * prints how it ended: "child exited N" or "child killed by signal N". It
+ * prints "no child asked" and exits 2 if CMD ended without that call, and
+ * exits 77 where this system does not permit ptrace (Yama, a sandbox). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void
+die (const char *what)
+{
+  fprintf (stderr, "pdeathrace: %s: %s\n", what, strerror (errno));
+  exit (1);
+}
+
+/* Is pid, stopped at a system call's entry, asking for a death signal? */
+static int
+asks_death_signal (pid_t pid)
+{
+  struct __ptrace_syscall_info info;
+
+  if (ptrace (PTRACE_GET_SYSCALL_INFO, pid, sizeof (info), &info) <= 0)
+    return 0;
+  return info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == SYS_prctl
+         && info.entry.args[0] == PR_SET_PDEATHSIG && info.entry.args[1] != 0;
+}
+
+static int
+report_child (pid_t child)
+{
+  int status;
+
+  if (ptrace (PTRACE_DETACH, child, 0, 0) < 0)
+    die ("detaching the child");
+  if (TEMP_FAILURE_RETRY (waitpid (child, &status, __WALL)) != child)
+    die ("waiting for the child");
+  if (WIFEXITED (status))
+    printf ("child exited %d\n", WEXITSTATUS (status));
+  else
+    printf ("child killed by signal %d\n", WTERMSIG (status));
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  const long options = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE
+                       | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK
+                       | PTRACE_O_TRACEEXEC;
+  pid_t top, child = -1;
+  int status;
+
+  if (argc < 2)
+    {
+      fprintf (stderr, "usage: pdeathrace CMD [ARG...]\n");
+      return 1;
+    }
+  /* CMD's orphans come here, the child among them. */
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+    die ("PR_SET_CHILD_SUBREAPER");
+  top = fork ();
+  if (top < 0)
+    die ("fork");
+  if (top == 0)
+    {
+      if (ptrace (PTRACE_TRACEME, 0, 0, 0) < 0)
+        _exit (77);
+      raise (SIGSTOP);
+      execvp (argv[1], argv + 1);
+      die (argv[1]);
+    }
+  if (waitpid (top, &status, 0) != top)
+    die ("waiting for the command to stop");
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 77)
+    {
+      printf ("ptrace not permitted here\n");
+      return 77;
+    }
+  if (!WIFSTOPPED (status))
+    die ("waiting for the command to stop");
+  if (ptrace (PTRACE_SETOPTIONS, top, 0, options) < 0
+      || ptrace (PTRACE_SYSCALL, top, 0, 0) < 0)
+    die ("tracing the command");
+  for (;;)
+    {
+      pid_t pid = waitpid (-1, &status, __WALL);
+      int sig, deliver = 0;
+
+      if (pid < 0)
+        die ("waitpid");
+      if (pid == top && (WIFEXITED (status) || WIFSIGNALED (status)))
+        {
+          if (child < 0)
+            {
+              printf ("no child asked\n");
+              return 2;
+            }
+          return report_child (child);
+        }
+      if (!WIFSTOPPED (status))
+        continue;
+      sig = WSTOPSIG (status);
+      if (sig == (SIGTRAP | 0x80) && pid != top && child < 0
+          && asks_death_signal (pid))
+        {
+          /* Held here until CMD is gone. */
+          child = pid;
+          kill (top, SIGKILL);
+          continue;
+        }
+      /* Not a system call or ptrace event stop, nor a new tracee's first
+       * SIGSTOP: a signal to deliver. */
+      if (sig != (SIGTRAP | 0x80) && (status >> 16) == 0 && sig != SIGSTOP)
+        deliver = sig;
+      ptrace (PTRACE_SYSCALL, pid, 0, deliver);
+    }
+}
