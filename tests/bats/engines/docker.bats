@@ -45,6 +45,15 @@ start_detached() {
 	[ "$status" -eq 0 ]
 }
 
+@test "docker run -w /bin ./echo: a relative command with a slash is found from the working directory, as runc" {
+	dk run --rm --runtime=moat -w /bin "$IMAGE" ./echo hi
+	[ "$status" -eq 0 ]
+	[ "$output" = "hi" ]
+	# Not found from the root: the working directory is what resolves it.
+	run -127 --separate-stderr docker_cli run --rm --runtime=moat -w / "$IMAGE" ./echo hi
+	[[ "$stderr" == *'./echo'*'no such file or directory'* ]]
+}
+
 @test "docker run: the shim calls moat as runc, with its JSON log" {
 	reset_argv_log
 	dk run --rm --runtime=moat-logged "$IMAGE" true
