@@ -222,14 +222,14 @@ sandbox_watchdog_start (const struct moat_globals *g, int sbfd, const char *id,
                         struct moat_error **err)
 {
   const struct sandbox_remove_args a = { g, sbfd, id };
-  return watchdog_start (watchdog_remove_sandbox, &a, err);
+  return watchdog_start (watchdog_remove_sandbox, &a, NULL, 0, err);
 }
 
 /* The watchdog: see the top of the file. Returns the write end moat keeps
  * (a byte on it means "done, exit"). */
 int
 watchdog_start (void (*on_moat_death) (const void *arg), const void *arg,
-                struct moat_error **err)
+                const int *drop, size_t n_drop, struct moat_error **err)
 {
   int p[2];
   pid_t pid;
@@ -248,6 +248,8 @@ watchdog_start (void (*on_moat_death) (const void *arg), const void *arg,
       int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
       char c;
       close (p[1]);
+      for (size_t i = 0; i < n_drop; i++)
+        close (drop[i]);
       /* Out of moat's session and process group: a ^C or a kill of the
        * group that takes moat down must leave the watchdog to clean up. */
       setsid ();

@@ -142,9 +142,11 @@ int sandbox_bundle_make (int sbfd, const char *prefix, char *ret_id,
                          struct moat_error **err);
 /* A child, out of moat's session, that calls on_moat_death(arg) when the
  * returned pipe end closes without a byte written to it first (moat died,
- * even by SIGKILL). */
+ * even by SIGKILL). It closes the n_drop fds of drop (moat's, which must
+ * not outlive it: a pipe's write end, a socket whose EOF tells moat's
+ * death). */
 int watchdog_start (void (*on_moat_death) (const void *arg), const void *arg,
-                    struct moat_error **err);
+                    const int *drop, size_t n_drop, struct moat_error **err);
 int sandbox_watchdog_start (const struct moat_globals *g, int sbfd,
                             const char *id, struct moat_error **err);
 int sandbox_stdio_swap_in (int in, int out, int errw, int saved[3],

@@ -124,15 +124,43 @@ reap_dead_execs (int sdfd, const char *base)
     closedir (d);
 }
 
+struct watchdog_fork
+{
+  const char *cgpath;
+  const struct sandbox_pipes *pipes;
+  int *ret_wd;
+};
+
+/* exec_opts' before_execve: the watchdog is forked while the command's
+ * process sets itself up, and the command execs only once it runs. It
+ * drops what would keep the command's output open, or moat's end of the
+ * child's socket. */
+static int
+watchdog_fork_before_execve (void *arg, int moat_sync_fd,
+                             struct moat_error **err)
+{
+  const struct watchdog_fork *w = arg;
+  const int drop[] = { moat_sync_fd, w->pipes->out[1], w->pipes->err[1] };
+  int wd = watchdog_start (watchdog_destroy_cgroup, w->cgpath, drop,
+                           sizeof (drop) / sizeof (drop[0]), err);
+  if (wd < 0)
+    return -1;
+  *w->ret_wd = wd;
+  return 0;
+}
+
 /* Start the command with the pipes as its stdio, its process tree in the
- * tracking cgroup cgpath (made here, removed at the end); run it to the
- * end. */
+ * tracking cgroup cgpath (made here, removed at the end), the watchdog's
+ * pipe in *ret_wd; run it to the end. */
 static int
 exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
                const char *cgpath, int cdirfd, struct container_state *st,
                int infd, const struct sandbox_opts *so,
-               struct sandbox_run_state *rs, struct moat_error **err)
+               struct sandbox_run_state *rs, int *ret_wd,
+               struct moat_error **err)
 {
+  struct sandbox_pipes pipes;
+  struct watchdog_fork wf = { cgpath, &pipes, ret_wd };
   cleanup_free char *controllers = NULL;
   cleanup_free char *sub = NULL;
   char *subs[2] = { NULL, NULL };
@@ -146,10 +174,11 @@ exec_and_wait (const struct moat_globals *g, const struct session_exec_opts *o,
                           .ret_pid = &rs->pid,
                           .refusals = &rs->refusals,
                           .state = st,
-                          .state_dirfd = cdirfd };
+                          .state_dirfd = cdirfd,
+                          .before_execve = watchdog_fork_before_execve,
+                          .before_execve_arg = &wf };
   cleanup_close int devnull = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   struct cgroup *cg = NULL;
-  struct sandbox_pipes pipes;
   int status, r;
 
   signal (SIGPIPE, SIG_IGN);
@@ -241,11 +270,9 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
       lockname = xasprintf ("%s.lock", strrchr (cgpath, '/') + 1);
       r = lock_file_make (sdfd, lockname, &execlock, err);
     }
-  if (r == 0)
-    r = wd = watchdog_start (watchdog_destroy_cgroup, cgpath, err);
   session_touch_used (sdfd);
   if (r >= 0)
-    r = exec_and_wait (g, o, cgpath, cdirfd, st, infd, &so, &rs, err);
+    r = exec_and_wait (g, o, cgpath, cdirfd, st, infd, &so, &rs, &wd, err);
   if (wd >= 0 && write (wd, "d", 1) != 1 && r >= 0)
     r = moat_fail (err, errno, "stopping the watchdog");
   if (execlock >= 0)

@@ -99,6 +99,13 @@ struct exec_opts
    * with its state dir; NULL: exec loads it by id. */
   struct container_state *state;
   int state_dirfd;
+  /* Called once the process is cloned, while it sets itself up; it
+   * execs only after the call returned 0 (a session's watchdog is forked
+   * there, so the two overlap). moat_sync_fd: moat's end of the child's
+   * socket, which the callee's own children must close (its EOF is how
+   * the child learns that moat is gone). */
+  int (*before_execve) (void *arg, int moat_sync_fd, struct moat_error **err);
+  void *before_execve_arg;
 };
 
 struct update_opts

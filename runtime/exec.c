@@ -144,6 +144,7 @@ struct exec_child
   struct cgroup *cg;
   const int *cgroup_fds;
   bool in_unified; /* cloned into the v2 one already */
+  bool wait_go;    /* execve only after moat's SYNC_EXEC_GO */
 };
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
@@ -156,9 +157,11 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
    * container process may read its memory or open its exe. */
   (void)linux_undumpable (NULL);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  /* moat sends nothing before execve: a socket that reads already has lost
-   * moat before the line above could take effect. */
-  if (poll (&(struct pollfd){ .fd = c->sync_fd, .events = POLLIN }, 1, 0) != 0)
+  /* A socket hung up already has lost moat before the line above could
+   * take effect (a session's SYNC_EXEC_GO may be waiting in it: not a
+   * hang-up). */
+  struct pollfd hup = { .fd = c->sync_fd, .events = POLLRDHUP };
+  if (poll (&hup, 1, 0) < 0 || (hup.revents & (POLLHUP | POLLRDHUP | POLLERR)))
     _exit (1);
   /* G10: out of the caller's session and process group, as the init. */
   if (setsid () < 0)
@@ -223,6 +226,10 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
       landlock_prepare (&plan, c->landlock, false, c->landlock_exec, NULL,
                         &landlock_fd, &err);
     }
+  /* EOF instead: moat is gone, and its watchdog may never have been. */
+  if (err == NULL && c->wait_go
+      && sync_recv (c->sync_fd, SYNC_EXEC_GO, NULL) < 0)
+    _exit (1);
   if (err == NULL)
     {
       prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
@@ -481,6 +488,7 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   ch->sc_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
                                        &c->sc_builtin, &ch->refusal_sock);
   ch->preserve_fds = c->o->preserve_fds;
+  ch->wait_go = c->o->before_execve != NULL;
   for (int t = 0; t < NS__MAX; t++)
     if (s->linux_.ns[t].present && t != NS_PID && t != NS_TIME)
       ch->ns_flags |= ns_table[t].clone_flag;
@@ -533,6 +541,12 @@ container_exec (const struct moat_globals *g, const struct exec_opts *o,
     r = exec_phase_process (&c, err);
   if (r == 0)
     r = exec_phase_clone (&c, err);
+  if (r == 0 && o->before_execve)
+    {
+      r = o->before_execve (o->before_execve_arg, c.sync_fd, err);
+      if (r == 0)
+        r = sync_send (c.sync_fd, SYNC_EXEC_GO, err);
+    }
   /* EOF on the sync socket says it has executed. */
   if (r == 0)
     r = wait_exec (c.sync_fd, &c.master, o, err);

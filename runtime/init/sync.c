@@ -20,6 +20,7 @@ sync_type_name (uint32_t type)
     [SYNC_SECCOMP_SENT] = "seccomp-sent",
     [SYNC_READY] = "ready",
     [SYNC_ERROR] = "error",
+    [SYNC_EXEC_GO] = "exec-go",
   };
   if (type < sizeof (names) / sizeof (names[0]) && names[type])
     return names[type];

@@ -26,6 +26,8 @@ enum sync_type
   SYNC_SECCOMP_SENT,  /* moat -> init: the agent has the listener */
   SYNC_READY,         /* init -> moat: waiting for start */
   SYNC_ERROR,         /* -> moat: msg holds the error, errnum set */
+  SYNC_EXEC_GO,       /* moat -> exec child: execve now (exec_opts'
+                         before_execve returned) */
 };
 
 /* "mounts-done", ... (for errors). */

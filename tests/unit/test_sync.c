@@ -91,10 +91,10 @@ static void
 test_every_type_has_a_name (void **state)
 {
   (void)state;
-  for (uint32_t t = SYNC_MAPS_DONE; t <= SYNC_ERROR; t++)
+  for (uint32_t t = SYNC_MAPS_DONE; t <= SYNC_EXEC_GO; t++)
     assert_string_not_equal (sync_type_name (t), "an unknown message");
   assert_string_equal (sync_type_name (0), "an unknown message");
-  assert_string_equal (sync_type_name (SYNC_ERROR + 1), "an unknown message");
+  assert_string_equal (sync_type_name (SYNC_EXEC_GO + 1), "an unknown message");
 }
 
 int
