@@ -185,6 +185,23 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session exec: the command never runs before its watchdog exists (moat SIGKILLed at the watchdog's fork)" {
+	new_session
+	# pdeathrace holds the command's process where it would execve (or
+	# waits for moat's go), holds moat at its next fork (the watchdog's),
+	# then SIGKILLs moat and lets the process go on.
+	run timeout 60 "$TESTBIN/pdeathrace" --at-next-fork "$MOAT" --root "$ROOT" \
+		--config "$MOAT_CONFIG" session exec "$SID" -- sh -c 'echo ran >/tmp/ran'
+	echo "$output" >&2
+	[ "$status" -ne 77 ] || skip "ptrace is not permitted here"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "child exited 1" || "$output" == "child killed by signal 9" ]]
+	ms exec "$SID" -- sh -c 'test -e /tmp/ran && echo ran || echo never'
+	[ "$output" = never ]
+	ms rm "$SID"
+	nothing_left
+}
+
 @test "session exec: when moat and its watchdog both die, the next exec kills the orphaned tree" {
 	new_session
 	"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$SID" -- \

@@ -5,7 +5,13 @@
  * child then goes on untraced; this program is its subreaper, reaps it and
  * prints how it ended: "child exited N" or "child killed by signal N". It
  * prints "no child asked" and exits 2 if CMD ended without that call, and
- * exits 77 where this system does not permit ptrace (Yama, a sandbox). */
+ * exits 77 where this system does not permit ptrace (Yama, a sandbox).
+ *
+ * pdeathrace --at-next-fork CMD [ARG...]: CMD's first child is held when
+ * it is about to execve or to wait on a socket for CMD (recvfrom,
+ * recvmsg), CMD when it next forks (a session exec's watchdog); once both
+ * are held CMD is SIGKILLed and the child reported as above: a child that
+ * execs before its parent's fork runs with nothing to clean up after it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -37,12 +43,31 @@ asks_death_signal (pid_t pid)
          && info.entry.args[0] == PR_SET_PDEATHSIG && info.entry.args[1] != 0;
 }
 
+/* Is pid, stopped at a system call's entry, making one of nrs? */
+static int
+enters (pid_t pid, const long *nrs, size_t n)
+{
+  struct __ptrace_syscall_info info;
+
+  if (ptrace (PTRACE_GET_SYSCALL_INFO, pid, sizeof (info), &info) <= 0
+      || info.op != PTRACE_SYSCALL_INFO_ENTRY)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (info.entry.nr == (unsigned long)nrs[i])
+      return 1;
+  return 0;
+}
+
+static const long forks[] = { SYS_clone, SYS_clone3, SYS_fork, SYS_vfork };
+static const long waits_or_execs[] = { SYS_execve, SYS_recvfrom, SYS_recvmsg };
+
 static int
 report_child (pid_t child)
 {
   int status;
 
-  if (ptrace (PTRACE_DETACH, child, 0, 0) < 0)
+  /* Gone already (its parent-death signal): reaped below all the same. */
+  if (ptrace (PTRACE_DETACH, child, 0, 0) < 0 && errno != ESRCH)
     die ("detaching the child");
   if (TEMP_FAILURE_RETRY (waitpid (child, &status, __WALL)) != child)
     die ("waiting for the child");
@@ -59,12 +84,18 @@ main (int argc, char **argv)
   const long options = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE
                        | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK
                        | PTRACE_O_TRACEEXEC;
-  pid_t top, child = -1;
-  int status;
+  pid_t top, child = -1, first = -1;
+  int status, at_fork = 0, top_held = 0, first_held = 0;
 
+  if (argc > 1 && strcmp (argv[1], "--at-next-fork") == 0)
+    {
+      at_fork = 1;
+      argv++;
+      argc--;
+    }
   if (argc < 2)
     {
-      fprintf (stderr, "usage: pdeathrace CMD [ARG...]\n");
+      fprintf (stderr, "usage: pdeathrace [--at-next-fork] CMD [ARG...]\n");
       return 1;
     }
   /* CMD's orphans come here, the child among them. */
@@ -112,7 +143,36 @@ main (int argc, char **argv)
       if (!WIFSTOPPED (status))
         continue;
       sig = WSTOPSIG (status);
-      if (sig == (SIGTRAP | 0x80) && pid != top && child < 0
+      if (at_fork && pid == top && first < 0
+          && (status >> 16 == PTRACE_EVENT_CLONE
+              || status >> 16 == PTRACE_EVENT_FORK
+              || status >> 16 == PTRACE_EVENT_VFORK))
+        {
+          unsigned long msg;
+          if (ptrace (PTRACE_GETEVENTMSG, top, 0, &msg) == 0)
+            first = (pid_t)msg;
+        }
+      if (at_fork && sig == (SIGTRAP | 0x80) && first > 0)
+        {
+          if (pid == top && !top_held && enters (pid, forks, 4))
+            top_held = 1;
+          else if (pid == first && !first_held
+                   && enters (pid, waits_or_execs, 3))
+            first_held = 1;
+          else
+            {
+              ptrace (PTRACE_SYSCALL, pid, 0, 0);
+              continue;
+            }
+          /* Both held: CMD goes; the child stays held until it is gone. */
+          if (top_held && first_held && child < 0)
+            {
+              child = first;
+              kill (top, SIGKILL);
+            }
+          continue;
+        }
+      if (sig == (SIGTRAP | 0x80) && pid != top && child < 0 && !at_fork
           && asks_death_signal (pid))
         {
           /* Held here until CMD is gone. */
