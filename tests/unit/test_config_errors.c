@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "../../oci/config_fields.h"
 #include "../../oci/spec.h"
 #include "../../lib/util.h"
 #include "fixtures.h"
@@ -430,6 +431,33 @@ test_mount_clear (void **state)
   spec_free (NULL);
 }
 
+/* The paths errors name, joined by hand: every form, indexes of one and
+ * of many digits. */
+static void
+test_field_paths (void **state)
+{
+  const struct
+  {
+    char *got;
+    const char *want;
+  } cases[] = {
+    { field_path ("process", "user"), "process.user" },
+    { field_path ("", "linux"), "linux" },
+    { field_path (NULL, "linux"), "linux" },
+    { field_path ("mounts[3]", NULL), "mounts[3]" },
+    { field_index_path ("mounts", 0), "mounts[0]" },
+    { field_index_path ("process.args", 10), "process.args[10]" },
+    { field_index_path ("a", 18446744073709551615UL),
+      "a[18446744073709551615]" },
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      assert_string_equal (cases[i].got, cases[i].want);
+      free (cases[i].got);
+    }
+}
+
 int
 main (void)
 {
@@ -441,6 +469,7 @@ main (void)
     cmocka_unit_test (test_truncated_configs_refused),
     cmocka_unit_test (test_spec_load_errors),
     cmocka_unit_test (test_mount_clear),
+    cmocka_unit_test (test_field_paths),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
