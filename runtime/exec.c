@@ -226,9 +226,10 @@ static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *c)
       landlock_prepare (&plan, c->landlock, false, c->landlock_exec, NULL,
                         &landlock_fd, &err);
     }
-  /* EOF instead: moat is gone, and its watchdog may never have been. */
-  if (err == NULL && c->wait_go
-      && sync_recv (c->sync_fd, SYNC_EXEC_GO, NULL) < 0)
+  /* EOF instead: moat is gone, and its watchdog may never have been.
+   * Awaited on the error path too: a go left unread would make moat read
+   * a reset connection, not this process's error. */
+  if (c->wait_go && sync_recv (c->sync_fd, SYNC_EXEC_GO, NULL) < 0)
     _exit (1);
   if (err == NULL)
     {

@@ -4,6 +4,7 @@
 # dir, no container state, no cgroup, no process.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	setup_bundle
@@ -198,6 +199,21 @@ nothing_left() {
 	[[ "$output" == "child exited 1" || "$output" == "child killed by signal 9" ]]
 	ms exec "$SID" -- sh -c 'test -e /tmp/ran && echo ran || echo never'
 	[ "$output" = never ]
+	ms rm "$SID"
+	nothing_left
+}
+
+@test "session exec: a command that cannot run is told so when its process fails before moat's go" {
+	new_session
+	# pdeathrace holds moat at the watchdog's fork until the command's
+	# process has failed (or waits for the go), then lets moat go on.
+	run --separate-stderr timeout 60 "$TESTBIN/pdeathrace" --fork-after-child \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session exec "$SID" -- ./missing
+	echo "$output" >&2
+	[ "$status" -ne 77 ] || skip "ptrace is not permitted here"
+	[ "$status" -eq 0 ]
+	[ "$output" = "moat exited 1" ]
+	[ "$stderr" = "moat: session exec $SID: exec: \"./missing\": stat ./missing: no such file or directory" ]
 	ms rm "$SID"
 	nothing_left
 }

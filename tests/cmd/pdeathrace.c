@@ -11,7 +11,12 @@
  * it is about to execve or to wait on a socket for CMD (recvfrom,
  * recvmsg), CMD when it next forks (a session exec's watchdog); once both
  * are held CMD is SIGKILLed and the child reported as above: a child that
- * execs before its parent's fork runs with nothing to clean up after it. */
+ * execs before its parent's fork runs with nothing to clean up after it.
+ *
+ * pdeathrace --fork-after-child CMD [ARG...]: CMD is held at its next fork
+ * after its first child exists until that child has exited or waits on a
+ * socket for CMD; then all goes on. Prints "moat exited N" (CMD's status;
+ * its own output is its own). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -85,11 +90,14 @@ main (int argc, char **argv)
                        | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK
                        | PTRACE_O_TRACEEXEC;
   pid_t top, child = -1, first = -1;
-  int status, at_fork = 0, top_held = 0, first_held = 0;
+  int status, at_fork = 0, top_held = 0, first_held = 0, child_first = 0;
 
   if (argc > 1 && strcmp (argv[1], "--at-next-fork") == 0)
+    at_fork = 1;
+  if (argc > 1 && strcmp (argv[1], "--fork-after-child") == 0)
+    at_fork = child_first = 1;
+  if (at_fork)
     {
-      at_fork = 1;
       argv++;
       argc--;
     }
@@ -131,6 +139,22 @@ main (int argc, char **argv)
 
       if (pid < 0)
         die ("waitpid");
+      if (child_first && pid == top
+          && (WIFEXITED (status) || WIFSIGNALED (status)))
+        {
+          printf ("moat exited %d\n",
+                  WIFEXITED (status) ? WEXITSTATUS (status) : 128);
+          return 0;
+        }
+      if (child_first == 1 && pid == first
+          && (WIFEXITED (status) || WIFSIGNALED (status)))
+        {
+          first_held = 1; /* gone: nothing to hold */
+          child_first = 2;
+          if (top_held)
+            ptrace (PTRACE_SYSCALL, top, 0, 0);
+          continue;
+        }
       if (pid == top && (WIFEXITED (status) || WIFSIGNALED (status)))
         {
           if (child < 0)
@@ -162,6 +186,14 @@ main (int argc, char **argv)
           else
             {
               ptrace (PTRACE_SYSCALL, pid, 0, 0);
+              continue;
+            }
+          /* Both held: the child first, then CMD, go on. */
+          if (child_first && top_held && first_held)
+            {
+              ptrace (PTRACE_SYSCALL, first, 0, 0);
+              ptrace (PTRACE_SYSCALL, top, 0, 0);
+              child_first = 2; /* done: CMD's exit is all that is left */
               continue;
             }
           /* Both held: CMD goes; the child stays held until it is gone. */
