@@ -80,8 +80,9 @@ BYPASS='echo z >/root/f && echo wrote /root; cp /bin/busybox /tmp/echo && /tmp/e
 		{"destination": "/data/a/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
 	hook_mounts
 	start_sleeper
-	run grep -cx /data/a/y "$ROOT/$CID/landlock-exec"
+	run sh -c 'jq -r .landlockExec "$1" | grep -cx /data/a/y' sh "$ROOT/$CID/state.json"
 	[ "$output" = 1 ]
+	[ ! -e "$ROOT/$CID/landlock-exec" ]
 	# The payload moves /data/a away and puts there a symlink to /tmp
 	# (made executable by the hook): /data/a/y is now /tmp/y.
 	moat exec "$CID" sh -c 'mv /data/a /data/a2 && ln -s /tmp /data/a && mkdir /tmp/y && cp /bin/busybox /tmp/y/echo && echo moved'
