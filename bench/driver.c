@@ -11,7 +11,8 @@
  * times are in microseconds and memory in KiB; failures as METRIC.fail.
  *
  *   driver run   RUNS WARMUP BUNDLE RT...  `run` of the bundle, and floor
- *   driver shim  RUNS WARMUP BUNDLE RT...  create, state, start, wait, delete
+ *   driver shim  RUNS WARMUP BUNDLE RT...  create, state, kill (SIGCONT),
+ *                                          start, wait, delete
  *   driver scale LEVELS EXTRA BUNDLE RT... LEVELS containers running
  *                                          (e.g. 1,50,200), EXTRA more
  *                                          created at each level, then all
@@ -333,7 +334,7 @@ bench_run (int runs, int warmup, struct runtime *rts, int n_rts)
       }
 }
 
-/* create, state, start, wait, delete as separate processes. */
+/* create, state, kill, start, wait, delete as separate processes. */
 static void
 bench_shim (int runs, int warmup, const char *dir, struct runtime *rts,
             int n_rts)
@@ -351,6 +352,9 @@ bench_shim (int runs, int warmup, const char *dir, struct runtime *rts,
         const char *create_args[]
             = { "create", "--bundle", bundle, "--pid-file", pidfile, id, NULL };
         const char *state_args[] = { "state", id, NULL };
+        /* A signal the waiting init shrugs off: `kill`'s cost and peak RSS
+         * (engines call it on every stop), not part of the lifecycle. */
+        const char *kill_args[] = { "kill", id, "CONT", NULL };
         const char *start_args[] = { "start", id, NULL };
         const char *delete_args[] = { "delete", id, NULL };
 
@@ -368,7 +372,8 @@ bench_shim (int runs, int warmup, const char *dir, struct runtime *rts,
           }
         uint64_t t_created = now_us ();
         struct result s = spawn_verb (rt, state_args);
-        uint64_t state_us = now_us () - t_created;
+        struct result kl = spawn_verb (rt, kill_args);
+        uint64_t extra_us = now_us () - t_created;
         uint64_t t1 = now_us ();
         struct result st = spawn_verb (rt, start_args);
         uint64_t t2 = now_us ();
@@ -378,8 +383,8 @@ bench_shim (int runs, int warmup, const char *dir, struct runtime *rts,
         struct result d = spawn_verb (rt, delete_args);
         uint64_t t4 = now_us ();
         reap_orphans ();
-        if (s.status != 0 || st.status != 0 || init_status != 0
-            || d.status != 0)
+        if (s.status != 0 || kl.status != 0 || st.status != 0
+            || init_status != 0 || d.status != 0)
           {
             emit_fail ("shim", rt->name);
             force_delete (rt, id);
@@ -387,10 +392,11 @@ bench_shim (int runs, int warmup, const char *dir, struct runtime *rts,
           }
         if (!keep)
           continue;
-        /* The shim's lifecycle excludes our extra `state`. */
-        emit ("shim.total", rt->name, (t1 - t0) - state_us + (t4 - t1));
+        /* The shim's lifecycle excludes our extra `state` and `kill`. */
+        emit ("shim.total", rt->name, (t1 - t0) - extra_us + (t4 - t1));
         emit ("shim.create", rt->name, c.us);
         emit ("shim.state", rt->name, s.us);
+        emit ("shim.kill", rt->name, kl.us);
         emit ("shim.start", rt->name, st.us);
         emit ("shim.wait", rt->name, t3 - t2);
         emit ("shim.delete", rt->name, d.us);
@@ -401,6 +407,7 @@ bench_shim (int runs, int warmup, const char *dir, struct runtime *rts,
         emit ("blocks.create", rt->name, (uint64_t)c.nvcsw);
         emit ("rss.create", rt->name, (uint64_t)c.maxrss_kb);
         emit ("rss.state", rt->name, (uint64_t)s.maxrss_kb);
+        emit ("rss.kill", rt->name, (uint64_t)kl.maxrss_kb);
         emit ("rss.start", rt->name, (uint64_t)st.maxrss_kb);
         emit ("rss.delete", rt->name, (uint64_t)d.maxrss_kb);
         if (init_rss > 0)

@@ -30,7 +30,7 @@ def med($m; $rt): .metrics[$m][$rt].median;
 # The largest of the per-verb medians: "peak resident memory of any verb".
 | .metrics["rss.max_verb"] = (["moat", "crun", "runc", "base"] | map(. as $rt
     | {($rt): {n: 1, median: ([$metrics["rss.run", "rss.create", "rss.state",
-        "rss.start", "rss.delete"][$rt].median // empty] | max)}})
+        "rss.kill", "rss.start", "rss.delete"][$rt].median // empty] | max)}})
     | map(select(.[].median != null)) | add)
 | (.metrics | keys | map(select(startswith("scale.create@")))
    | sort_by(ltrimstr("scale.create@") | tonumber)) as $levels
@@ -149,9 +149,11 @@ row("  start (ms)"; "shim.start"; ms),
 row("  wait (ms)"; "shim.wait"; ms),
 row("  delete (ms)"; "shim.delete"; ms),
 row("state (ms)"; "shim.state"; ms),
+row("kill (ms)"; "shim.kill"; ms),
 row("peak RSS run (KiB)"; "rss.run"; kb),
 row("peak RSS create (KiB)"; "rss.create"; kb),
 row("peak RSS state (KiB)"; "rss.state"; kb),
+row("peak RSS kill (KiB)"; "rss.kill"; kb),
 row("peak RSS start (KiB)"; "rss.start"; kb),
 row("peak RSS delete (KiB)"; "rss.delete"; kb),
 row("peak RSS any verb (KiB)"; "rss.max_verb"; kb),

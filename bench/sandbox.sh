@@ -6,7 +6,8 @@
 # exec` of /bin/true in a live session next to `moat exec` into a running
 # container. Medians of SANDBOX_RUNS (default 30) runs each, interleaved so
 # that machine noise hits them alike; prints the overhead of sandbox over run
-# (target < 20%). Then SESSIONS (default 50) sessions alive at once, an exec
+# (target < 20%) and sandbox over bwrap in wall and CPU time (target <= 2x).
+# Then SESSIONS (default 50) sessions alive at once, an exec
 # in each, all at the same time: the errors are counted (target: none).
 set -euo pipefail
 
@@ -126,6 +127,17 @@ cpu_session=$(cpu_of session)
 cpu_exec=$(cpu_of exec)
 printf 'session exec CPU: %.2f ms; moat exec CPU: %.2f ms (%.2fx)\n' \
 	"$(calc "$cpu_session / 1000")" "$(calc "$cpu_exec / 1000")" "$(calc "$cpu_session / $cpu_exec")"
+# The sandbox against bwrap (issue 21: at most 2x), wall from the medians
+# above and CPU from wait4, paired the same way.
+if [ -n "${med_bwrap:-}" ]; then
+	"$DRIVER" cmd "$RUNS" 3 sandbox "sandbox=${M[*]} sandbox --rootfs $B/rootfs -- /bin/true" \
+		"bwrap=bwrap --unshare-all --die-with-parent --ro-bind $B/rootfs / --proc /proc --dev /dev /bin/true" \
+		>"$T/sandbox.tsv"
+	cpu_sb() { awk -v rt="$1" '$1 == "cpu.sandbox" && $2 == rt { print $3 }' "$T/sandbox.tsv" | median; }
+	printf 'sandbox --rootfs over bwrap --unshare-all: %.2fx wall, %.2fx CPU (%.2f against %.2f ms; target <= 2x)\n' \
+		"$(calc "$med_sandbox / $med_bwrap")" "$(calc "$(cpu_sb sandbox) / $(cpu_sb bwrap)")" \
+		"$(calc "$(cpu_sb sandbox) / 1000")" "$(calc "$(cpu_sb bwrap) / 1000")"
+fi
 "${M[@]}" delete --force bench-long
 "${M[@]}" session rm "$SID"
 

@@ -83,6 +83,10 @@ state_to_json (const struct container_state *st, char **ret,
   jw_bool (w, st->started);
   jw_key (w, "tty");
   jw_bool (w, st->has_tty);
+  if (st->landlock_exec)
+    put_string (w, "landlockExec", st->landlock_exec);
+  if (st->config_digest)
+    put_string (w, "configDigest", st->config_digest);
   jw_key (w, "annotations");
   write_annotations (w, st->annotations, st->n_annotations);
   jw_object_end (w);
@@ -134,7 +138,11 @@ parse_state (const json_node *root, struct container_state *st,
           = get_u64 (root, "", "usernsHostId", UINT32_MAX, NULL, &userns, err))
              < 0
       || (r = require_bool (root, "started", &st->started, err)) < 0
-      || (r = require_bool (root, "tty", &st->has_tty, err)) < 0)
+      || (r = require_bool (root, "tty", &st->has_tty, err)) < 0
+      || (r = get_string (root, "", "landlockExec", &st->landlock_exec, err))
+             < 0
+      || (r = get_string (root, "", "configDigest", &st->config_digest, err))
+             < 0)
     return r;
   st->pid = (pid_t)pid;
   st->userns_host_id = (uint32_t)userns;
@@ -168,6 +176,8 @@ state_free (struct container_state *st)
   free (st->cgroup);
   free (st->profile);
   free (st->netguard);
+  free (st->landlock_exec);
+  free (st->config_digest);
   spec_kv_free (st->annotations, st->n_annotations);
   free (st);
 }

@@ -24,6 +24,12 @@ struct container_state
   uint32_t userns_host_id; /* G12: first host id of the block held, or 0 */
   bool started;            /* start has run */
   bool has_tty;
+  /* G14: the paths the init granted execute on, one a line, for `moat
+   * exec` (landlock.c); NULL: none, exec reads the directories itself. */
+  char *landlock_exec;
+  /* "sha256:HEX" of the config.json create was given, for delete's audit
+   * line; NULL where create audited nothing. */
+  char *config_digest;
   struct spec_kv *annotations;
   size_t n_annotations;
   const char *owner; /* list only, not saved: the state dir owner's name */

@@ -61,8 +61,6 @@ struct create_ctx
   const struct create_opts *o;
   struct judgement *j; /* the policy's, saved whole */
   struct spec *s;
-  const char *config_text;
-  size_t config_len;
   const char *bundle, *rootfs;
   bool for_run;
   int *ret_master;
@@ -90,7 +88,8 @@ struct create_ctx
   struct container_state st;
   char *cgroup_rel;
   char created[64];
-  char *state_json; /* "creating", for hooks and the seccomp agent */
+  char *state_json;    /* "creating", for hooks and the seccomp agent */
+  char *landlock_exec; /* G14: the init's exec list, in the state */
   enum cgroup_mode cgmode;
   int fifo;
   int sync_fd, init_sync_fd; /* moat's end, the init's end */
@@ -171,6 +170,7 @@ create_ctx_release (struct create_ctx *c)
   close_if_open (&c->own_pid_ns);
   close_if_open (&c->own_time_ns);
   free (c->state_json);
+  free (c->landlock_exec);
   free (c->cgroup_rel);
   if (c->cg_self_fds)
     cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
@@ -235,17 +235,15 @@ phase_namespaces (struct create_ctx *c, struct moat_error **err)
   return 0;
 }
 
-/* config.json and a first state.json (no pid yet) in the state dir. */
+/* A first state.json (no pid yet) in the state dir. config.json is not
+ * copied there: the final spec goes into policy.json, its digest (for
+ * delete's audit line) into the state; one inode fewer per container. */
 static int
 phase_first_state (struct create_ctx *c, struct moat_error **err)
 {
   const struct spec *s = c->s;
   int r;
 
-  r = write_file_atomic (c->dirfd, "config.json", c->config_text, c->config_len,
-                         0600);
-  if (r < 0)
-    return moat_fail (err, -r, "saving config.json");
   r = cgroup_resolve_path (s->linux_.cgroups_path, c->o->id,
                            c->g->systemd_cgroup, &c->cgroup_rel, err);
   if (r < 0)
@@ -259,6 +257,7 @@ phase_first_state (struct create_ctx *c, struct moat_error **err)
   c->st.n_annotations = s->n_annotations;
   c->st.has_tty = s->process->terminal;
   c->st.netguard = "none";
+  c->st.config_digest = c->g->audit ? c->g->audit->config_digest : NULL;
   return statedir_write_state (c->dirfd, &c->st, err);
 }
 
@@ -591,19 +590,15 @@ phase_terminal (struct create_ctx *c, struct moat_error **err)
 static int
 phase_ready (struct create_ctx *c, struct moat_error **err)
 {
-  cleanup_free char *exec_list = NULL;
   int r;
 
-  /* G14: kept for `moat exec` (landlock.c); none: exec reads the
-   * directories itself. */
-  r = sync_recv_data (c->sync_fd, SYNC_LANDLOCK_EXEC, &exec_list, err);
-  if (r == 0 && exec_list[0])
-    {
-      r = write_file_atomic (c->dirfd, LANDLOCK_EXEC_LIST_FILE, exec_list,
-                             strlen (exec_list), 0600);
-      if (r < 0)
-        return moat_fail (err, -r, "writing %s", LANDLOCK_EXEC_LIST_FILE);
-    }
+  /* G14: kept for `moat exec` (landlock.c) in the state written below (or
+   * by start, carried); none: exec reads the directories itself. A field
+   * of state.json, not a file of its own: one inode fewer per container
+   * on the state root's filesystem. */
+  r = sync_recv_data (c->sync_fd, SYNC_LANDLOCK_EXEC, &c->landlock_exec, err);
+  if (r == 0 && c->landlock_exec[0])
+    c->st.landlock_exec = c->landlock_exec;
   if (r == 0)
     r = seccomp_agent_relay (c->sync_fd, &c->sc_config, &c->s->linux_.seccomp,
                              c->pid, c->state_json, err);
@@ -748,8 +743,6 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   c.o = o;
   c.j = j;
   c.s = s;
-  c.config_text = config_text;
-  c.config_len = config_len;
   c.bundle = bundle;
   c.rootfs = rootfs;
   c.for_run = for_run;

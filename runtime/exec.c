@@ -478,13 +478,15 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   ch->proc = c->proc;
   ch->spec = s;
   ch->landlock = landlock_decision (c->st->annotations, c->st->n_annotations);
-  /* Missing (a container of an older moat): the child reads the
-   * directories itself. */
-  if (read_file_at (c->dirfd, LANDLOCK_EXEC_LIST_FILE, 1 << 20,
-                    &c->landlock_exec, NULL)
-      < 0)
+  /* In the state; a container of an older moat kept it in a file of its
+   * own. Neither: the child reads the directories itself. */
+  if (c->st->landlock_exec == NULL
+      && read_file_at (c->dirfd, LANDLOCK_EXEC_LIST_FILE, 1 << 20,
+                       &c->landlock_exec, NULL)
+             < 0)
     c->landlock_exec = NULL;
-  ch->landlock_exec = c->landlock_exec;
+  ch->landlock_exec
+      = c->st->landlock_exec ? c->st->landlock_exec : c->landlock_exec;
   ch->sc_config = c->sc_config.n_insns ? &c->sc_config : NULL;
   ch->sc_builtin = seccomp_supervised (c->o->refusals, &c->sc_config,
                                        &c->sc_builtin, &ch->refusal_sock);

@@ -356,7 +356,10 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       if (carry == NULL)
         {
           free (g->audit->config_digest);
-          g->audit->config_digest = audit_file_digest (dirfd, "config.json");
+          /* A container of an older moat: its copy of config.json. */
+          g->audit->config_digest
+              = st->config_digest ? xstrdup (st->config_digest)
+                                  : audit_file_digest (dirfd, "config.json");
         }
       if (g->audit->exit_status < 0)
         g->audit->exit_status = zombie_exit_status (st);
@@ -423,7 +426,8 @@ container_delete_carried (const struct moat_globals *g,
 
 /* delete --force of a state dir whose state.json is unreadable: the
  * cgroup (and with it every process of the container) is found from the
- * saved config.json, or the default path when that is unreadable too. */
+ * final spec in policy.json (or the copy of config.json an older moat
+ * kept), or the default path when neither can be read. */
 static void
 destroy_orphan_cgroup (const struct moat_globals *g, int rootfd, const char *id)
 {
@@ -432,14 +436,20 @@ destroy_orphan_cgroup (const struct moat_globals *g, int rootfd, const char *id)
   cleanup_free char *text = NULL;
   cleanup_free char *rel = NULL;
   cleanup_spec struct spec *s = NULL;
+  cleanup_decision struct decision *d = NULL;
   struct cgroup *cg = NULL;
   size_t len;
 
   if (dirfd < 0)
     return;
-  if (read_file_at (dirfd, "config.json", JSON_MAX_SIZE_CONFIG, &text, &len)
-      == 0)
+  if (read_file_at (dirfd, "policy.json", JSON_MAX_SIZE, &text, &len) == 0)
+    decision_parse (text, len, &d, NULL);
+  else if (read_file_at (dirfd, "config.json", JSON_MAX_SIZE_CONFIG, &text,
+                         &len)
+           == 0)
     spec_parse (text, len, &s, NULL);
+  if (d)
+    s = steal_pointer (&d->spec);
   if (cgroup_resolve_path (s ? s->linux_.cgroups_path : NULL, id,
                            g->systemd_cgroup, &rel, NULL)
           < 0

@@ -15,6 +15,15 @@
 static const char *const wanted_controllers[]
     = { "memory", "pids", "cpu", "cpuset", "io", "hugetlb" };
 
+static bool
+has_all_words (const char *list, const char *const *words, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!cg_has_word (list, words[i]))
+      return false;
+  return true;
+}
+
 static void
 enable_controllers (int dir_fd, const struct cgroup_fs *fs)
 {
@@ -22,10 +31,14 @@ enable_controllers (int dir_fd, const struct cgroup_fs *fs)
   char request[128] = "";
   size_t n = sizeof (wanted_controllers) / sizeof (wanted_controllers[0]);
 
-  if (cg_read (dir_fd, "cgroup.controllers", &available) < 0)
-    return;
   if (cg_read (dir_fd, "cgroup.subtree_control", &enabled) < 0)
     enabled = xstrdup ("");
+  /* Enabled already (every create after the first): the list of those
+   * available is not read. */
+  if (has_all_words (enabled, wanted_controllers, n))
+    return;
+  if (cg_read (dir_fd, "cgroup.controllers", &available) < 0)
+    return;
   for (size_t i = 0; i < n; i++)
     if (cg_has_word (available, wanted_controllers[i])
         && !cg_has_word (enabled, wanted_controllers[i]))
@@ -57,11 +70,13 @@ cg_enable_v2_controller (int dir_fd, const struct cgroup_fs *fs,
   cleanup_free char *available = NULL, *enabled = NULL;
   char request[32];
 
-  if (cg_read (dir_fd, "cgroup.controllers", &available) < 0
-      || !cg_has_word (available, name))
-    return;
+  /* subtree_control first: once enabled (every create after the first),
+   * cgroup.controllers is not read. */
   if (cg_read (dir_fd, "cgroup.subtree_control", &enabled) == 0
       && cg_has_word (enabled, name))
+    return;
+  if (cg_read (dir_fd, "cgroup.controllers", &available) < 0
+      || !cg_has_word (available, name))
     return;
   snprintf (request, sizeof (request), "+%s", name);
   cg_write_fd (dir_fd, fs, "cgroup.subtree_control", request);

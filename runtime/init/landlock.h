@@ -33,7 +33,7 @@ int landlock_prepare (const struct mount_plan *plan, const char *decision,
                       bool for_init, const char *exec_list,
                       char **ret_exec_list, int *ret_fd,
                       struct moat_error **err);
-/* The state dir's file with the init's exec list. */
+/* Where a moat before the exec list went into state.json kept it. */
 #define LANDLOCK_EXEC_LIST_FILE "landlock-exec"
 /* Just before execve, after no_new_privs; closes fd. fd -1: nothing. */
 int landlock_enforce (int fd, struct moat_error **err);

@@ -622,11 +622,23 @@ host_target_untouched() {
 		empty) : >"$ROOT/bad2-$U/state.json" ;;
 		garbage) head -c 4096 /dev/urandom >"$ROOT/bad2-$U/state.json" ;;
 		dir) rm "$ROOT/bad2-$U/state.json" && mkdir "$ROOT/bad2-$U/state.json" ;;
-		missing) rm "$ROOT/bad2-$U/state.json" "$ROOT/bad2-$U/config.json" ;;
+		missing) rm "$ROOT/bad2-$U/state.json" "$ROOT/bad2-$U/policy.json" ;;
 		esac
 		refuse state bad2-$U
 		moat delete --force bad2-$U
 		[ "$status" -eq 0 ]
 		assert_clean bad2-$U
 	done
+
+	# A cgroup of config.json's own naming is found from the final spec
+	# saved in policy.json.
+	update_config --arg p "/moat-bad3-$U" '.linux.cgroupsPath = $p'
+	moat create -b "$BUNDLE" bad3-$U
+	[ "$status" -eq 0 ]
+	[ -n "$(find /sys/fs/cgroup -maxdepth 3 -type d -name "moat-bad3-$U")" ]
+	head -c 4096 /dev/urandom >"$ROOT/bad3-$U/state.json"
+	moat delete --force bad3-$U
+	[ "$status" -eq 0 ]
+	assert_clean bad3-$U
+	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -type d -name "moat-bad3-$U")" ]
 }

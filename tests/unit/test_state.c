@@ -27,6 +27,8 @@ sample_state (void)
   st->netguard = xstrdup ("cgroup-bpf");
   st->started = true;
   st->has_tty = true;
+  st->landlock_exec = xstrdup ("/etc\n/root\n/bin\n");
+  st->config_digest = xstrdup ("sha256:00ff");
   st->n_annotations = 2;
   st->annotations = xcalloc (2, sizeof (struct spec_kv));
   st->annotations[0].key = xstrdup ("io.kubernetes.cri-o.TTY");
@@ -83,6 +85,8 @@ test_round_trip (void **state)
   assert_string_equal (back->netguard, "cgroup-bpf");
   assert_true (back->started);
   assert_true (back->has_tty);
+  assert_string_equal (back->landlock_exec, "/etc\n/root\n/bin\n");
+  assert_string_equal (back->config_digest, "sha256:00ff");
   assert_int_equal (back->n_annotations, 2);
   assert_string_equal (back->annotations[0].key, "io.kubernetes.cri-o.TTY");
   assert_string_equal (back->annotations[1].value, "line1\nline2\t\x01");
@@ -106,6 +110,9 @@ test_round_trip_optional_fields (void **state)
   assert_null (back->cgroup);
   assert_null (back->profile);
   assert_null (back->netguard);
+  assert_null (back->landlock_exec);
+  assert_null (back->config_digest);
+  assert_null (strstr (text, "landlockExec"));
   assert_false (back->started);
   assert_int_equal (back->pid, 0);
   assert_int_equal (back->n_annotations, 0);

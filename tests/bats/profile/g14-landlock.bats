@@ -25,6 +25,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${VOLUME:-}" ] || rm -rf "${VOLUME%/_data}"
 	teardown_netns
 }
 
@@ -70,9 +71,9 @@ BYPASS='echo z >/root/f && echo wrote /root; cp /bin/busybox /tmp/echo && /tmp/e
 	moat delete --force "$CID"
 }
 
-@test "G14: moat exec takes the init's list of exec paths, and follows no symlink a payload put on the way" {
-	# A Docker-style volume (exec allowed, G13) with a noexec tmpfs in it:
-	# the init lists /data/a/y, the sibling of the mount at /data/a/scratch.
+# A Docker-style volume (exec allowed, G13) with a noexec tmpfs in it: the
+# init lists /data/a/y, the sibling of the mount at /data/a/scratch.
+sleeper_with_volume() {
 	VOLUME="/var/lib/docker/volumes/moat-g14-$$-$RANDOM/_data"
 	mkdir -p "$VOLUME/a/scratch" "$VOLUME/a/y"
 	update_config --arg s "$VOLUME" '.mounts += [
@@ -80,8 +81,24 @@ BYPASS='echo z >/root/f && echo wrote /root; cp /bin/busybox /tmp/echo && /tmp/e
 		{"destination": "/data/a/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
 	hook_mounts
 	start_sleeper
-	run grep -cx /data/a/y "$ROOT/$CID/landlock-exec"
+}
+
+# A directory the payload makes later on the way to the noexec mount is not
+# in the list: exec reads no directory, so it gets no right.
+later_directory_gets_no_exec() {
+	moat exec "$CID" sh -c 'mkdir /data/a/z && cp /bin/busybox /data/a/z/echo && echo made'
+	[ "$output" = made ]
+	moat exec "$CID" /data/a/z/echo ran
+	[ "$status" -ne 0 ]
+	[ "$output" = "moat: exec $CID: exec: \"/data/a/z/echo\": permission denied" ]
+}
+
+@test "G14: moat exec takes the init's list of exec paths, and follows no symlink a payload put on the way" {
+	sleeper_with_volume
+	run sh -c 'jq -r .landlockExec "$1" | grep -cx /data/a/y' sh "$ROOT/$CID/state.json"
 	[ "$output" = 1 ]
+	[ ! -e "$ROOT/$CID/landlock-exec" ]
+	later_directory_gets_no_exec
 	# The payload moves /data/a away and puts there a symlink to /tmp
 	# (made executable by the hook): /data/a/y is now /tmp/y.
 	moat exec "$CID" sh -c 'mv /data/a /data/a2 && ln -s /tmp /data/a && mkdir /tmp/y && cp /bin/busybox /tmp/y/echo && echo moved'
@@ -90,6 +107,19 @@ BYPASS='echo z >/root/f && echo wrote /root; cp /bin/busybox /tmp/echo && /tmp/e
 	rm -rf "${VOLUME%/_data}"
 	[ "$status" -ne 0 ]
 	[ "$output" = "moat: exec $CID: exec: \"/data/a/y/echo\": permission denied" ]
+	moat delete --force "$CID"
+}
+
+@test "G14: a container of an older moat, its exec list in a file of its own, gets the same rules" {
+	sleeper_with_volume
+	# As a moat before the list went into state.json left it.
+	jq -r .landlockExec "$ROOT/$CID/state.json" >"$ROOT/$CID/landlock-exec"
+	jq 'del(.landlockExec)' "$ROOT/$CID/state.json" >"$ROOT/$CID/state.new"
+	mv "$ROOT/$CID/state.new" "$ROOT/$CID/state.json"
+	run grep -cx /data/a/y "$ROOT/$CID/landlock-exec"
+	[ "$output" = 1 ]
+	later_directory_gets_no_exec
+	rm -rf "${VOLUME%/_data}"
 	moat delete --force "$CID"
 }
 
