@@ -418,8 +418,8 @@ builtin_key (enum seccomp_level level)
 }
 
 /* The file: this header, then the instructions. The checksum catches a
- * file caught half-written (write_file_atomic's temporary name is shared
- * by concurrent creates) or damaged; the key, a hash collision of names. */
+ * damaged file (write_file_atomic never shows a half-written one); the
+ * key, a hash collision of names. */
 struct cache_header
 {
   char magic[8]; /* CACHE_MAGIC, without its NUL */
