@@ -700,3 +700,26 @@ program_build_id (char *out, size_t size)
   dl_iterate_phdr (build_id_of_program, &s);
   return s.found;
 }
+
+#ifndef MOAT_VERSION
+#define MOAT_VERSION "unknown"
+#endif
+#ifndef MOAT_COMMIT
+#define MOAT_COMMIT "unknown"
+#endif
+
+const char *
+program_identity (void)
+{
+  static char identity[64];
+  char id[41];
+
+  if (identity[0] != '\0')
+    return identity;
+  if (program_build_id (id, sizeof (id)))
+    snprintf (identity, sizeof (identity), "moat %s", id);
+  else
+    snprintf (identity, sizeof (identity), "moat %s %s", MOAT_VERSION,
+              MOAT_COMMIT);
+  return identity;
+}

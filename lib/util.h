@@ -153,5 +153,9 @@ int parse_byte_size (const char *s, uint64_t *ret);
  * where a version or commit string may not (a build from a tarball, a
  * patched tree). */
 bool program_build_id (char *out, size_t size);
+/* "moat BUILD-ID", or "moat VERSION COMMIT" where the program has no
+ * build-id: what names this code in the key of a cache of what it
+ * computed, so that no other build's result is taken for its own. */
+const char *program_identity (void);
 
 #endif

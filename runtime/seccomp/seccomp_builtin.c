@@ -383,8 +383,9 @@ key_word (uint64_t h, const char *word)
   return fnv1a64 (word, strlen (word) + 1, h);
 }
 
-/* What the compiled program depends on: the tables, this file's format,
- * libseccomp's version and the kernel (libseccomp picks actions by what
+/* What the compiled program depends on: the tables, the code that
+ * compiles them (this build, another's program is not ours), this file's
+ * format, libseccomp's version and the kernel (libseccomp picks actions by what
  * it supports), and the native architecture. */
 static uint64_t
 builtin_key (enum seccomp_level level)
@@ -397,6 +398,7 @@ builtin_key (enum seccomp_level level)
   uint64_t h = fnv1a64 (header, sizeof (header), FNV1A64_INIT);
 
   h = key_word (h, seccomp_kernel_identity ());
+  h = key_word (h, program_identity ());
 
   h = key_word (h, seccomp_level_name (level));
   for (size_t i = 0; i < N_ELEMENTS (allowed_syscalls); i++)

@@ -21,13 +21,6 @@
 #include "seccomp_internal.h"
 #include "../../lib/util.h"
 
-#ifndef MOAT_VERSION
-#define MOAT_VERSION "unknown"
-#endif
-#ifndef MOAT_COMMIT
-#define MOAT_COMMIT "unknown"
-#endif
-
 #define CONFIG_CACHE_MAGIC "MOATSCF1"
 
 struct config_cache_header
@@ -108,8 +101,9 @@ put_strv (FILE *f, const char *tag, char *const *v)
 }
 
 /* Everything the program depends on: the filter, and what compiles it
- * (this moat build, libseccomp's version, the kernel it picks actions
- * for, the native architecture). */
+ * (this moat build, by its build-id: a patched tree or a tarball's build
+ * can share a version and commit; libseccomp's version, the kernel it picks
+ * actions for, the native architecture). */
 static char *
 describe (const struct spec_seccomp *s, size_t *ret_len)
 {
@@ -119,9 +113,9 @@ describe (const struct spec_seccomp *s, size_t *ret_len)
 
   if (f == NULL)
     return NULL;
-  fprintf (f, "moat %s %s libseccomp %u.%u.%u kernel %s arch %u\n",
-           MOAT_VERSION, MOAT_COMMIT, v->major, v->minor, v->micro,
-           seccomp_kernel_identity (), seccomp_arch_native ());
+  fprintf (f, "%s libseccomp %u.%u.%u kernel %s arch %u\n", program_identity (),
+           v->major, v->minor, v->micro, seccomp_kernel_identity (),
+           seccomp_arch_native ());
   put_str (f, "default", s->default_action);
   fprintf (f, "errno %d %" PRIu32 "\n", s->has_default_errno_ret,
            s->default_errno_ret);
