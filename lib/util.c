@@ -381,6 +381,10 @@ write_file_atomic (int dirfd, const char *path, const char *data, size_t len,
   r = write_all (fd, data, len);
   if (r == 0)
     r = link_tmpfile (fd, dirfd, path);
+  /* Neither link allowed (no CAP_DAC_READ_SEARCH, no /proc: moat in a
+   * user namespace of its own): the file is written again, named. */
+  if (r == -ENOENT || r == -EPERM)
+    return write_via_named_temp (dirfd, path, data, len, mode);
   for (unsigned i = 0; r == -EEXIST && i < TEMP_NAME_ATTEMPTS; i++)
     {
       free (tmp);

@@ -231,12 +231,21 @@ test_program_build_id (void **state)
   assert_string_equal (id, want);
 }
 
-/* write_file_atomic where the filesystem has no O_TMPFILE (vfat, NFS):
- * a seccomp filter makes openat with O_TMPFILE fail as they do. */
-static void
-forbid_tmpfile (void)
+/* write_file_atomic where the filesystem has no O_TMPFILE (vfat, NFS),
+ * or where an unnamed file cannot be linked (no CAP_DAC_READ_SEARCH and
+ * no /proc): a seccomp filter makes openat with O_TMPFILE, or linkat,
+ * fail as they do there. */
+enum without
 {
-  struct sock_filter code[] = {
+  WITH_ALL,
+  WITHOUT_TMPFILE,
+  WITHOUT_LINKAT,
+};
+
+static void
+take_away (enum without what)
+{
+  struct sock_filter tmpfile[] = {
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
     BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 3),
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
@@ -245,8 +254,21 @@ forbid_tmpfile (void)
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
-  struct sock_fprog prog = { sizeof (code) / sizeof (code[0]), code };
+  struct sock_filter linking[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_linkat, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOENT),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog
+      = what == WITHOUT_TMPFILE
+            ? (struct sock_fprog){ sizeof (tmpfile) / sizeof (tmpfile[0]),
+                                   tmpfile }
+            : (struct sock_fprog){ sizeof (linking) / sizeof (linking[0]),
+                                   linking };
 
+  if (what == WITH_ALL)
+    return;
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
       || prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
     _exit (99);
@@ -297,7 +319,7 @@ fresh_subdir (const char *name)
  * read, and at the end, it is one writer's whole content, every write
  * succeeds, and no temporary file is left. */
 static void
-concurrent_writers (const char *name, bool no_tmpfile)
+concurrent_writers (const char *name, enum without what)
 {
   cleanup_free char *sub = fresh_subdir (name);
   cleanup_free char *path = xasprintf ("%s/shared", sub);
@@ -313,8 +335,7 @@ concurrent_writers (const char *name, bool no_tmpfile)
           static char buf[CONTENT + WRITERS];
           int dfd = open (sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-          if (no_tmpfile)
-            forbid_tmpfile ();
+          take_away (what);
           memset (buf, 'a' + w, CONTENT + w);
           for (int i = 0; i < ROUNDS; i++)
             if (write_file_atomic (dfd, "shared", buf, CONTENT + w, 0600) < 0)
@@ -356,14 +377,21 @@ static void
 test_atomic_concurrent_writers (void **state)
 {
   (void)state;
-  concurrent_writers ("concurrent", false);
+  concurrent_writers ("concurrent", WITH_ALL);
 }
 
 static void
 test_atomic_concurrent_writers_named_temp (void **state)
 {
   (void)state;
-  concurrent_writers ("concurrent-named", true);
+  concurrent_writers ("concurrent-named", WITHOUT_TMPFILE);
+}
+
+static void
+test_atomic_concurrent_writers_no_link (void **state)
+{
+  (void)state;
+  concurrent_writers ("concurrent-nolink", WITHOUT_LINKAT);
 }
 
 /* A symlink planted at the temporary name the writer once used (f.tmp)
@@ -416,22 +444,35 @@ test_atomic_planted_names (void **state)
 }
 
 static void
-test_atomic_planted_names_named_temp (void **state)
+planted_names_without (const char *name, enum without what)
 {
-  cleanup_free char *sub = fresh_subdir ("planted-named");
+  cleanup_free char *sub = fresh_subdir (name);
   pid_t pid = fork ();
   int status;
 
-  (void)state;
   assert_true (pid >= 0);
   if (pid == 0)
     {
-      forbid_tmpfile ();
+      take_away (what);
       _exit (planted_names (sub) % 256);
     }
   assert_int_equal (waitpid (pid, &status, 0), pid);
   assert_true (WIFEXITED (status));
   assert_int_equal (WEXITSTATUS (status), 0);
+}
+
+static void
+test_atomic_planted_names_named_temp (void **state)
+{
+  (void)state;
+  planted_names_without ("planted-named", WITHOUT_TMPFILE);
+}
+
+static void
+test_atomic_planted_names_no_link (void **state)
+{
+  (void)state;
+  planted_names_without ("planted-nolink", WITHOUT_LINKAT);
 }
 
 int
@@ -446,6 +487,8 @@ main (void)
     cmocka_unit_test (test_atomic_concurrent_writers_named_temp),
     cmocka_unit_test (test_atomic_planted_names),
     cmocka_unit_test (test_atomic_planted_names_named_temp),
+    cmocka_unit_test (test_atomic_concurrent_writers_no_link),
+    cmocka_unit_test (test_atomic_planted_names_no_link),
     cmocka_unit_test (test_rfc3339_matches_libc),
     cmocka_unit_test (test_dynlib_sealed_loads_nothing),
     cmocka_unit_test (test_program_build_id),
