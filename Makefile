@@ -11,7 +11,8 @@ COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 LIBS_PC := libseccomp libcap yajl
 # Loaded with dlopen by the code that needs them (lib/dynlib.h): their
-# headers only at build time, never linked, so other verbs do not map them.
+# headers only at build time, never linked, so other verbs do not map them
+# (but nettle, linked from its archive under STATIC_LIBS=1: below).
 DLOPEN_PC := libarchive libsystemd libselinux nettle
 # Evaluated lazily: `make deps` may have to install the -dev packages first.
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) $(DLOPEN_PC) 2>/dev/null)

@@ -243,51 +243,6 @@ write_file_at (int dirfd, const char *path, const char *s)
   return write_all (fd, s, strlen (s));
 }
 
-/* tmp becomes path. Not by a rename over an existing path: ext4 (this
- * machine's /run) then writes the new file's blocks out at once, so that
- * a crash cannot leave it empty (auto_da_alloc), and frees the old one's:
- * about 4 % of a `moat run`'s CPU for state.json's two rewrites. Files
- * under the state root need not outlive a reboot, so the two names are
- * swapped and the old file unlinked; a reader opens either whole file. */
-static int
-rename_into_place (int dirfd, const char *tmp, const char *path)
-{
-  if (renameat2 (dirfd, tmp, dirfd, path, RENAME_NOREPLACE) == 0)
-    return 0;
-  if (errno == EEXIST
-      && renameat2 (dirfd, tmp, dirfd, path, RENAME_EXCHANGE) == 0)
-    {
-      unlinkat (dirfd, tmp, 0);
-      return 0;
-    }
-  /* A filesystem without renameat2's flags (EINVAL). */
-  if ((errno == EINVAL || errno == ENOSYS)
-      && renameat (dirfd, tmp, dirfd, path) == 0)
-    return 0;
-  return -errno;
-}
-
-int
-write_file_atomic (int dirfd, const char *path, const char *data, size_t len,
-                   mode_t mode)
-{
-  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
-  int fd, r;
-
-  fd = openat (dirfd, tmp,
-               O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0)
-    return -errno;
-  r = write_all (fd, data, len);
-  if (close (fd) < 0 && r == 0)
-    r = -errno;
-  if (r == 0)
-    r = rename_into_place (dirfd, tmp, path);
-  if (r < 0)
-    unlinkat (dirfd, tmp, 0);
-  return r;
-}
-
 int
 write_pid_file (const char *path, pid_t pid, struct moat_error **err)
 {
@@ -590,4 +545,27 @@ program_build_id (char *out, size_t size)
   out[0] = '\0';
   dl_iterate_phdr (build_id_of_program, &s);
   return s.found;
+}
+
+#ifndef MOAT_VERSION
+#define MOAT_VERSION "unknown"
+#endif
+#ifndef MOAT_COMMIT
+#define MOAT_COMMIT "unknown"
+#endif
+
+const char *
+program_identity (void)
+{
+  static char identity[64];
+  char id[41];
+
+  if (identity[0] != '\0')
+    return identity;
+  if (program_build_id (id, sizeof (id)))
+    snprintf (identity, sizeof (identity), "moat %s", id);
+  else
+    snprintf (identity, sizeof (identity), "moat %s %s", MOAT_VERSION,
+              MOAT_COMMIT);
+  return identity;
 }

@@ -113,8 +113,17 @@ uint64_t monotonic_usec (void);
 int write_all (int fd, const void *buf, size_t len);
 /* Open (O_WRONLY|O_CLOEXEC, no O_CREAT) and write s. Returns 0 or -errno. */
 int write_file_at (int dirfd, const char *path, const char *s);
-/* Atomically replace path: write path.tmp in the same dir, fsync-less, rename.
- */
+/* Atomically replace path (relative to dirfd): a reader sees the old or
+ * the new content whole, and writers of one path at once each write their
+ * own temporary file (O_TMPFILE, else a name of their own made with
+ * O_EXCL), so the file ends up as one writer's whole content. A symlink at
+ * path or at a temporary name is never followed; nothing is left behind on
+ * failure. No fsync: every caller writes either runtime state under the
+ * state root (a tmpfs /run on systemd hosts; on a persistent root a crash
+ * kills the containers too, and a file left empty fails closed: the verbs
+ * refuse it, `delete --force` removes it) or a cache that checks what it
+ * reads (the seccomp caches' checksums, the image cache's parse), and an
+ * fsync of each would cost more than the rest of the write. */
 int write_file_atomic (int dirfd, const char *path, const char *data,
                        size_t len, mode_t mode);
 /* --pid-file: pid in decimal (no newline), mode 0644 less the umask,
@@ -144,5 +153,9 @@ int parse_byte_size (const char *s, uint64_t *ret);
  * where a version or commit string may not (a build from a tarball, a
  * patched tree). */
 bool program_build_id (char *out, size_t size);
+/* "moat BUILD-ID", or "moat VERSION COMMIT" where the program has no
+ * build-id: what names this code in the key of a cache of what it
+ * computed, so that no other build's result is taken for its own. */
+const char *program_identity (void);
 
 #endif

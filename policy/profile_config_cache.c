@@ -52,16 +52,11 @@ static const char *const list_keys[]
 static void
 header_build (char build[48])
 {
-  char id[41];
-
   /* The build-id first: a cache written by other code (a patched tree,
    * a build from a tarball, whose commit reads "unknown") is not this
    * code's parse and must not be trusted as one. */
   memset (build, 0, 48);
-  if (program_build_id (id, sizeof (id)))
-    snprintf (build, 48, "moat %s", id);
-  else
-    snprintf (build, 48, "moat %s %s", MOAT_VERSION, MOAT_COMMIT);
+  snprintf (build, 48, "%s", program_identity ());
 }
 
 static bool
@@ -200,24 +195,6 @@ read_entry (int dirfd, const char *name, char **ret, size_t *ret_len)
   return 0;
 }
 
-/* A file of this process's own, renamed over the entry when complete. */
-static void
-write_entry (int dirfd, const char *name, const char *buf, size_t len)
-{
-  cleanup_free char *tmp = xasprintf ("%s.%d", name, (int)getpid ());
-  int fd = openat (dirfd, tmp,
-                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  int r;
-
-  if (fd < 0)
-    return;
-  r = write_all (fd, buf, len);
-  if (close (fd) < 0)
-    r = -1;
-  if (r < 0 || renameat (dirfd, tmp, dirfd, name) < 0)
-    (void)unlinkat (dirfd, tmp, 0);
-}
-
 static int
 parse_entry (const char *buf, size_t len, const char *text, size_t text_len,
              char **ret_reduced, size_t *ret_reduced_len,
@@ -334,5 +311,7 @@ profile_config_cache_store (const char *cache_dir, const char *config_path,
   h.checksum
       = hash64_words (buf + sizeof (h) + text_len, len - sizeof (h) - text_len);
   memcpy (buf, &h, sizeof (h));
-  write_entry (dirfd, name, buf, len);
+  /* Written unnamed and linked whole: a moat killed while writing
+   * leaves no partial file behind (entries run to megabytes). */
+  (void)write_file_atomic (dirfd, name, buf, len, 0600);
 }

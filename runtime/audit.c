@@ -9,6 +9,7 @@
 #include "../oci/json.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,91 +35,162 @@ is_clamp (const struct override *o)
          && strcmp (o->asked, "unset") != 0;
 }
 
+/* The line's fields, in the order written. Most are the record's own
+ * strings (an optional one is left out when NULL, a JSON one is copied
+ * as it is); the others are computed when written. */
+enum audit_field_kind
+{
+  FIELD_TEXT,     /* a string of the record, null when NULL */
+  FIELD_TEXT_OPT, /* a string of the record, left out when NULL */
+  FIELD_JSON_OPT, /* JSON text of the record, left out when NULL */
+  FIELD_TIME,     /* now, RFC 3339 */
+  FIELD_UID,      /* moat's uid, pid and parent */
+  FIELD_PID,
+  FIELD_PPID,
+  FIELD_EXIT,      /* the container's exit status, left out when unknown */
+  FIELD_RESULT,    /* "ok" or "error" */
+  FIELD_ERROR,     /* the error's text, only when failed */
+  FIELD_REFUSED,   /* whether any override is a refusal */
+  FIELD_OVERRIDES, /* every override */
+};
+
+struct audit_field
+{
+  const char *key;
+  enum audit_field_kind kind;
+  size_t offset; /* of the record's const char *, for the string kinds */
+};
+
+#define RECORD_TEXT(kind, member)                                              \
+  {                                                                            \
+#member, kind, offsetof(struct audit_record, member)                       \
+  }
+#define COMPUTED(key, kind)                                                    \
+  {                                                                            \
+    key, kind, 0                                                               \
+  }
+
+static const struct audit_field audit_fields[] = {
+  COMPUTED ("time", FIELD_TIME),
+  RECORD_TEXT (FIELD_TEXT, verb),
+  RECORD_TEXT (FIELD_TEXT, id),
+  RECORD_TEXT (FIELD_TEXT, bundle),
+  RECORD_TEXT (FIELD_TEXT, profile),
+  COMPUTED ("uid", FIELD_UID),
+  COMPUTED ("pid", FIELD_PID),
+  COMPUTED ("ppid", FIELD_PPID),
+  RECORD_TEXT (FIELD_TEXT_OPT, config_digest),
+  RECORD_TEXT (FIELD_TEXT_OPT, command),
+  COMPUTED ("exit_status", FIELD_EXIT),
+  RECORD_TEXT (FIELD_JSON_OPT, outcome),
+  COMPUTED ("result", FIELD_RESULT),
+  COMPUTED ("error", FIELD_ERROR),
+  COMPUTED ("refused", FIELD_REFUSED),
+  { "network_guard", FIELD_TEXT, offsetof (struct audit_record, mechanism) },
+  RECORD_TEXT (FIELD_JSON_OPT, effective),
+  RECORD_TEXT (FIELD_JSON_OPT, refused_connects),
+  RECORD_TEXT (FIELD_TEXT_OPT, landlock),
+  RECORD_TEXT (FIELD_TEXT_OPT, userns),
+  RECORD_TEXT (FIELD_TEXT_OPT, userns_joined),
+  COMPUTED ("overrides", FIELD_OVERRIDES),
+};
+
+static const char *
+record_text (const struct audit_record *r, const struct audit_field *f)
+{
+  return *(const char *const *)((const char *)r + f->offset);
+}
+
+static bool
+has_refusal (const struct override_list *l)
+{
+  for (size_t i = 0; l && i < l->n; i++)
+    if (is_refusal (&l->v[i]))
+      return true;
+  return false;
+}
+
+/* Whether f is written at all for r. */
+static bool
+field_present (const struct audit_record *r, const struct audit_field *f)
+{
+  switch (f->kind)
+    {
+    case FIELD_TEXT_OPT:
+    case FIELD_JSON_OPT:
+      return record_text (r, f) != NULL;
+    case FIELD_EXIT:
+      return r->exit_status >= 0;
+    case FIELD_ERROR:
+      return r->result != 0;
+    default:
+      return true;
+    }
+}
+
+static void
+write_field (struct json_writer *w, const struct audit_record *r,
+             const struct audit_field *f)
+{
+  char now[64];
+
+  switch (f->kind)
+    {
+    case FIELD_TEXT:
+    case FIELD_TEXT_OPT:
+      jw_string (w, record_text (r, f));
+      break;
+    case FIELD_JSON_OPT:
+      jw_raw (w, record_text (r, f));
+      break;
+    case FIELD_TIME:
+      now_rfc3339 (now, sizeof (now));
+      jw_string (w, now);
+      break;
+    case FIELD_UID:
+      jw_int (w, getuid ());
+      break;
+    case FIELD_PID:
+      jw_int (w, getpid ());
+      break;
+    case FIELD_PPID:
+      jw_int (w, getppid ());
+      break;
+    case FIELD_EXIT:
+      jw_int (w, r->exit_status);
+      break;
+    case FIELD_RESULT:
+      jw_string (w, r->result == 0 ? "ok" : "error");
+      break;
+    case FIELD_ERROR:
+      jw_string (w, r->error ? r->error : "unknown error");
+      break;
+    case FIELD_REFUSED:
+      jw_bool (w, has_refusal (r->overrides));
+      break;
+    case FIELD_OVERRIDES:
+      break; /* jw_overrides writes its own key */
+    }
+}
+
 static char *
 audit_line (const struct audit_record *r)
 {
   struct json_writer *w = json_writer_new (false);
-  char now[64];
   char *json, *line;
-  bool refused = false;
 
-  for (size_t i = 0; r->overrides && i < r->overrides->n; i++)
-    refused |= is_refusal (&r->overrides->v[i]);
-  now_rfc3339 (now, sizeof (now));
   jw_object_begin (w);
-  jw_key (w, "time");
-  jw_string (w, now);
-  jw_key (w, "verb");
-  jw_string (w, r->verb);
-  jw_key (w, "id");
-  jw_string (w, r->id);
-  jw_key (w, "bundle");
-  jw_string (w, r->bundle);
-  jw_key (w, "profile");
-  jw_string (w, r->profile);
-  jw_key (w, "uid");
-  jw_int (w, getuid ());
-  jw_key (w, "pid");
-  jw_int (w, getpid ());
-  jw_key (w, "ppid");
-  jw_int (w, getppid ());
-  if (r->config_digest)
+  for (size_t i = 0; i < sizeof (audit_fields) / sizeof (audit_fields[0]); i++)
     {
-      jw_key (w, "config_digest");
-      jw_string (w, r->config_digest);
+      const struct audit_field *f = &audit_fields[i];
+      if (f->kind == FIELD_OVERRIDES)
+        jw_overrides (w, f->key, r->overrides);
+      else if (field_present (r, f))
+        {
+          jw_key (w, f->key);
+          write_field (w, r, f);
+        }
     }
-  if (r->command)
-    {
-      jw_key (w, "command");
-      jw_string (w, r->command);
-    }
-  if (r->exit_status >= 0)
-    {
-      jw_key (w, "exit_status");
-      jw_int (w, r->exit_status);
-    }
-  if (r->outcome)
-    {
-      jw_key (w, "outcome");
-      jw_raw (w, r->outcome);
-    }
-  jw_key (w, "result");
-  jw_string (w, r->result == 0 ? "ok" : "error");
-  if (r->result != 0)
-    {
-      jw_key (w, "error");
-      jw_string (w, r->error ? r->error : "unknown error");
-    }
-  jw_key (w, "refused");
-  jw_bool (w, refused);
-  jw_key (w, "network_guard");
-  jw_string (w, r->mechanism);
-  if (r->effective)
-    {
-      jw_key (w, "effective");
-      jw_raw (w, r->effective);
-    }
-  if (r->refused_connects)
-    {
-      jw_key (w, "refused_connects");
-      jw_raw (w, r->refused_connects);
-    }
-  if (r->landlock)
-    {
-      jw_key (w, "landlock");
-      jw_string (w, r->landlock);
-    }
-  if (r->userns)
-    {
-      jw_key (w, "userns");
-      jw_string (w, r->userns);
-    }
-  if (r->userns_joined)
-    {
-      jw_key (w, "userns_joined");
-      jw_string (w, r->userns_joined);
-    }
-  jw_overrides (w, "overrides", r->overrides);
   jw_object_end (w);
   json = json_writer_finish (w);
   line = xasprintf ("%s\n", json);

@@ -161,6 +161,9 @@ container_load (const struct moat_globals *g, const char *id, bool lock,
         }
       return moat_fail (err, errno, "opening state root %s", g->root);
     }
+  r = statedir_root_check (rootfd, g->root, err);
+  if (r < 0)
+    return r;
   r = statedir_open (rootfd, id, lock, &dirfd, err);
   if (r < 0)
     return r;

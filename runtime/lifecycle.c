@@ -479,7 +479,8 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
           /* Not -ENOENT alone: a missing state.json is ENOENT too. */
           cleanup_close int rfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
           bool gone = rfd < 0 && errno == ENOENT;
-          if (rfd >= 0 && container_id_check (id, NULL) == 0)
+          if (rfd >= 0 && container_id_check (id, NULL) == 0
+              && statedir_root_check (rfd, g->root, NULL) == 0)
             {
               if (faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
                 {
@@ -686,6 +687,12 @@ container_list (const struct moat_globals *g, enum list_format format,
   struct dirent **names = NULL;
   int n = 0;
 
+  if (rootfd >= 0)
+    {
+      int r = statedir_root_check (rootfd, g->root, err);
+      if (r < 0)
+        return r;
+    }
   if (format == LIST_JSON)
     {
       w = json_writer_new (false);

@@ -23,7 +23,35 @@ statedir_root_open (const char *root, int *ret_fd, struct moat_error **err)
     }
   if (fd < 0)
     return moat_fail (err, errno, "opening state root %s", root);
+  int r = statedir_root_check (fd, root, err);
+  if (r < 0)
+    {
+      close (fd);
+      return r;
+    }
   *ret_fd = fd;
+  return 0;
+}
+
+int
+statedir_root_check (int rootfd, const char *root, struct moat_error **err)
+{
+  struct stat st;
+
+  if (fstat (rootfd, &st) < 0)
+    return moat_fail (err, errno, "state root %s", root);
+  if (st.st_uid != geteuid ())
+    return moat_error_setx (err, EPERM,
+                            "state root %s: owned by uid %u, not by moat's "
+                            "(%u): another user could plant state or links "
+                            "in it",
+                            root, (unsigned)st.st_uid, (unsigned)geteuid ());
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return moat_error_setx (err, EPERM,
+                            "state root %s: writable by group or others "
+                            "(mode %04o): another user could plant state or "
+                            "links in it",
+                            root, (unsigned)(st.st_mode & 07777));
   return 0;
 }
 

@@ -9,8 +9,13 @@
 #include "../lib/error.h"
 #include "../oci/state.h"
 
-/* Open (creating, 0700) the root directory. */
+/* Open (creating, 0700) the root directory, checked as below. */
 int statedir_root_open (const char *root, int *ret_fd, struct moat_error **err);
+/* The root must be moat's user's alone (owned by the effective user,
+ * writable by no group or other): in a directory another user may write
+ * to, they could plant a state dir the verbs would act on, or a link
+ * where moat writes (ROOT/.cache, ROOT/ID). EPERM, saying which. */
+int statedir_root_check (int rootfd, const char *root, struct moat_error **err);
 /* Create ROOT/ID and lock it; EEXIST -> "container ID already exists". */
 int statedir_create (int rootfd, const char *id, int *ret_dirfd,
                      struct moat_error **err);

@@ -383,8 +383,9 @@ key_word (uint64_t h, const char *word)
   return fnv1a64 (word, strlen (word) + 1, h);
 }
 
-/* What the compiled program depends on: the tables, this file's format,
- * libseccomp's version and the kernel (libseccomp picks actions by what
+/* What the compiled program depends on: the tables, the code that
+ * compiles them (this build, another's program is not ours), this file's
+ * format, libseccomp's version and the kernel (libseccomp picks actions by what
  * it supports), and the native architecture. */
 static uint64_t
 builtin_key (enum seccomp_level level)
@@ -397,6 +398,7 @@ builtin_key (enum seccomp_level level)
   uint64_t h = fnv1a64 (header, sizeof (header), FNV1A64_INIT);
 
   h = key_word (h, seccomp_kernel_identity ());
+  h = key_word (h, program_identity ());
 
   h = key_word (h, seccomp_level_name (level));
   /* Both tables whole rather than their intersection: a bsearch of the
@@ -421,8 +423,8 @@ builtin_key (enum seccomp_level level)
 }
 
 /* The file: this header, then the instructions. The checksum catches a
- * file caught half-written (write_file_atomic's temporary name is shared
- * by concurrent creates) or damaged; the key, a hash collision of names. */
+ * damaged file (write_file_atomic never shows a half-written one); the
+ * key, a hash collision of names. */
 struct cache_header
 {
   char magic[8]; /* CACHE_MAGIC, without its NUL */

@@ -7,6 +7,7 @@
  * the file name's hash can neither hand one container's program to another
  * nor plant a weaker one under a stricter filter's name. The file must be
  * ours and writable by nobody else, as the built-in filter's cache. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,13 +21,6 @@
 
 #include "seccomp_internal.h"
 #include "../../lib/util.h"
-
-#ifndef MOAT_VERSION
-#define MOAT_VERSION "unknown"
-#endif
-#ifndef MOAT_COMMIT
-#define MOAT_COMMIT "unknown"
-#endif
 
 #define CONFIG_CACHE_MAGIC "MOATSCF1"
 
@@ -108,8 +102,9 @@ put_strv (FILE *f, const char *tag, char *const *v)
 }
 
 /* Everything the program depends on: the filter, and what compiles it
- * (this moat build, libseccomp's version, the kernel it picks actions
- * for, the native architecture). */
+ * (this moat build, by its build-id: a patched tree or a tarball's build
+ * can share a version and commit; libseccomp's version, the kernel it picks
+ * actions for, the native architecture). */
 static char *
 describe (const struct spec_seccomp *s, size_t *ret_len)
 {
@@ -119,9 +114,9 @@ describe (const struct spec_seccomp *s, size_t *ret_len)
 
   if (f == NULL)
     return NULL;
-  fprintf (f, "moat %s %s libseccomp %u.%u.%u kernel %s arch %u\n",
-           MOAT_VERSION, MOAT_COMMIT, v->major, v->minor, v->micro,
-           seccomp_kernel_identity (), seccomp_arch_native ());
+  fprintf (f, "%s libseccomp %u.%u.%u kernel %s arch %u\n", program_identity (),
+           v->major, v->minor, v->micro, seccomp_kernel_identity (),
+           seccomp_arch_native ());
   put_str (f, "default", s->default_action);
   fprintf (f, "errno %d %" PRIu32 "\n", s->has_default_errno_ret,
            s->default_errno_ret);
@@ -182,6 +177,70 @@ cache_load (const char *path, const char *desc, size_t desc_len,
   return 0;
 }
 
+/* config.json's filter is the pod author's to vary: without a bound each
+ * distinct one left a file in ROOT/.cache (a tmpfs: memory) until reboot.
+ * At most CONFIG_CACHE_MAX files; the oldest written go first. Run only on
+ * a miss, after libseccomp compiled, which costs far more than the scan. */
+#define CONFIG_CACHE_MAX 64
+#define CONFIG_CACHE_PREFIX "seccomp-config-"
+
+struct cached_file
+{
+  char *name;
+  struct timespec written;
+};
+
+static int
+by_age (const void *a, const void *b)
+{
+  const struct timespec *x = &((const struct cached_file *)a)->written;
+  const struct timespec *y = &((const struct cached_file *)b)->written;
+  if (x->tv_sec != y->tv_sec)
+    return x->tv_sec < y->tv_sec ? -1 : 1;
+  return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* Make room for one more file: remove the oldest beyond CONFIG_CACHE_MAX
+ * less one. */
+static void
+config_cache_prune (const char *dir)
+{
+  int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d = dfd < 0 ? NULL : fdopendir (dfd);
+  struct cached_file *files = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *de;
+
+  if (d == NULL)
+    {
+      if (dfd >= 0)
+        close (dfd);
+      return;
+    }
+  while ((de = readdir (d)))
+    {
+      struct stat st;
+      if (strncmp (de->d_name, CONFIG_CACHE_PREFIX,
+                   strlen (CONFIG_CACHE_PREFIX))
+              != 0
+          || fstatat (dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      if (n == cap)
+        files = xrealloc (files, (cap = cap ? 2 * cap : 64) * sizeof (*files));
+      files[n++] = (struct cached_file){ xstrdup (de->d_name), st.st_mtim };
+    }
+  if (n >= CONFIG_CACHE_MAX)
+    qsort (files, n, sizeof (*files), by_age);
+  for (size_t i = 0; i < n; i++)
+    {
+      if (n - i >= CONFIG_CACHE_MAX)
+        unlinkat (dfd, files[i].name, 0);
+      free (files[i].name);
+    }
+  free (files);
+  closedir (d);
+}
+
 static void
 cache_store (const char *dir, const char *path, const char *desc,
              size_t desc_len, const struct seccomp_prog *p)
@@ -214,7 +273,7 @@ seccomp_compile_config_cached (const struct spec_seccomp *s,
   if (!s->present || cache_dir == NULL
       || (desc = describe (s, &desc_len)) == NULL)
     return seccomp_compile_config (s, ret, err);
-  path = xasprintf ("%s/seccomp-config-%016" PRIx64 ".bpf", cache_dir,
+  path = xasprintf ("%s/" CONFIG_CACHE_PREFIX "%016" PRIx64 ".bpf", cache_dir,
                     fnv1a64 (desc, desc_len, FNV1A64_INIT));
   if (cache_load (path, desc, desc_len, &prog) == 0)
     {
@@ -225,7 +284,10 @@ seccomp_compile_config_cached (const struct spec_seccomp *s,
   if (r < 0)
     return r;
   if (prog.n_insns > 0)
-    cache_store (cache_dir, path, desc, desc_len, &prog);
+    {
+      config_cache_prune (cache_dir);
+      cache_store (cache_dir, path, desc, desc_len, &prog);
+    }
   *ret = prog;
   return 0;
 }

@@ -15,6 +15,11 @@ setup() {
 
 teardown() {
 	[ -z "${FLIPPER:-}" ] || { kill "$FLIPPER"; wait "$FLIPPER"; } || true
+	# A moat that took a state root not its own made a container there.
+	if [ -n "${SHARED_ROOT:-}" ] && [ -d "$SHARED_ROOT" ]; then
+		chown 0:0 "$SHARED_ROOT" && chmod 0700 "$SHARED_ROOT"
+		"$MOAT" --root "$SHARED_ROOT" delete --force "c1-$U" >/dev/null 2>&1 || true
+	fi
 	teardown_bundle
 	[ -z "${HOST_TARGET:-}" ] || rm -rf "$HOST_TARGET"
 }
@@ -641,4 +646,34 @@ host_target_untouched() {
 	[ "$status" -eq 0 ]
 	assert_clean bad3-$U
 	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -type d -name "moat-bad3-$U")" ]
+}
+
+@test "a state root another user owns or may write to is refused by every verb, nothing written through it" {
+	local root="$BUNDLE/shared-root" target="$BUNDLE/target"
+	SHARED_ROOT=$root
+	mkdir "$root" "$target"
+	# What that user could plant: the cache moat writes to, as a link.
+	ln -s "$target" "$root/.cache"
+	chown -h 65534:65534 "$root" "$root/.cache"
+	ROOT="$root" refuse create c1-$U -b "$BUNDLE"
+	[[ "$stderr" == "moat: create c1-$U: state root $root: owned by uid 65534, not by moat's (0): another user could plant state or links in it" ]]
+	[ -z "$(ls -A "$target")" ]
+	[ ! -e "$root/c1-$U" ]
+	# A state dir planted there is not acted on either.
+	mkdir "$root/c2-$U"
+	echo '{"ociVersion": "1.2.0", "id": "c2", "pid": 1, "bundle": "/"}' >"$root/c2-$U/state.json"
+	ROOT="$root" refuse state c2-$U
+	[[ "$stderr" == *"state root $root: owned by uid 65534"* ]]
+	ROOT="$root" refuse delete c2-$U --force
+	[ -e "$root/c2-$U/state.json" ]
+	run "$MOAT" --root "$root" list
+	[ "$status" -eq 1 ]
+	[[ "$output" == "moat: list: state root $root: owned by uid 65534"* ]]
+	chown 0:0 "$root"
+	chmod 0777 "$root"
+	ROOT="$root" refuse create c1-$U -b "$BUNDLE"
+	[[ "$stderr" == "moat: create c1-$U: state root $root: writable by group or others (mode 0777): another user could plant state or links in it" ]]
+	[ -z "$(ls -A "$target")" ]
+	chmod 0755 "$root"
+	rm -rf "$root" "$target"
 }

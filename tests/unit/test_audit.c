@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../oci/json.h"
 #include "../../oci/spec.h"
@@ -287,6 +288,89 @@ test_refuses_bad_paths (void **state)
   moat_error_free (&err);
 }
 
+/* Every field a line can carry, in its order, byte for byte: the line is
+ * read by people and by log pipelines, so a change of order or form shows
+ * here. Time, uid, pid and ppid vary and are put in by hand. */
+static void
+test_line_with_every_field (void **state)
+{
+  struct tmpdir *t = *state;
+  struct moat_error *err = NULL;
+  struct override v[] = {
+    { OVERRIDE_REFUSED, "process.capabilities.bounding", "CAP_SYS_ADMIN",
+      NULL },
+    { OVERRIDE_CHANGED, "linux.resources.pids.limit", "4096", "64" },
+  };
+  struct override_list ov = { .v = v, .n = 2 };
+  struct audit_record rec = {
+    .verb = "exec",
+    .id = "c1",
+    .bundle = "/srv/b",
+    .profile = "strict",
+    .mechanism = "cgroup-bpf",
+    .effective = "{\"pids\":64}",
+    .refused_connects = "[{\"to\":\"169.254.169.254:80\",\"count\":2}]",
+    .landlock = "abi 6",
+    .userns = "200000:65536",
+    .userns_joined = "/proc/7/ns/user",
+    .overrides = &ov,
+    .result = -1,
+    .error = "exec failed",
+    .exit_status = 3,
+    .config_digest = "sha256:ab12",
+    .command = "/bin/sh",
+    .outcome = "{\"ended\":\"deadline\"}",
+  };
+  char *text, *after_time, *expected;
+
+  assert_int_equal (audit_write (t->log, &rec, &err), 0);
+  text = read_log (t->log);
+  assert_int_equal (strncmp (text, "{\"time\":\"", 9), 0);
+  after_time = strstr (text, "\",\"verb\"");
+  assert_non_null (after_time);
+  expected = xasprintf (
+      "\",\"verb\":\"exec\",\"id\":\"c1\",\"bundle\":\"/srv/b\","
+      "\"profile\":\"strict\",\"uid\":%d,\"pid\":%d,\"ppid\":%d,"
+      "\"config_digest\":\"sha256:ab12\",\"command\":\"/bin/sh\","
+      "\"exit_status\":3,\"outcome\":{\"ended\":\"deadline\"},"
+      "\"result\":\"error\",\"error\":\"exec failed\",\"refused\":true,"
+      "\"network_guard\":\"cgroup-bpf\",\"effective\":{\"pids\":64},"
+      "\"refused_connects\":[{\"to\":\"169.254.169.254:80\",\"count\":2}],"
+      "\"landlock\":\"abi 6\",\"userns\":\"200000:65536\","
+      "\"userns_joined\":\"/proc/7/ns/user\",\"overrides\":["
+      "{\"kind\":\"refused\",\"path\":\"process.capabilities.bounding\","
+      "\"asked\":\"CAP_SYS_ADMIN\",\"enforced\":null},"
+      "{\"kind\":\"changed\",\"path\":\"linux.resources.pids.limit\","
+      "\"asked\":\"4096\",\"enforced\":\"64\"}]}\n",
+      (int)getuid (), (int)getpid (), (int)getppid ());
+  assert_string_equal (after_time, expected);
+  free (expected);
+  free (text);
+}
+
+/* The same fields left out when absent: no key for an optional field. */
+static void
+test_line_without_optional_fields (void **state)
+{
+  struct tmpdir *t = *state;
+  struct moat_error *err = NULL;
+  struct audit_record rec = { .verb = "state", .exit_status = -1 };
+  char *text, *after_time, *expected;
+
+  assert_int_equal (audit_write (t->log, &rec, &err), 0);
+  text = read_log (t->log);
+  after_time = strstr (text, "\",\"verb\"");
+  assert_non_null (after_time);
+  expected = xasprintf (
+      "\",\"verb\":\"state\",\"id\":null,\"bundle\":null,\"profile\":null,"
+      "\"uid\":%d,\"pid\":%d,\"ppid\":%d,\"result\":\"ok\","
+      "\"refused\":false,\"network_guard\":null,\"overrides\":[]}\n",
+      (int)getuid (), (int)getpid (), (int)getppid ());
+  assert_string_equal (after_time, expected);
+  free (expected);
+  free (text);
+}
+
 int
 main (void)
 {
@@ -296,6 +380,10 @@ main (void)
     cmocka_unit_test_setup_teardown (test_error_line_appends, setup, teardown),
     cmocka_unit_test_setup_teardown (test_concurrent_writers, setup, teardown),
     cmocka_unit_test_setup_teardown (test_refuses_bad_paths, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_line_with_every_field, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_line_without_optional_fields, setup,
+                                     teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -321,12 +322,40 @@ test_directory_writable_by_others_ignored (void **state)
   assert_false (forged_entry_used (*state, directory_writable_by_others));
 }
 
+/* A file where the cache's writer once put its temporary file (the
+ * entry's name and the writer's pid; a moat killed while writing left
+ * one): the entry is still written, and read. */
+static void
+test_leftover_temporary_not_in_the_way (void **state)
+{
+  struct fixture *f = *state;
+  cleanup_free char *text = long_config (10, "198.51.100.7/32");
+  cleanup_free char *entry
+      = xasprintf ("%s/config-%016" PRIx64 ".cache", f->cache,
+                   hash64_words (f->config, strlen (f->config)));
+  cleanup_free char *leftover = xasprintf ("%s.%d", entry, (int)getpid ());
+  cleanup_profile struct profile *first = NULL, *hit = NULL;
+  struct stat st, again;
+
+  write_text (f->config, text);
+  assert_int_equal (mkdir (f->cache, 0700), 0);
+  write_text (leftover, "half an entry");
+  first = load_cached (f);
+  assert_int_equal (stat (entry, &st), 0);
+  hit = load_cached (f);
+  assert_int_equal (stat (entry, &again), 0);
+  assert_int_equal (st.st_ino, again.st_ino); /* a hit: not rewritten */
+  assert_same_profile (first, hit);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown (test_hit_gives_what_parsing_gives, setup,
                                      teardown),
+    cmocka_unit_test_setup_teardown (test_leftover_temporary_not_in_the_way,
+                                     setup, teardown),
     cmocka_unit_test_setup_teardown (test_changed_config_not_stale, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_forged_entry_shows, setup, teardown),

@@ -270,6 +270,38 @@ test_absent_filter_and_no_cache_dir (void **state)
   seccomp_prog_clear (&plain);
 }
 
+/* A pod author can vary config.json's filter at will: the cache keeps at
+ * most 64 files, the one just written among them. */
+static void
+test_cache_is_bounded (void **state)
+{
+  enum
+  {
+    FILTERS = 70
+  };
+  DIR *d;
+  struct dirent *de;
+  size_t n = 0;
+
+  for (uint32_t i = 0; i < FILTERS; i++)
+    {
+      struct spec_seccomp_rule rule = rule_a;
+      struct spec_seccomp filter = filter_a;
+      struct seccomp_prog prog = { 0 };
+
+      rule.errno_ret = 1000 + i; /* a filter of its own */
+      filter.syscalls = &rule;
+      compile (&filter, dir, &prog);
+      seccomp_prog_clear (&prog);
+    }
+  d = opendir (dir);
+  assert_non_null (d);
+  while ((de = readdir (d)))
+    n += strncmp (de->d_name, "seccomp-config-", 15) == 0;
+  closedir (d);
+  assert_int_equal (n, 64);
+}
+
 int
 main (void)
 {
@@ -286,6 +318,7 @@ main (void)
                                      teardown),
     cmocka_unit_test_setup_teardown (test_absent_filter_and_no_cache_dir, setup,
                                      teardown),
+    cmocka_unit_test_setup_teardown (test_cache_is_bounded, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

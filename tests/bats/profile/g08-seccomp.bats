@@ -118,3 +118,53 @@ check_filter() {
 	moat exec --process "$BUNDLE/process.json" "$CID"
 	[ "$output" = "unshare(CLONE_NEWUSER): Operation not permitted (errno 1)" ]
 }
+
+# Another build of this moat: the same code, another GNU build-id (a
+# patched tree, a build from a tarball: the same version and commit).
+other_build() {
+	python3 - "$MOAT" "$1" <<'PY'
+import os, struct, sys
+src, dst = sys.argv[1:3]
+data = open(src, "rb").read()
+note = struct.pack("<III", 4, 20, 3) + b"GNU\0"
+at = data.find(note)
+assert at >= 0 and data.find(note, at + 1) < 0, "one build-id note"
+at += len(note)
+flipped = bytes(b ^ 0xFF for b in data[at:at + 20])
+open(dst, "wb").write(data[:at] + flipped + data[at + 20:])
+os.chmod(dst, 0o755)
+PY
+}
+
+# Every built-in filter cached under $1 made to allow everything, its
+# checksum made right: what a build that compiled it otherwise would leave.
+allow_all_in_cache() {
+	python3 - "$1" <<'PY'
+import glob, struct, sys
+def fnv1a64(data, h=0xCBF29CE484222325):
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+ret_allow = struct.pack("<HBBI", 0x06, 0, 0, 0x7FFF0000)
+n = 0
+for path in glob.glob(sys.argv[1] + "/seccomp-*.bpf"):
+    data = open(path, "rb").read()
+    if data[:8] == b"MOATBPF1":
+        open(path, "wb").write(data[:16] + struct.pack("<QQ", fnv1a64(ret_allow), 1) + ret_allow)
+        n += 1
+print(n)
+PY
+}
+
+@test "G8 a built-in filter another moat build cached is not taken for this build's" {
+	prepare_bundle spec
+	add_testbin sysprobe
+	other_build "$BUNDLE/moat-other"
+	MOAT="$BUNDLE/moat-other" in_container 'true'
+	[ "$status" -eq 0 ]
+	[ "$(allow_all_in_cache "$ROOT/.cache")" -ge 1 ]
+	in_container 'sysprobe unshare user; sysprobe keyctl; sysprobe bpf'
+	[ "${lines[0]}" = "unshare(CLONE_NEWUSER): Operation not permitted (errno 1)" ]
+	[ "${lines[1]}" = "keyctl: Operation not permitted (errno 1)" ]
+	[ "${lines[2]}" = "bpf: Operation not permitted (errno 1)" ]
+}
