@@ -319,3 +319,27 @@ cidr_v6_embeddings (const struct cidr *v4, struct cidr out[CIDR_V6_EMBEDDINGS])
   memcpy (out[3].addr + 2, v4->addr, 4);
   out[3].prefix = (uint8_t)(16 + v4->prefix);
 }
+
+bool
+cidr_v6_embedded_v4 (const struct cidr *v6, struct cidr *ret_v4)
+{
+  struct cidr forms[CIDR_V6_EMBEDDINGS];
+  struct cidr any = { .family = AF_INET, .prefix = 0 };
+
+  if (v6->family != AF_INET6 || v6->prefix != 128)
+    return false;
+  /* The forms of 0.0.0.0/0: each prefix says where the address sits. */
+  cidr_v6_embeddings (&any, forms);
+  for (int i = 0; i < CIDR_V6_EMBEDDINGS; i++)
+    if (prefix_equal (forms[i].addr, v6->addr, forms[i].prefix))
+      {
+        /* 6to4 carries it at bits 16-47, the others in the last 32. */
+        const uint8_t *at = v6->addr + (i == 3 ? 2 : 12);
+        *ret_v4 = (struct cidr){ .family = AF_INET,
+                                 .prefix = 32,
+                                 .port = v6->port };
+        memcpy (ret_v4->addr, at, 4);
+        return true;
+      }
+  return false;
+}

@@ -52,5 +52,9 @@ bool cidr_overlaps (const struct cidr *x, const struct cidr *y);
 #define CIDR_V6_EMBEDDINGS 4
 void cidr_v6_embeddings (const struct cidr *v4,
                          struct cidr out[CIDR_V6_EMBEDDINGS]);
+/* The other way: the IPv4 host address an IPv6 host address (prefix 128)
+ * carries in one of those forms, in *ret_v4 (prefix 32, same port). False
+ * for an address in none of them, or not a host address. */
+bool cidr_v6_embedded_v4 (const struct cidr *v6, struct cidr *ret_v4);
 
 #endif

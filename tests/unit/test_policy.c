@@ -318,7 +318,8 @@ test_policy_malformed (void **state)
   expect_bad ("{\"version\": 1}", "another moat");
   expect_bad ("{\"version\": 2}", "another moat");
   expect_bad ("{\"version\": 3}", "another moat");
-  expect_bad ("{\"version\": 4, \"profile\": {\"egress\": true}}",
+  expect_bad ("{\"version\": 4}", "another moat");
+  expect_bad ("{\"version\": 5, \"profile\": {\"egress\": true}}",
               "profile.name");
   expect_bad_saved (
       "\"process\":{\"nofile\":", "\"process\":{\"nofilx\":", "process.nofile");
@@ -762,13 +763,65 @@ test_judge_nameservers (void **state)
           assert_string_equal (
               o->enforced,
               "DNS through it refused: in the denied range 169.254.0.0/16");
-          assert_null (find_override (&j.overrides,
-                                      "resolv.conf nameserver 10.96.0.10/32"));
+          /* A private one gets port 53 all the same (a cluster's DNS),
+           * and that is said. */
+          o = find_override (&j.overrides,
+                             "resolv.conf nameserver 10.96.0.10/32");
+          assert_non_null (o);
+          assert_int_equal (o->kind, OVERRIDE_ADDED);
+          assert_string_equal (o->enforced,
+                               "reachable on port 53 only, for DNS (refused "
+                               "otherwise: in the private range 10.0.0.0/8)");
         }
       judgement_clear (&j);
       spec_free (s);
       profile_free (base);
     }
+}
+
+/* A nameserver written as an IPv6 form of a denied IPv4 address is
+ * refused by the guard's programs (they look up the IPv4 address it
+ * carries): it is judged as that address, the override said. A public
+ * one, in either family, gets no override. */
+static void
+test_judge_nameservers_other_family (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}";
+  /* Denied (G2) in an IPv6 form, then public ones. */
+  const char *const nameservers[]
+      = { "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe",   "2002:a9fe:a9fe::1",
+          "::ffff:100.100.100.200", "::ffff:198.51.100.53", "2001:db8::53" };
+  struct profile *base = load ("{}", "egress");
+
+  (void)state;
+  for (size_t i = 0; i < sizeof (nameservers) / sizeof (*nameservers); i++)
+    {
+      struct host_facts facts = { .memfd_noexec = true, .n_dns = 1 };
+      struct judgement j = { 0 };
+      struct spec *s;
+      const struct override *o;
+
+      assert_int_equal (cidr_parse (nameservers[i], &facts.dns[0]), 0);
+      s = judge_text (text, base, &facts, &j);
+      {
+        cleanup_free char *ns = cidr_to_string (&facts.dns[0]);
+        cleanup_free char *path = xasprintf ("resolv.conf nameserver %s", ns);
+        o = find_override (&j.overrides, path);
+      }
+      if (i >= 4)
+        assert_null (o);
+      else
+        {
+          assert_non_null (o);
+          assert_int_equal (o->kind, OVERRIDE_CHANGED);
+          assert_non_null (strstr (o->enforced, "DNS through it refused: in "
+                                                "the denied range "));
+        }
+      judgement_clear (&j);
+      spec_free (s);
+    }
+  profile_free (base);
 }
 
 int
@@ -789,6 +842,7 @@ main (void)
     cmocka_unit_test (test_judge_rootfs_idmap),
     cmocka_unit_test (test_idmap_possible),
     cmocka_unit_test (test_judge_nameservers),
+    cmocka_unit_test (test_judge_nameservers_other_family),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
