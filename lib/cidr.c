@@ -254,22 +254,29 @@ void
 cidr_list_digest (const struct cidr *list, size_t n,
                   char ret[CIDR_LIST_DIGEST_LEN])
 {
-  /* The entries packed, then hashed eight bytes at a time: a byte-wise
-   * hash cost 1.6 ms a list of 10,000, and create digests each list
-   * twice (the audit line, policy.json's record). */
-  cleanup_free uint8_t *packed = xmalloc (n ? n * 20 : 1);
+  /* The entries packed a few hundred at a time (a multiple of eight
+   * bytes), each piece hashed eight bytes at a time: a byte-wise hash cost
+   * 1.6 ms a list of 10,000, and a buffer for the whole list 100 pages
+   * faulted in for each of the digests a create writes. */
+  uint8_t packed[256 * 20];
+  uint64_t h = FNV1A64_INIT ^ (uint64_t)(n * 20);
 
-  for (size_t i = 0; i < n; i++)
+  for (size_t at = 0; at < n; at += 256)
     {
-      uint8_t *entry = packed + i * 20;
-      entry[0] = list[i].family == AF_INET6 ? 6 : 4;
-      entry[1] = list[i].prefix;
-      entry[2] = (uint8_t)(list[i].port >> 8);
-      entry[3] = (uint8_t)list[i].port;
-      memcpy (entry + 4, list[i].addr, 16);
+      size_t m = n - at < 256 ? n - at : 256;
+      for (size_t i = 0; i < m; i++)
+        {
+          const struct cidr *c = &list[at + i];
+          uint8_t *entry = packed + i * 20;
+          entry[0] = c->family == AF_INET6 ? 6 : 4;
+          entry[1] = c->prefix;
+          entry[2] = (uint8_t)(c->port >> 8);
+          entry[3] = (uint8_t)c->port;
+          memcpy (entry + 4, c->addr, 16);
+        }
+      h = hash64_words_more (h, packed, m * 20);
     }
-  snprintf (ret, CIDR_LIST_DIGEST_LEN, "words64:%016" PRIx64,
-            hash64_words (packed, n * 20));
+  snprintf (ret, CIDR_LIST_DIGEST_LEN, "words64:%016" PRIx64, h);
 }
 
 static bool

@@ -92,6 +92,8 @@ profile_network_dup (struct profile *d, const struct profile *p)
 void
 profile_network_free (struct profile *p)
 {
+  if (p->lists_borrowed)
+    return;
   free (p->deny);
   free (p->allow);
   free (p->private_nets);
@@ -303,29 +305,118 @@ profile_network_read (const json_node *obj, const char *prefix,
 }
 
 int
-profile_network_apply (struct profile *p, const struct profile_network_lists *l,
+profile_network_count (size_t *n_deny, const struct profile_network_lists *l,
                        const char *prefix, struct moat_error **err)
 {
-  if (l->has_deny)
+  if (!l->has_deny)
+    return 0;
+  *n_deny += l->n_deny;
+  if (*n_deny > NETGUARD_MAX_DENY)
+    return moat_fail (err, 0,
+                      "%s%segress_deny: too many denied CIDRs (%zu with "
+                      "the built-in ones, at most %d)",
+                      prefix, *prefix ? "." : "", *n_deny, NETGUARD_MAX_DENY);
+  return 0;
+}
+
+int
+profile_network_take (struct profile *p, struct profile_network_lists *l,
+                      const char *prefix, struct moat_error **err)
+{
+  size_t n_deny = p->n_deny;
+
+  if (profile_network_count (&n_deny, l, prefix, err) < 0)
+    return -1;
+  if (l->has_deny && l->n_deny > 0)
     {
-      p->deny = xrealloc (p->deny, (p->n_deny + l->n_deny) * sizeof (*p->deny));
-      memcpy (p->deny + p->n_deny, l->deny, l->n_deny * sizeof (*p->deny));
-      p->n_deny += l->n_deny;
-      if (p->n_deny > NETGUARD_MAX_DENY)
-        return moat_fail (err, 0,
-                          "%s%segress_deny: too many denied CIDRs (%zu with "
-                          "the built-in ones, at most %d)",
-                          prefix, *prefix ? "." : "", p->n_deny,
-                          NETGUARD_MAX_DENY);
+      /* In l's array, grown (a long one is moved by the kernel, not
+       * copied), p's entries first. */
+      struct cidr *deny = xrealloc (l->deny, n_deny * sizeof (*deny));
+      memmove (deny + p->n_deny, deny, l->n_deny * sizeof (*deny));
+      memcpy (deny, p->deny, p->n_deny * sizeof (*deny));
+      free (p->deny);
+      p->deny = deny;
+      p->n_deny = n_deny;
+      l->deny = NULL;
+      l->n_deny = 0;
     }
   if (l->allow_kind != PROFILE_ALLOW_NONE)
     {
       free (p->allow);
-      p->allow = cidrs_dup (l->allow, l->n_allow);
+      p->allow = l->allow ? steal_pointer (&l->allow)
+                          : xcalloc (1, sizeof (*p->allow));
       p->n_allow = l->n_allow;
       p->allowlist = l->allow_kind == PROFILE_ALLOWLIST;
+      l->n_allow = 0;
     }
   return 0;
+}
+
+int
+profile_network_read_scopes (const struct json_node *root,
+                             const char *const *names,
+                             struct profile_network_lists *lists,
+                             struct moat_error **err)
+{
+  const json_node *v = json_get (root, "profiles");
+
+  if (profile_network_read (root, "", &lists[0], err) < 0)
+    return -1;
+  for (size_t i = 0; json_is_object (v) && i < json_object_len (v); i++)
+    {
+      const char *name = json_object_key (v, i);
+      const json_node *settings = json_object_value (v, i);
+      size_t k = 0;
+
+      while (names[k] && strcmp (names[k], name) != 0)
+        k++;
+      /* An unknown name or a value not an object: the caller says so. */
+      if (names[k] == NULL || !json_is_object (settings))
+        continue;
+      {
+        cleanup_free char *prefix = xasprintf ("profiles.%s", name);
+        profile_network_lists_free (&lists[1 + k]);
+        if (profile_network_read (settings, prefix, &lists[1 + k], err) < 0)
+          return -1;
+      }
+    }
+  return 0;
+}
+
+int
+profile_network_check_scopes (struct profile *const *profiles,
+                              const char *const *names,
+                              const struct profile_network_lists *lists,
+                              struct moat_error **err)
+{
+  for (size_t i = 0; names[i]; i++)
+    {
+      cleanup_free char *prefix = xasprintf ("profiles.%s", names[i]);
+      size_t n_deny = profiles[i]->n_deny;
+      if (profile_network_count (&n_deny, &lists[0], "", err) < 0
+          || profile_network_count (&n_deny, &lists[1 + i], prefix, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+profile_network_take_scopes (struct profile *p, const char *name,
+                             struct profile_network_lists *lists, int scope,
+                             struct moat_error **err)
+{
+  cleanup_free char *prefix = xasprintf ("profiles.%s", name);
+
+  if (profile_network_take (p, &lists[0], "", err) < 0)
+    return -1;
+  return profile_network_take (p, &lists[scope], prefix, err);
+}
+
+void
+profile_network_scopes_free (struct profile_network_lists *lists)
+{
+  for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
+    profile_network_lists_free (&lists[s]);
 }
 
 /* Could the operator's profile P reach every address (and port) of C?
@@ -399,6 +490,11 @@ profile_network_annotation (struct profile *e, const char *value,
     }
   /* An allowlist of what was taken, even if nothing was: the pod author
    * asked for one, and less is always tighter. */
+  if (e->lists_borrowed)
+    {
+      profile_network_dup (e, e);
+      e->lists_borrowed = false;
+    }
   free (e->allow);
   e->allow = steal_pointer (&list);
   e->n_allow = n;

@@ -179,6 +179,11 @@ describe (const struct netguard_rules *r, struct desc *d,
       = { sizeof (struct netguard_counts), sizeof (struct netguard_lpm_key),
           r->egress, r->allowlist };
 
+  /* Its size known first: one buffer, not one per doubling. */
+  d->cap = sizeof (magic) + sizeof (sizes)
+           + NETGUARD_N_PROGS * sizeof (uint64_t) + 4 * sizeof (uint32_t)
+           + 20 * (r->n_deny + r->n_allow + r->n_dns + r->n_private);
+  d->data = xmalloc (d->cap);
   desc_add (d, magic, sizeof (magic));
   desc_add (d, sizes, sizeof (sizes));
   for (int k = 0; k < NETGUARD_N_PROGS; k++)

@@ -239,22 +239,30 @@ forge_entry (const struct fixture *f)
   json_free (root);
 }
 
-/* The load after an entry was forged for the config and tampered with:
- * does it show the forged list? */
-static bool
-forged_entry_used (const struct fixture *f,
-                   void (*tamper) (const struct fixture *, const char *))
+/* The load after an entry was forged for the config (10 entries, pids
+ * 77) and tampered with. */
+static struct profile *
+load_forged (const struct fixture *f,
+             void (*tamper) (const struct fixture *, const char *))
 {
   cleanup_free char *text = long_config (10, "198.51.100.7/32");
   cleanup_free char *path = NULL;
-  cleanup_profile struct profile *p = NULL;
 
   write_text (f->config, text);
   forge_entry (f);
   path = entry_path (f);
   if (tamper)
     tamper (f, path);
-  p = load_cached (f);
+  return load_cached (f);
+}
+
+/* Does the load after tampering show the forged list? */
+static bool
+forged_entry_used (const struct fixture *f,
+                   void (*tamper) (const struct fixture *, const char *))
+{
+  cleanup_profile struct profile *p = load_forged (f, tamper);
+
   assert_true (p->n_deny == 4 + 1 || p->n_deny == 4 + 11);
   return p->n_deny == 4 + 1;
 }
@@ -321,6 +329,91 @@ test_directory_writable_by_others_ignored (void **state)
   assert_false (forged_entry_used (*state, directory_writable_by_others));
 }
 
+static void
+second_link (const struct fixture *f, const char *entry)
+{
+  cleanup_free char *other = xasprintf ("%s/other-link", f->dir);
+  assert_int_equal (link (entry, other), 0);
+}
+
+static void
+test_entry_with_two_links_ignored (void **state)
+{
+  assert_false (forged_entry_used (*state, second_link));
+}
+
+/* Flip the bits of MASK in the byte at OFFSET (from the end where
+ * negative) of the entry. */
+static void
+flip_byte (const char *entry, off_t offset, uint8_t mask)
+{
+  cleanup_close int fd = open (entry, O_RDWR | O_CLOEXEC);
+  struct stat st;
+  uint8_t b;
+
+  assert_true (fd >= 0);
+  assert_int_equal (fstat (fd, &st), 0);
+  if (offset < 0)
+    offset += st.st_size;
+  assert_int_equal (pread (fd, &b, 1, offset), 1);
+  b ^= mask;
+  assert_int_equal (pwrite (fd, &b, 1, offset), 1);
+}
+
+/* The forged list's one entry is the entry's last bytes: its port. */
+static void
+list_entry_changed (const struct fixture *f, const char *entry)
+{
+  (void)f;
+  flip_byte (entry, -1, 0x01);
+}
+
+static void
+test_entry_with_changed_list_ignored (void **state)
+{
+  assert_false (forged_entry_used (*state, list_entry_changed));
+}
+
+/* The build stamp follows the magic (8 bytes): "moat BUILD-ID". */
+static void
+other_build (const struct fixture *f, const char *entry)
+{
+  (void)f;
+  flip_byte (entry, 8 + 5, 0x01);
+}
+
+static void
+test_entry_of_another_build_ignored (void **state)
+{
+  assert_false (forged_entry_used (*state, other_build));
+}
+
+/* The config without its lists, as kept in the entry (after the copy of
+ * the text): its pids limit 77 made 76. */
+static void
+reduced_changed (const struct fixture *f, const char *entry)
+{
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  const char *at = NULL;
+
+  (void)f;
+  assert_int_equal (read_file_at (AT_FDCWD, entry, 1 << 24, &buf, &len), 0);
+  for (const char *p = buf;
+       (p = memmem (p, len - (size_t)(p - buf), "\"pids\":77", 9)) != NULL; p++)
+    at = p;
+  assert_non_null (at);
+  flip_byte (entry, at - buf + 8, 0x01); /* '7' -> '6' */
+}
+
+static void
+test_entry_with_changed_settings_ignored (void **state)
+{
+  cleanup_profile struct profile *p = load_forged (*state, reduced_changed);
+
+  assert_int_equal (p->pids_limit, 77);
+}
+
 int
 main (void)
 {
@@ -337,6 +430,14 @@ main (void)
     cmocka_unit_test_setup_teardown (test_entry_through_symlink_ignored, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_directory_writable_by_others_ignored,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_entry_with_two_links_ignored, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_entry_with_changed_list_ignored,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_entry_of_another_build_ignored, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_entry_with_changed_settings_ignored,
                                      setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
