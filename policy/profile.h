@@ -91,6 +91,11 @@ struct profile
    * made from (profile_effective), which outlives it: not freed here, and
    * copied before any is changed. */
   bool lists_borrowed;
+  /* The digests of deny and allow (cidr_list_digest) where longer than
+   * PROFILE_AUDIT_LIST_HEAD, taken once the effective profile is final,
+   * for the audit line and policy.json's record alike; "": not taken. */
+  char deny_digest[CIDR_LIST_DIGEST_LEN];
+  char allow_digest[CIDR_LIST_DIGEST_LEN];
   bool userns; /* G12: a user namespace for every container */
   /* G8: the built-in filter's agent level for every container (operator
    * config "seccomp": "agent"); else only where an annotation asks. */

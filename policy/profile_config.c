@@ -158,6 +158,7 @@ profile_dup (const struct profile *p)
   d->name = xstrdup (p->name);
   d->credential_env = strv_dup (p->credential_env);
   profile_network_dup (d, p);
+  d->deny_digest[0] = d->allow_digest[0] = '\0';
   return d;
 }
 
@@ -170,6 +171,7 @@ profile_dup_borrowing_lists (const struct profile *p)
   d->name = xstrdup (p->name);
   d->credential_env = strv_dup (p->credential_env);
   d->lists_borrowed = true;
+  d->deny_digest[0] = d->allow_digest[0] = '\0';
   return d;
 }
 

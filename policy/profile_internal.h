@@ -158,8 +158,10 @@ const char *profile_network_mode (const struct profile *p);
  * "count", "digest"}. What the guard enforces is saved on its own
  * (the decision's "guard"); this record only names the list. */
 struct json_writer;
-void profile_write_joined_list (struct json_writer *w, const struct cidr *list,
-                                size_t n);
+void profile_write_joined_list (struct json_writer *w, const struct profile *p,
+                                const struct cidr *list, size_t n);
+/* p's deny_digest and allow_digest, taken now (p final). */
+void profile_network_take_digests (struct profile *p);
 
 /* The fields of struct profile, once: their keys in the saved form, in
  * profile show and in the operator config, and their types. */

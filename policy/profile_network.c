@@ -327,6 +327,7 @@ profile_network_take (struct profile *p, struct profile_network_lists *l,
 
   if (profile_network_count (&n_deny, l, prefix, err) < 0)
     return -1;
+  p->deny_digest[0] = p->allow_digest[0] = '\0';
   if (l->has_deny && l->n_deny > 0)
     {
       /* In l's array, grown (a long one is moved by the kernel, not
@@ -496,6 +497,7 @@ profile_network_annotation (struct profile *e, const char *value,
       e->lists_borrowed = false;
     }
   free (e->allow);
+  e->allow_digest[0] = '\0';
   e->allow = steal_pointer (&list);
   e->n_allow = n;
   e->allowlist = true;
@@ -535,24 +537,47 @@ profile_network_mode (const struct profile *p)
  * stays short (and cheap to write) with 10,000 entries and two lines
  * still tell whether their lists were the same. */
 static void
-jw_cidrs_bounded (struct json_writer *w, const char *key,
-                  const struct cidr *list, size_t n, uint16_t port,
+list_digest (const struct profile *p, const struct cidr *list, size_t n,
+             char ret[CIDR_LIST_DIGEST_LEN])
+{
+  const char *taken = list == p->deny && n == p->n_deny     ? p->deny_digest
+                      : list == p->allow && n == p->n_allow ? p->allow_digest
+                                                            : "";
+  if (*taken)
+    memcpy (ret, taken, CIDR_LIST_DIGEST_LEN);
+  else
+    cidr_list_digest (list, n, ret);
+}
+
+void
+profile_network_take_digests (struct profile *p)
+{
+  p->deny_digest[0] = p->allow_digest[0] = '\0';
+  if (p->n_deny > PROFILE_AUDIT_LIST_HEAD)
+    cidr_list_digest (p->deny, p->n_deny, p->deny_digest);
+  if (p->n_allow > PROFILE_AUDIT_LIST_HEAD)
+    cidr_list_digest (p->allow, p->n_allow, p->allow_digest);
+}
+
+static void
+jw_cidrs_bounded (struct json_writer *w, const struct profile *p,
+                  const char *key, const struct cidr *list, size_t n,
                   bool bounded)
 {
   char digest[CIDR_LIST_DIGEST_LEN];
 
   if (!bounded || n <= PROFILE_AUDIT_LIST_HEAD)
     {
-      jw_cidrs (w, key, list, n, port);
+      jw_cidrs (w, key, list, n, 0);
       return;
     }
-  jw_cidrs (w, key, list, PROFILE_AUDIT_LIST_HEAD, port);
+  jw_cidrs (w, key, list, PROFILE_AUDIT_LIST_HEAD, 0);
   {
     cleanup_free char *count_key = xasprintf ("%s_count", key);
     jw_key (w, count_key);
     jw_uint (w, n);
   }
-  cidr_list_digest (list, n, digest);
+  list_digest (p, list, n, digest);
   {
     cleanup_free char *digest_key = xasprintf ("%s_digest", key);
     jw_key (w, digest_key);
@@ -561,8 +586,8 @@ jw_cidrs_bounded (struct json_writer *w, const char *key,
 }
 
 void
-profile_write_joined_list (struct json_writer *w, const struct cidr *list,
-                           size_t n)
+profile_write_joined_list (struct json_writer *w, const struct profile *p,
+                           const struct cidr *list, size_t n)
 {
   char digest[CIDR_LIST_DIGEST_LEN];
   cleanup_free char *head = NULL;
@@ -574,7 +599,7 @@ profile_write_joined_list (struct json_writer *w, const struct cidr *list,
       return;
     }
   head = cidr_list_join (list, PROFILE_AUDIT_LIST_HEAD);
-  cidr_list_digest (list, n, digest);
+  list_digest (p, list, n, digest);
   jw_object_begin (w);
   jw_key (w, "head");
   jw_string (w, head);
@@ -593,11 +618,11 @@ profile_network_json (struct json_writer *w, const struct profile *p,
   jw_object_begin (w);
   jw_key (w, "mode");
   jw_string (w, profile_network_mode (p));
-  jw_cidrs_bounded (w, "deny", p->deny, p->n_deny, 0, bounded);
+  jw_cidrs_bounded (w, p, "deny", p->deny, p->n_deny, bounded);
   if (p->egress)
     {
-      jw_cidrs_bounded (w, p->allowlist ? "allow" : "allow_private", p->allow,
-                        p->n_allow, 0, bounded);
+      jw_cidrs_bounded (w, p, p->allowlist ? "allow" : "allow_private",
+                        p->allow, p->n_allow, bounded);
       if (!p->allowlist)
         jw_cidrs (w, "private_refused", p->private_nets, p->n_private, 0);
       if (with_dns)

@@ -532,6 +532,80 @@ test_apply_returns_effective (void **state)
   spec_free (s);
 }
 
+/* The effective profile borrows the loaded one's long lists, and takes
+ * their digests once: an annotation narrowing the allowlist gives it its
+ * own lists (the loaded one's left whole), and each digest is that of the
+ * list it names, in the record policy.json keeps too. */
+static void
+test_effective_lists_and_digests (void **state)
+{
+  char spec_text[4096]
+      = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": "
+        "\"r\"}, \"process\": {\"args\": [\"sh\"], \"cwd\": "
+        "\"/\"}, \"annotations\": {\"run.moat.egress-allow\": \"";
+  const char *plain = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": "
+                      "\"r\"}, \"process\": {\"args\": [\"sh\"], \"cwd\": "
+                      "\"/\"}}";
+  struct profile *base = load ("{}", "egress"), *eff = NULL;
+  struct override_list ov = { 0 };
+  struct moat_error *err = NULL;
+  struct spec *s = NULL;
+  char digest[CIDR_LIST_DIGEST_LEN];
+  size_t builtin = base->n_deny;
+
+  (void)state;
+  base->deny = xrealloc (base->deny, (builtin + 40) * sizeof (*base->deny));
+  free (base->allow);
+  base->allow = xcalloc (40, sizeof (*base->allow));
+  for (size_t i = 0; i < 40; i++)
+    {
+      cleanup_free char *deny = xasprintf ("203.0.%zu.0/24", i);
+      cleanup_free char *allow = xasprintf ("198.51.%zu.0/24", i);
+      assert_int_equal (cidr_parse (deny, &base->deny[builtin + i]), 0);
+      assert_int_equal (cidr_parse (allow, &base->allow[i]), 0);
+      /* The pod author keeps 20 of the 40. */
+      if (i < 20)
+        snprintf (spec_text + strlen (spec_text),
+                  sizeof (spec_text) - strlen (spec_text), "%s%s", i ? "," : "",
+                  allow);
+    }
+  base->n_deny = builtin + 40;
+  base->n_allow = 40;
+  base->allowlist = true;
+  snprintf (spec_text + strlen (spec_text),
+            sizeof (spec_text) - strlen (spec_text), "\"}}");
+  /* No annotation: the lists borrowed, not copied. */
+  assert_int_equal (spec_parse (plain, strlen (plain), &s, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, NULL, &eff, &ov, &err),
+                    0);
+  assert_true (eff->deny == base->deny && eff->allow == base->allow);
+  profile_free (eff);
+  spec_free (s);
+  override_list_clear (&ov);
+  assert_int_equal (spec_parse (spec_text, strlen (spec_text), &s, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, NULL, &eff, &ov, &err),
+                    0);
+  assert_int_equal (eff->n_allow, 20);
+  assert_int_equal (base->n_allow, 40);
+  assert_true (eff->allow != base->allow && eff->deny != base->deny);
+  assert_memory_equal (eff->deny, base->deny,
+                       base->n_deny * sizeof (*base->deny));
+  cidr_list_digest (eff->deny, eff->n_deny, digest);
+  assert_string_equal (eff->deny_digest, digest);
+  cidr_list_digest (eff->allow, eff->n_allow, digest);
+  assert_string_equal (eff->allow_digest, digest);
+  {
+    cleanup_free char *json = profile_policy_to_json (
+        &(struct judgement){ .values = eff, .overrides = ov }, s, NULL, 0,
+        "/run/moat-idpool", true);
+    assert_non_null (strstr (json, digest));
+  }
+  override_list_clear (&ov);
+  profile_free (eff);
+  profile_free (base); /* its lists still its own, freed once */
+  spec_free (s);
+}
+
 static bool
 has_override (const struct override_list *ov, enum override_kind kind,
               const char *path)
@@ -837,6 +911,7 @@ main (void)
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),
+    cmocka_unit_test (test_effective_lists_and_digests),
     cmocka_unit_test (test_judge_owns_overrides),
     cmocka_unit_test (test_judge_drops_unplaceable_scratch),
     cmocka_unit_test (test_judge_rootfs_idmap),
