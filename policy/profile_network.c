@@ -648,11 +648,13 @@ profile_netguard_rules (const struct profile *p, const struct cidr *dns,
     .egress = p->egress,
     .deny = p->deny,
     .n_deny = p->n_deny,
+    .deny_digest = p->deny_digest,
   };
   if (!p->egress)
     return;
   ret->allow = p->allow;
   ret->n_allow = p->n_allow;
+  ret->allow_digest = p->allow_digest;
   ret->dns = dns;
   ret->n_dns = n_dns;
   ret->allowlist = p->allowlist;
