@@ -42,6 +42,9 @@ int cidr_list_split (const char *text, bool with_port, struct cidr **ret,
 #define CIDR_LIST_DIGEST_LEN (sizeof ("words64:") + 16)
 void cidr_list_digest (const struct cidr *list, size_t n,
                        char ret[CIDR_LIST_DIGEST_LEN]);
+/* The same of the lists one after the other, as if one list. */
+void cidr_lists_digest (const struct cidr *const *lists, const size_t *counts,
+                        size_t n_lists, char ret[CIDR_LIST_DIGEST_LEN]);
 /* Every address of inner (and its port, if outer names one) is in outer. */
 bool cidr_contains (const struct cidr *outer, const struct cidr *inner);
 bool cidr_overlaps (const struct cidr *x, const struct cidr *y);

@@ -158,7 +158,6 @@ profile_dup (const struct profile *p)
   d->name = xstrdup (p->name);
   d->credential_env = strv_dup (p->credential_env);
   profile_network_dup (d, p);
-  d->deny_digest[0] = d->allow_digest[0] = '\0';
   return d;
 }
 
@@ -171,7 +170,6 @@ profile_dup_borrowing_lists (const struct profile *p)
   d->name = xstrdup (p->name);
   d->credential_env = strv_dup (p->credential_env);
   d->lists_borrowed = true;
-  d->deny_digest[0] = d->allow_digest[0] = '\0';
   return d;
 }
 
@@ -649,7 +647,10 @@ apply_text (const char *path, int fd, const char *cache_dir, bool store,
     r = apply_config (root, profiles, configs, default_name, lists, cached,
                       err);
   if (r == 0 && cache_dir && store && !cached)
-    profile_config_cache_store (cache_dir, path, text, len, root, lists);
+    {
+      profile_network_scope_digests (profiles, lists);
+      profile_config_cache_store (cache_dir, path, text, len, root, lists);
+    }
   k = pick (name ? name : *default_name);
   if (r == 0 && want_lists && k >= 0)
     r = profile_network_take_scopes (profiles[k], profile_names[k], lists,

@@ -53,6 +53,9 @@ struct cache_header
   uint64_t lists_checksum;
   /* Per scope: has_deny, n_deny, allow_kind, n_allow. */
   uint32_t scope[PROFILE_CONFIG_SCOPES][4];
+  /* Per scope: the digests of its profile's final lists (checksummed
+   * with the lists). */
+  char digests[PROFILE_CONFIG_SCOPES][2][CIDR_LIST_DIGEST_LEN];
 };
 
 static const char *const list_keys[]
@@ -125,6 +128,8 @@ lists_checksum (const struct profile_network_lists *lists)
   for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
     {
       const struct profile_network_lists *l = &lists[s];
+      sum = fnv1a64 (l->deny_digest, sizeof (l->deny_digest), sum);
+      sum = fnv1a64 (l->allow_digest, sizeof (l->allow_digest), sum);
       sum = (sum ^ hash64_words (l->deny, l->n_deny * sizeof (*l->deny)))
             * UINT64_C (0x100000001b3);
       sum = (sum ^ hash64_words (l->allow, l->n_allow * sizeof (*l->allow)))
@@ -262,6 +267,10 @@ read_lists (int fd, const struct cache_header *h,
       l->allow_kind = (enum profile_allow_kind)h->scope[s][2];
       l->n_deny = h->scope[s][1];
       l->n_allow = h->scope[s][3];
+      memcpy (l->deny_digest, h->digests[s][0], CIDR_LIST_DIGEST_LEN);
+      memcpy (l->allow_digest, h->digests[s][1], CIDR_LIST_DIGEST_LEN);
+      l->deny_digest[CIDR_LIST_DIGEST_LEN - 1] = '\0';
+      l->allow_digest[CIDR_LIST_DIGEST_LEN - 1] = '\0';
       if (read_list (fd, &at, l->n_deny, &l->deny) < 0
           || read_list (fd, &at, l->n_allow, &l->allow) < 0)
         return -1;
@@ -383,6 +392,8 @@ profile_config_cache_store (const char *cache_dir, const char *config_path,
       h.scope[s][1] = (uint32_t)lists[s].n_deny;
       h.scope[s][2] = lists[s].allow_kind;
       h.scope[s][3] = (uint32_t)lists[s].n_allow;
+      memcpy (h.digests[s][0], lists[s].deny_digest, CIDR_LIST_DIGEST_LEN);
+      memcpy (h.digests[s][1], lists[s].allow_digest, CIDR_LIST_DIGEST_LEN);
       parts[n_parts++]
           = (struct iovec){ lists[s].deny,
                             lists[s].n_deny * sizeof (*lists[s].deny) };

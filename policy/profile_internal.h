@@ -92,6 +92,11 @@ struct profile_network_lists
   enum profile_allow_kind allow_kind;
   struct cidr *allow;
   size_t n_allow;
+  /* Of a profile's scope (profiles.NAME): the digests that profile's deny
+   * and allow take once every scope's lists are taken (struct profile's
+   * deny_digest, allow_digest), where known; "": not known. */
+  char deny_digest[CIDR_LIST_DIGEST_LEN];
+  char allow_digest[CIDR_LIST_DIGEST_LEN];
 };
 void profile_network_lists_free (struct profile_network_lists *l);
 /* The lists of obj (an object; prefix "" or "profiles.NAME" for errors). */
@@ -127,6 +132,10 @@ int profile_network_take_scopes (struct profile *p, const char *name,
                                  struct profile_network_lists *lists, int scope,
                                  struct moat_error **err);
 void profile_network_scopes_free (struct profile_network_lists *lists);
+/* Into lists[1 + k], the digests profiles[k]'s lists will have once the
+ * scopes' are taken (before profile_network_take_scopes). */
+void profile_network_scope_digests (struct profile *const *profiles,
+                                    struct profile_network_lists *lists);
 
 /* The operator config's cache (profile_config_cache.c): the lists of its
  * scopes (the top level, then profiles.strict and profiles.egress), as

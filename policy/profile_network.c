@@ -408,9 +408,52 @@ profile_network_take_scopes (struct profile *p, const char *name,
 {
   cleanup_free char *prefix = xasprintf ("profiles.%s", name);
 
-  if (profile_network_take (p, &lists[0], "", err) < 0)
+  if (profile_network_take (p, &lists[0], "", err) < 0
+      || profile_network_take (p, &lists[scope], prefix, err) < 0)
     return -1;
-  return profile_network_take (p, &lists[scope], prefix, err);
+  memcpy (p->deny_digest, lists[scope].deny_digest, CIDR_LIST_DIGEST_LEN);
+  memcpy (p->allow_digest, lists[scope].allow_digest, CIDR_LIST_DIGEST_LEN);
+  return 0;
+}
+
+/* DIGEST of the lists one after the other where longer than the audit
+ * line's head, else "". */
+static void
+digest_if_long (const struct cidr *const *parts, const size_t *counts,
+                size_t n_parts, char digest[CIDR_LIST_DIGEST_LEN])
+{
+  size_t n = 0;
+
+  for (size_t i = 0; i < n_parts; i++)
+    n += counts[i];
+  digest[0] = '\0';
+  if (n > PROFILE_AUDIT_LIST_HEAD)
+    cidr_lists_digest (parts, counts, n_parts, digest);
+}
+
+void
+profile_network_scope_digests (struct profile *const *profiles,
+                               struct profile_network_lists *lists)
+{
+  for (int k = 0; k + 1 < PROFILE_CONFIG_SCOPES; k++)
+    {
+      const struct profile *p = profiles[k];
+      const struct profile_network_lists *top = &lists[0];
+      struct profile_network_lists *own = &lists[1 + k];
+      /* As profile_network_take puts them: p's, then each scope's. */
+      const struct cidr *deny[] = { p->deny, top->deny, own->deny };
+      size_t n_deny[] = { p->n_deny, top->has_deny ? top->n_deny : 0,
+                          own->has_deny ? own->n_deny : 0 };
+      const struct profile_network_lists *allow
+          = own->allow_kind != PROFILE_ALLOW_NONE   ? own
+            : top->allow_kind != PROFILE_ALLOW_NONE ? top
+                                                    : NULL;
+      const struct cidr *allow_list = allow ? allow->allow : p->allow;
+      size_t n_allow = allow ? allow->n_allow : p->n_allow;
+
+      digest_if_long (deny, n_deny, 3, own->deny_digest);
+      digest_if_long (&allow_list, &n_allow, 1, own->allow_digest);
+    }
 }
 
 void
@@ -552,10 +595,10 @@ list_digest (const struct profile *p, const struct cidr *list, size_t n,
 void
 profile_network_take_digests (struct profile *p)
 {
-  p->deny_digest[0] = p->allow_digest[0] = '\0';
-  if (p->n_deny > PROFILE_AUDIT_LIST_HEAD)
+  /* Known already where the config cache had them. */
+  if (p->n_deny > PROFILE_AUDIT_LIST_HEAD && p->deny_digest[0] == '\0')
     cidr_list_digest (p->deny, p->n_deny, p->deny_digest);
-  if (p->n_allow > PROFILE_AUDIT_LIST_HEAD)
+  if (p->n_allow > PROFILE_AUDIT_LIST_HEAD && p->allow_digest[0] == '\0')
     cidr_list_digest (p->allow, p->n_allow, p->allow_digest);
 }
 

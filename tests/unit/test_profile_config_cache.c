@@ -131,6 +131,25 @@ assert_same_profile (const struct profile *a, const struct profile *b)
   assert_same_cidrs (a->allow, b->allow, a->n_allow);
 }
 
+/* The digests the profile carries (from the entry, or taken when it was
+ * filled) are those of its lists. */
+static void
+assert_true_digests (const struct profile *p)
+{
+  char digest[CIDR_LIST_DIGEST_LEN];
+
+  assert_true (p->n_deny > PROFILE_AUDIT_LIST_HEAD);
+  cidr_list_digest (p->deny, p->n_deny, digest);
+  assert_string_equal (p->deny_digest, digest);
+  if (p->n_allow > PROFILE_AUDIT_LIST_HEAD)
+    {
+      cidr_list_digest (p->allow, p->n_allow, digest);
+      assert_string_equal (p->allow_digest, digest);
+    }
+  else
+    assert_string_equal (p->allow_digest, "");
+}
+
 /* The one entry in the cache directory: its inode (0: none). */
 static ino_t
 entry_inode (const struct fixture *f)
@@ -192,6 +211,54 @@ test_hit_gives_what_parsing_gives (void **state)
   assert_true (parsed->allowlist);
   assert_same_profile (parsed, first);
   assert_same_profile (parsed, hit);
+  assert_true_digests (first);
+  assert_true_digests (hit);
+}
+
+/* The digests the entry keeps are each profile's own, its lists taken
+ * from every scope (the top level's allowlist, one profile's deny list),
+ * on a miss and on a hit. */
+static void
+test_digests_per_profile (void **state)
+{
+  struct fixture *f = *state;
+  cleanup_free char *allow = xstrdup ("");
+  cleanup_free char *deny = xstrdup ("");
+  cleanup_free char *text = NULL;
+
+  for (int i = 0; i < 40; i++)
+    {
+      char *a
+          = xasprintf ("%s%s\"198.51.%d.0/24:443\"", allow, i ? "," : "", i);
+      char *d = xasprintf ("%s%s\"203.0.%d.0/24\"", deny, i ? "," : "", i);
+      free (allow);
+      free (deny);
+      allow = a;
+      deny = d;
+    }
+  text = xasprintf ("{\"egress_allow\":[%s],\"profiles\":{\"egress\":"
+                    "{\"egress_deny\":[%s]}}}\n",
+                    allow, deny);
+  write_text (f->config, text);
+  for (int round = 0; round < 2; round++) /* fills the entry, then a hit */
+    for (int k = 0; k < 2; k++)
+      {
+        cleanup_profile struct profile *p = NULL;
+        struct moat_error *err = NULL;
+        char digest[CIDR_LIST_DIGEST_LEN];
+
+        if (profile_load_cached (f->config, f->cache, k ? "egress" : "strict",
+                                 &p, NULL, &err)
+            < 0)
+          fail_msg ("%s", err->msg);
+        assert_int_equal (p->n_allow, 40);
+        cidr_list_digest (p->allow, p->n_allow, digest);
+        assert_string_equal (p->allow_digest, digest);
+        if (k == 0)
+          assert_string_equal (p->deny_digest, ""); /* the 4 built-in */
+        else
+          assert_true_digests (p);
+      }
 }
 
 /* Same size, one entry different: the next load has the new entry. */
@@ -214,6 +281,8 @@ test_changed_config_not_stale (void **state)
   assert_int_equal (changed->n_deny, old->n_deny);
   assert_same_cidrs (&changed->deny[changed->n_deny - 1], &want, 1);
   assert_same_profile (changed, again);
+  assert_true_digests (changed);
+  assert_true_digests (again);
 }
 
 /* An entry for the config's text with lists of its own: what a hit
@@ -422,6 +491,7 @@ main (void)
                                      teardown),
     cmocka_unit_test_setup_teardown (test_changed_config_not_stale, setup,
                                      teardown),
+    cmocka_unit_test_setup_teardown (test_digests_per_profile, setup, teardown),
     cmocka_unit_test_setup_teardown (test_forged_entry_shows, setup, teardown),
     cmocka_unit_test_setup_teardown (test_entry_writable_by_others_ignored,
                                      setup, teardown),
