@@ -282,6 +282,21 @@ DEPTH_NAMES=(moat-nolandlock moat-agent)
 mapfile -t DEPTH_RTS < <(rt_args moat "${DEPTH_NAMES[@]}")
 say "run of /bin/true: moat, moat with Landlock off, moat at the agent level: $RUNS runs each, back to back"
 BENCH_METRIC=run.depth BENCH_GAP_MS=0 "$DRIVER" run "$RUNS" "$WARMUP" "$B" "${DEPTH_RTS[@]}" >>"$S"
+# Issue 20: an operator config with 10,000 egress_deny and 10,000
+# egress_allow entries against the default lists, both under egress (the
+# guard's programs pinned by the warm-up, the config cached): what the
+# long lists add to create and delete, CPU.
+awk -v audit="$T/audit.jsonl" 'BEGIN {
+    printf "{\"audit_log\": \"%s\", \"egress_deny\": [", audit
+    for (i = 0; i < 10000; i++) printf "%s\"203.%d.%d.0/24\"", i ? "," : "", int(i / 256), i % 256
+    printf "], \"egress_allow\": ["
+    for (i = 0; i < 10000; i++) printf "%s\"%d.%d.%d.0/24\"", i ? "," : "", 40 + int(i / 65536), int(i / 256) % 256, i % 256
+    print "]}" }' >"$T/moat-config-lists10k.json"
+RT_CMD[moat-egress]="$MOAT --root $T/root-moat-egress --config $T/moat-config.json --profile egress"
+RT_CMD[moat-lists10k]="$MOAT --root $T/root-moat-lists10k --config $T/moat-config-lists10k.json --profile egress"
+mapfile -t LIST_RTS < <(rt_args moat-egress moat-lists10k)
+say "create, start, delete under egress, 10,000 + 10,000 list entries against the default lists: $RUNS each, back to back"
+BENCH_SUFFIX=.lists BENCH_GAP_MS=0 "$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${LIST_RTS[@]}" >>"$S"
 say "create, start, wait, delete as separate processes: $RUNS each, ${GAP_MS} ms gaps"
 BENCH_GAP_MS=$GAP_MS "$DRIVER" shim "$RUNS" "$WARMUP" "$B" "${RTS[@]}" >>"$S"
 say "the same back to back"

@@ -74,6 +74,14 @@ def med($m; $rt): .metrics[$m][$rt].median;
            $r.ratios["cpu.run.depth"]["landlock on/off"]; 1.03; ""),
     target("run CPU, agent/default seccomp level (moat)";
            $r.ratios["cpu.run.depth"]["agent/default"]; 1.03; ""),
+    # Issue 20: 10,000 + 10,000 list entries cost create and delete at
+    # most 2 ms CPU over the default lists.
+    (["moat-lists10k", "moat-egress"] | map(. as $rt
+      | [$r | med("cpu.create.lists"; $rt), med("cpu.delete.lists"; $rt)]
+      | if any(. == null) then null else add end)) as [$long, $short]
+    | target("create + delete CPU, 10,000 + 10,000 list entries over the default lists";
+             (if $long == null or $short == null then null
+              else (($long - $short) / 10 | round / 100) end); 2; " ms"),
     target("peak RSS of any verb: moat/crun";
            $r.ratios["rss.max_verb"]["moat/crun"]; 1.0; ""),
     (("docker", "podman", "ctr") as $e

@@ -42,6 +42,9 @@ int cidr_list_split (const char *text, bool with_port, struct cidr **ret,
 #define CIDR_LIST_DIGEST_LEN (sizeof ("words64:") + 16)
 void cidr_list_digest (const struct cidr *list, size_t n,
                        char ret[CIDR_LIST_DIGEST_LEN]);
+/* The same of the lists one after the other, as if one list. */
+void cidr_lists_digest (const struct cidr *const *lists, const size_t *counts,
+                        size_t n_lists, char ret[CIDR_LIST_DIGEST_LEN]);
 /* Every address of inner (and its port, if outer names one) is in outer. */
 bool cidr_contains (const struct cidr *outer, const struct cidr *inner);
 bool cidr_overlaps (const struct cidr *x, const struct cidr *y);
@@ -52,5 +55,9 @@ bool cidr_overlaps (const struct cidr *x, const struct cidr *y);
 #define CIDR_V6_EMBEDDINGS 4
 void cidr_v6_embeddings (const struct cidr *v4,
                          struct cidr out[CIDR_V6_EMBEDDINGS]);
+/* The other way: the IPv4 host address an IPv6 host address (prefix 128)
+ * carries in one of those forms, in *ret_v4 (prefix 32, same port). False
+ * for an address in none of them, or not a host address. */
+bool cidr_v6_embedded_v4 (const struct cidr *v6, struct cidr *ret_v4);
 
 #endif

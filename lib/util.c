@@ -465,8 +465,13 @@ printable_text (const char *s, size_t max)
 uint64_t
 hash64_words (const void *data, size_t len)
 {
+  return hash64_words_more (FNV1A64_INIT ^ len, data, len);
+}
+
+uint64_t
+hash64_words_more (uint64_t h, const void *data, size_t len)
+{
   const unsigned char *p = data;
-  uint64_t h = FNV1A64_INIT ^ len;
   size_t i = 0;
 
   for (; i + 8 <= len; i += 8)

@@ -100,6 +100,9 @@ char *printable_text (const char *s, size_t max);
  * file or an entry whose contents are then compared whole; no security
  * boundary. */
 uint64_t hash64_words (const void *data, size_t len);
+/* The same in pieces, from h = FNV1A64_INIT ^ (the whole length): every
+ * piece but the last a multiple of eight bytes long. */
+uint64_t hash64_words_more (uint64_t h, const void *data, size_t len);
 
 /* 64-bit FNV-1a over len bytes, from h (FNV1A64_INIT to start; a
  * previous result to go on). The seccomp caches' keys and checksums and

@@ -16,7 +16,7 @@
 
 /* policy.json's format. A state dir written in another one (an older
  * moat's) is refused: moat is 0.x, delete the container and create it. */
-#define DECISION_VERSION 4
+#define DECISION_VERSION 5
 
 /* The network guard's lists as create judged them (the policy's
  * profile_netguard_rules, without the nameservers): what start's fallback

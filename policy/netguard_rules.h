@@ -41,6 +41,11 @@ struct netguard_rules
   bool allowlist;
   const struct cidr *private_nets;
   size_t n_private;
+  /* cidr_list_digest of deny and allow where the policy took them (NULL
+   * or "": not taken): the guard's pinned programs are found by them, the
+   * lists then compared whole. */
+  const char *deny_digest;
+  const char *allow_digest;
 };
 
 #endif

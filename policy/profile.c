@@ -387,7 +387,11 @@ profile_apply_effective (struct spec *spec, const struct profile *base,
   if (r == 0)
     r = profile_check_seccomp_agent (&linux_->seccomp, cfg, err);
   if (ret_effective)
-    *ret_effective = steal_pointer (&p);
+    {
+      /* Final: the audit line and policy.json digest its lists once. */
+      profile_network_take_digests (p);
+      *ret_effective = steal_pointer (&p);
+    }
   return r;
 }
 

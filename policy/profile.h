@@ -87,6 +87,15 @@ struct profile
   bool allowlist;
   struct cidr *private_nets; /* egress: the built-in non-public ranges */
   size_t n_private;
+  /* deny, allow and private_nets are those of the profile this one was
+   * made from (profile_effective), which outlives it: not freed here, and
+   * copied before any is changed. */
+  bool lists_borrowed;
+  /* The digests of deny and allow (cidr_list_digest) where longer than
+   * PROFILE_AUDIT_LIST_HEAD, taken once the effective profile is final,
+   * for the audit line and policy.json's record alike; "": not taken. */
+  char deny_digest[CIDR_LIST_DIGEST_LEN];
+  char allow_digest[CIDR_LIST_DIGEST_LEN];
   bool userns; /* G12: a user namespace for every container */
   /* G8: the built-in filter's agent level for every container (operator
    * config "seccomp": "agent"); else only where an annotation asks. */
@@ -156,7 +165,8 @@ int profile_apply_effective (struct spec *spec, const struct profile *base,
 int profile_apply_process (struct spec_process *proc, const struct profile *p,
                            struct override_list *ret_overrides,
                            struct moat_error **err);
-/* The profile tightened by run.moat.* annotations (a new copy in *ret).
+/* The profile tightened by run.moat.* annotations (a new copy in *ret,
+ * borrowing p's lists until it changes one: p must outlive it).
  * Annotations come from the pod author: a stricter value tightens, a looser
  * or unparseable one is ignored (OVERRIDE_IGNORED in ov, which may be NULL).
  * profile_apply calls it itself; the runtime calls it (ov NULL) to get the

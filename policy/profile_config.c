@@ -161,6 +161,18 @@ profile_dup (const struct profile *p)
   return d;
 }
 
+struct profile *
+profile_dup_borrowing_lists (const struct profile *p)
+{
+  struct profile *d = xmalloc (sizeof (*d));
+
+  *d = *p;
+  d->name = xstrdup (p->name);
+  d->credential_env = strv_dup (p->credential_env);
+  d->lists_borrowed = true;
+  return d;
+}
+
 static bool
 is_known_profile (const char *name)
 {
@@ -426,9 +438,7 @@ apply_fields (const json_node *obj, const char *prefix, bool machine,
  * or under profiles.NAME. */
 static int
 apply_settings (const json_node *obj, const char *prefix, struct profile *p,
-                struct operator_config *cfg,
-                const struct profile_network_lists *lists,
-                struct moat_error **err)
+                struct operator_config *cfg, struct moat_error **err)
 {
   const char *dot = *prefix ? "." : "";
   const json_node *v;
@@ -453,7 +463,7 @@ apply_settings (const json_node *obj, const char *prefix, struct profile *p,
       for (size_t i = 0; list[i]; i++)
         strv_append (&p->credential_env, list[i]);
     }
-  return profile_network_apply (p, lists, prefix, err);
+  return 0;
 }
 
 /* The index of a profile name in profile_names, -1 if unknown. */
@@ -517,42 +527,6 @@ apply_userns (const json_node *obj, struct profile *p,
   return 0;
 }
 
-/* The egress_* lists of each scope (the top level, then profiles.NAME by
- * profile_names), read once whatever number of profiles they go to. */
-static int
-read_lists (const json_node *root, struct profile_network_lists *lists,
-            struct moat_error **err)
-{
-  const json_node *v = json_get (root, "profiles");
-
-  if (profile_network_read (root, "", &lists[0], err) < 0)
-    return -1;
-  for (size_t i = 0; json_is_object (v) && i < json_object_len (v); i++)
-    {
-      const char *name = json_object_key (v, i);
-      const json_node *settings = json_object_value (v, i);
-      int k = pick (name);
-
-      /* An unknown name or a value not an object: apply_config says so. */
-      if (k < 0 || !json_is_object (settings))
-        continue;
-      {
-        cleanup_free char *prefix = xasprintf ("profiles.%s", name);
-        profile_network_lists_free (&lists[1 + k]);
-        if (profile_network_read (settings, prefix, &lists[1 + k], err) < 0)
-          return -1;
-      }
-    }
-  return 0;
-}
-
-static void
-free_lists (struct profile_network_lists *lists)
-{
-  for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
-    profile_network_lists_free (&lists[s]);
-}
-
 /* Fills profiles[] (indexed like profile_names) and *default_name. The
  * lists of each scope are read from root, unless lists_read (the cache's,
  * root then being the config without them). */
@@ -566,7 +540,8 @@ apply_config (const json_node *root, struct profile *const *profiles,
 
   if (check_keys (root, top_keys, "", err) < 0)
     return -1;
-  if (!lists_read && read_lists (root, lists, err) < 0)
+  if (!lists_read
+      && profile_network_read_scopes (root, profile_names, lists, err) < 0)
     return -1;
   if ((v = json_get (root, "profile")))
     {
@@ -583,8 +558,7 @@ apply_config (const json_node *root, struct profile *const *profiles,
    * then the settings, for every profile. */
   for (size_t i = 0; profile_names[i]; i++)
     if (apply_fields (root, "", true, profiles[i], configs[i], err) < 0
-        || apply_settings (root, "", profiles[i], configs[i], &lists[0], err)
-               < 0)
+        || apply_settings (root, "", profiles[i], configs[i], err) < 0)
       return -1;
   if ((v = json_get (root, "landlock")))
     {
@@ -636,43 +610,53 @@ apply_config (const json_node *root, struct profile *const *profiles,
             return moat_fail (err, 0, "%s: given twice", prefix);
           seen |= 1u << k;
           if (check_keys (settings, per_profile_keys, prefix, err) < 0
-              || apply_settings (settings, prefix, profiles[k], configs[k],
-                                 &lists[1 + k], err)
+              || apply_settings (settings, prefix, profiles[k], configs[k], err)
                      < 0)
             return -1;
         }
     }
-  return 0;
+  return profile_network_check_scopes (profiles, profile_names, lists, err);
 }
 
 /* The config's text applied: from the cache's entry for it where there
  * is one to trust (cache_dir non-NULL), else parsed whole, and (with
- * store) the cache filled for the next verb. */
+ * store) the cache filled for the next verb. The lists go to the profile
+ * picked (NAME, else the config's default) alone, with want_lists. */
 static int
-apply_text (const char *path, const char *text, size_t len,
-            const char *cache_dir, bool store, struct profile *const *profiles,
+apply_text (const char *path, int fd, const char *cache_dir, bool store,
+            bool want_lists, const char *name, struct profile *const *profiles,
             struct operator_config *const *configs, char **default_name,
             struct moat_error **err)
 {
   struct profile_network_lists lists[PROFILE_CONFIG_SCOPES] = { 0 };
-  cleanup_free char *reduced = NULL;
-  size_t reduced_len = 0;
+  cleanup_free char *reduced = NULL, *text = NULL;
+  size_t reduced_len = 0, len = 0;
   bool cached = cache_dir
-                && profile_config_cache_load (cache_dir, path, text, len,
+                && profile_config_cache_load (cache_dir, path, fd, want_lists,
                                               &reduced, &reduced_len, lists)
                        == 0;
   json_node *root = NULL;
-  int r = cached
-              ? json_parse (reduced, reduced_len, CONFIG_MAX_SIZE, &root, err)
-              : json_parse (text, len, CONFIG_MAX_SIZE, &root, err);
+  int r = cached ? 0 : read_fd_all (fd, CONFIG_MAX_SIZE, &text, &len);
+  int k;
 
+  if (r < 0)
+    return moat_fail (err, -r, "reading operator config %s", path);
+  r = cached ? json_parse (reduced, reduced_len, CONFIG_MAX_SIZE, &root, err)
+             : json_parse (text, len, CONFIG_MAX_SIZE, &root, err);
   if (r == 0)
     r = apply_config (root, profiles, configs, default_name, lists, cached,
                       err);
   if (r == 0 && cache_dir && store && !cached)
-    profile_config_cache_store (cache_dir, path, text, len, root, lists);
+    {
+      profile_network_scope_digests (profiles, lists);
+      profile_config_cache_store (cache_dir, path, text, len, root, lists);
+    }
+  k = pick (name ? name : *default_name);
+  if (r == 0 && want_lists && k >= 0)
+    r = profile_network_take_scopes (profiles[k], profile_names[k], lists,
+                                     1 + k, err);
   json_free (root);
-  free_lists (lists);
+  profile_network_scopes_free (lists);
   return r < 0 ? moat_error_wrap (err, "%s", path) : 0;
 }
 
@@ -680,7 +664,7 @@ apply_text (const char *path, const char *text, size_t len,
  * read, and filled where fill_cache. */
 static int
 load (const char *config_path, const char *cache_dir, bool fill_cache,
-      bool read_config, const char *name, struct profile **ret,
+      bool read_config, bool want_lists, const char *name, struct profile **ret,
       struct operator_config **ret_config, struct moat_error **err)
 {
   const char *path = config_path ? config_path : DEFAULT_CONFIG_PATH;
@@ -692,20 +676,20 @@ load (const char *config_path, const char *cache_dir, bool fill_cache,
       = operator_config_dup (&builtin_config);
   struct profile *profiles[] = { strict, egress };
   struct operator_config *configs[] = { strict_config, egress_config };
-  cleanup_free char *text = NULL, *default_name = xstrdup ("strict");
-  size_t len = 0;
-  int k, r;
+  cleanup_free char *default_name = xstrdup ("strict");
+  cleanup_close int fd = -1;
+  int k;
 
   if (profile_init_default (strict, "strict", err) < 0
       || profile_init_default (egress, "egress", err) < 0)
     return -1;
-  r = read_config ? read_file_at (AT_FDCWD, path, CONFIG_MAX_SIZE, &text, &len)
-                  : -ENOENT;
-  if (r < 0 && read_config && !(r == -ENOENT && config_path == NULL))
-    return moat_fail (err, -r, "reading operator config %s", path);
-  if (r == 0
-      && apply_text (path, text, len, cache_dir, fill_cache, profiles, configs,
-                     &default_name, err)
+  if (read_config)
+    fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (read_config && fd < 0 && !(errno == ENOENT && config_path == NULL))
+    return moat_fail (err, errno, "reading operator config %s", path);
+  if (fd >= 0
+      && apply_text (path, fd, cache_dir, fill_cache, want_lists, name,
+                     profiles, configs, &default_name, err)
              < 0)
     return -1;
   if (name == NULL)
@@ -725,7 +709,8 @@ int
 profile_load (const char *config_path, const char *name, struct profile **ret,
               struct operator_config **ret_config, struct moat_error **err)
 {
-  return load (config_path, NULL, false, true, name, ret, ret_config, err);
+  return load (config_path, NULL, false, true, true, name, ret, ret_config,
+               err);
 }
 
 int
@@ -735,7 +720,8 @@ profile_load_cached (const char *config_path, const char *cache_dir,
                      struct moat_error **err)
 {
   /* The verbs that judge (create first) fill the cache. */
-  return load (config_path, cache_dir, true, true, name, ret, ret_config, err);
+  return load (config_path, cache_dir, true, true, true, name, ret, ret_config,
+               err);
 }
 
 int
@@ -743,7 +729,7 @@ profile_load_builtin (const char *name, struct profile **ret,
                       struct operator_config **ret_config,
                       struct moat_error **err)
 {
-  return load (NULL, NULL, false, false, name, ret, ret_config, err);
+  return load (NULL, NULL, false, false, true, name, ret, ret_config, err);
 }
 
 /* The configuration alone: the profile's values are built to read the
@@ -755,7 +741,8 @@ load_config_only (const char *config_path, const char *cache_dir,
                   struct moat_error **err)
 {
   cleanup_profile struct profile *p = NULL;
-  int r = load (config_path, cache_dir, false, read_config, name, &p, ret, err);
+  int r = load (config_path, cache_dir, false, read_config, false, name, &p,
+                ret, err);
 
   if (r == 0 && ret_name)
     *ret_name = profile_names[pick (p->name)];

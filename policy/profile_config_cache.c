@@ -4,13 +4,20 @@
  * CIDRs again (about 5 ms of CPU a verb, for create and for delete).
  *
  * An entry holds the whole text of the config it was made from, compared
- * byte for byte with the text this verb read (once, into memory: what is
- * judged is what was compared, whatever the file holds by now); the rest
- * of the config without its lists, which goes through the same reading and
- * checks as the whole file; the lists, entry by entry; and this build's
- * version, since a later moat may check lists otherwise. One entry per
- * config path (its name is a hash of the path), so a changed config
+ * byte for byte with the config's file, both read a piece at a time (on a
+ * hit the config is never held whole: what is judged is the entry's, made
+ * from the very bytes just compared, whatever the file holds by now); the
+ * rest of the config without its lists, which goes through the same
+ * reading and checks as the whole file; the lists, entry by entry; and
+ * this build's stamp, since another build may check lists otherwise. One entry
+ * per config path (its name is a hash of the path), so a changed config
  * replaces its entry rather than adding one.
+ *
+ * The lists are kept as the arrays the profile holds (struct cidr, this
+ * build's layout: the entry is stamped with the build), read straight into
+ * them, and have a checksum of their own: a verb that does not judge
+ * (delete, state ...) needs the config without them, and reads and checks
+ * only that part of the entry.
  *
  * Only our own files are trusted: the directory and the entry must belong
  * to the effective user and be writable by nobody else, the entry a
@@ -28,22 +35,27 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC "MOATOCF1"
+#define CACHE_MAGIC "MOATOCF2"
 #define CACHE_MAX_SIZE (16u * 1024 * 1024)
-#define ENTRY_SIZE 20 /* family, prefix, port (2), address (16) */
 
+/* The header, the config's text (compared whole), the text without its
+ * lists, then per scope its deny and allow entries. */
 struct cache_header
 {
   char magic[8];
   char build[48]; /* "moat BUILD-ID" (or "moat VERSION COMMIT") */
   uint64_t text_len;
   uint64_t reduced_len;
-  /* Of everything after the text (which is compared whole). */
-  uint64_t checksum;
+  uint64_t reduced_checksum;
+  uint64_t lists_checksum;
   /* Per scope: has_deny, n_deny, allow_kind, n_allow. */
   uint32_t scope[PROFILE_CONFIG_SCOPES][4];
+  /* Per scope: the digests of its profile's final lists (checksummed
+   * with the lists). */
+  char digests[PROFILE_CONFIG_SCOPES][2][CIDR_LIST_DIGEST_LEN];
 };
 
 static const char *const list_keys[]
@@ -101,41 +113,34 @@ write_without_lists (struct json_writer *w, const json_node *obj, bool nested)
   jw_object_end (w);
 }
 
-static void
-put_entries (char **p, const struct cidr *list, size_t n)
+/* The entries of every list in order, checksummed list by list, so that
+ * they can be read straight into the arrays they fill. */
+static uint64_t
+lists_checksum (const struct profile_network_lists *lists)
 {
-  for (size_t i = 0; i < n; i++, *p += ENTRY_SIZE)
+  uint64_t sum = FNV1A64_INIT;
+
+  for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
     {
-      (*p)[0] = list[i].family == AF_INET ? 4 : 6;
-      (*p)[1] = (char)list[i].prefix;
-      memcpy (*p + 2, &list[i].port, 2);
-      memcpy (*p + 4, list[i].addr, 16);
+      const struct profile_network_lists *l = &lists[s];
+      sum = fnv1a64 (l->deny_digest, sizeof (l->deny_digest), sum);
+      sum = fnv1a64 (l->allow_digest, sizeof (l->allow_digest), sum);
+      sum = (sum ^ hash64_words (l->deny, l->n_deny * sizeof (*l->deny)))
+            * UINT64_C (0x100000001b3);
+      sum = (sum ^ hash64_words (l->allow, l->n_allow * sizeof (*l->allow)))
+            * UINT64_C (0x100000001b3);
     }
+  return sum;
 }
 
-static int
-get_entries (const char **p, const char *end, size_t n, struct cidr **ret)
+static bool
+entries_valid (const struct cidr *list, size_t n)
 {
-  struct cidr *list;
-
-  if ((size_t)(end - *p) / ENTRY_SIZE < n)
-    return -1;
-  list = xcalloc (n ? n : 1, sizeof (*list));
-  for (size_t i = 0; i < n; i++, *p += ENTRY_SIZE)
-    {
-      const unsigned char *e = (const unsigned char *)*p;
-      list[i].family = e[0] == 4 ? AF_INET : AF_INET6;
-      list[i].prefix = e[1];
-      memcpy (&list[i].port, e + 2, 2);
-      memcpy (list[i].addr, e + 4, 16);
-      if ((e[0] != 4 && e[0] != 6) || e[1] > (e[0] == 4 ? 32 : 128))
-        {
-          free (list);
-          return -1;
-        }
-    }
-  *ret = list;
-  return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((list[i].family == AF_INET && list[i].prefix <= 32)
+          || (list[i].family == AF_INET6 && list[i].prefix <= 128)))
+      return false;
+  return true;
 }
 
 /* The cache directory, or -1 where it is not ours alone. */
@@ -166,99 +171,183 @@ entry_name (const char *config_path)
 }
 
 static int
-read_entry (int dirfd, const char *name, char **ret, size_t *ret_len)
+read_at (int fd, void *buf, size_t len, off_t at)
 {
-  cleanup_close int fd
-      = openat (dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-  struct stat st;
+  size_t done = 0;
 
-  cleanup_free char *buf = NULL;
-  size_t len = 0;
-
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)
-      || st.st_uid != geteuid () || st.st_nlink != 1
-      || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || st.st_size > CACHE_MAX_SIZE)
-    return -1;
-  /* Its size is known: one buffer, read whole. */
-  buf = xmalloc ((size_t)st.st_size + 1);
-  while (len < (size_t)st.st_size)
+  while (done < len)
     {
-      ssize_t r = read (fd, buf + len, (size_t)st.st_size - len);
+      ssize_t r = pread (fd, (char *)buf + done, len - done, at + (off_t)done);
       if (r < 0 && errno == EINTR)
         continue;
       if (r <= 0)
         return -1;
-      len += (size_t)r;
+      done += (size_t)r;
     }
-  *ret = steal_pointer (&buf);
-  *ret_len = len;
   return 0;
 }
 
+/* The entry NAME, opened where it is ours alone, with its size. */
 static int
-parse_entry (const char *buf, size_t len, const char *text, size_t text_len,
-             char **ret_reduced, size_t *ret_reduced_len,
-             struct profile_network_lists *lists)
+open_entry (int dirfd, const char *name, uint64_t *ret_size)
 {
-  const char *end = buf + len, *p = buf + sizeof (struct cache_header);
-  struct cache_header h;
-  char build[48];
+  int fd = openat (dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  struct stat st;
 
-  if (len < sizeof (h))
-    return -1;
-  memcpy (&h, buf, sizeof (h));
-  header_build (build);
-  if (memcmp (h.magic, CACHE_MAGIC, sizeof (h.magic)) != 0
-      || memcmp (h.build, build, sizeof (build)) != 0 || h.text_len != text_len
-      || h.reduced_len > len || (size_t)(end - p) < text_len + h.reduced_len
-      || h.checksum != hash64_words (p + text_len, (size_t)(end - p) - text_len)
-      || memcmp (p, text, text_len) != 0)
-    return -1;
-  p += text_len;
-  *ret_reduced = xmalloc (h.reduced_len + 1);
-  memcpy (*ret_reduced, p, h.reduced_len);
-  (*ret_reduced)[h.reduced_len] = '\0';
-  *ret_reduced_len = h.reduced_len;
-  p += h.reduced_len;
+  if (fd >= 0
+      && (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)
+          || st.st_uid != geteuid () || st.st_nlink != 1
+          || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0
+          || st.st_size > CACHE_MAX_SIZE))
+    {
+      close (fd);
+      return -1;
+    }
+  *ret_size = fd >= 0 ? (uint64_t)st.st_size : 0;
+  return fd;
+}
+
+/* The entry's copy of the config (TEXT_LEN bytes) is, byte for byte, what
+ * the config's file holds now: both read a piece at a time, the config to
+ * its end, nothing of their size allocated. What is then judged is the
+ * entry's, made from those very bytes. */
+static bool
+same_text (int fd, int config_fd, uint64_t text_len)
+{
+  char piece[16384], config[sizeof (piece)];
+  struct stat st;
+
+  if (fstat (config_fd, &st) < 0 || (uint64_t)st.st_size != text_len)
+    return false;
+  for (uint64_t at = 0; at < text_len; at += sizeof (piece))
+    {
+      size_t n = text_len - at < sizeof (piece) ? (size_t)(text_len - at)
+                                                : sizeof (piece);
+      if (read_at (fd, piece, n, (off_t)(sizeof (struct cache_header) + at)) < 0
+          || read_at (config_fd, config, n, (off_t)at) < 0
+          || memcmp (piece, config, n) != 0)
+        return false;
+    }
+  /* Nothing after it: a config that grew meanwhile is another one. */
+  return pread (config_fd, config, 1, (off_t)text_len) == 0;
+}
+
+static int
+read_list (int fd, off_t *at, size_t n, struct cidr **ret)
+{
+  struct cidr *list = xmalloc ((n ? n : 1) * sizeof (*list));
+
+  if (read_at (fd, list, n * sizeof (*list), *at) < 0
+      || !entries_valid (list, n))
+    {
+      free (list);
+      return -1;
+    }
+  *at += (off_t)(n * sizeof (*list));
+  *ret = list;
+  return 0;
+}
+
+/* The lists, after the header, the text and the reduced text. */
+static int
+read_lists (int fd, const struct cache_header *h,
+            struct profile_network_lists *lists)
+{
+  off_t at = (off_t)(sizeof (*h) + h->text_len + h->reduced_len);
+
   for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
     {
       struct profile_network_lists *l = &lists[s];
-      l->has_deny = h.scope[s][0] != 0;
-      l->allow_kind = (enum profile_allow_kind)h.scope[s][2];
-      l->n_deny = h.scope[s][1];
-      l->n_allow = h.scope[s][3];
-      if (h.scope[s][2] > PROFILE_ALLOW_PRIVATE
-          || get_entries (&p, end, l->n_deny, &l->deny) < 0
-          || get_entries (&p, end, l->n_allow, &l->allow) < 0)
+      l->has_deny = h->scope[s][0] != 0;
+      l->allow_kind = (enum profile_allow_kind)h->scope[s][2];
+      l->n_deny = h->scope[s][1];
+      l->n_allow = h->scope[s][3];
+      memcpy (l->deny_digest, h->digests[s][0], CIDR_LIST_DIGEST_LEN);
+      memcpy (l->allow_digest, h->digests[s][1], CIDR_LIST_DIGEST_LEN);
+      l->deny_digest[CIDR_LIST_DIGEST_LEN - 1] = '\0';
+      l->allow_digest[CIDR_LIST_DIGEST_LEN - 1] = '\0';
+      if (read_list (fd, &at, l->n_deny, &l->deny) < 0
+          || read_list (fd, &at, l->n_allow, &l->allow) < 0)
         return -1;
     }
-  return p == end ? 0 : -1;
+  return lists_checksum (lists) == h->lists_checksum ? 0 : -1;
+}
+
+/* The header is this build's, for TEXT, and the sizes it gives add up to
+ * the entry's. */
+static bool
+header_fits (const struct cache_header *h, uint64_t size)
+{
+  char build[48];
+  uint64_t entries = 0;
+
+  header_build (build);
+  if (memcmp (h->magic, CACHE_MAGIC, sizeof (h->magic)) != 0
+      || memcmp (h->build, build, sizeof (build)) != 0
+      || h->text_len > CACHE_MAX_SIZE || h->reduced_len > CACHE_MAX_SIZE)
+    return false;
+  for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
+    {
+      if (h->scope[s][2] > PROFILE_ALLOW_PRIVATE)
+        return false;
+      entries += (uint64_t)h->scope[s][1] + h->scope[s][3];
+    }
+  return size
+         == sizeof (*h) + h->text_len + h->reduced_len
+                + entries * sizeof (struct cidr);
 }
 
 int
 profile_config_cache_load (const char *cache_dir, const char *config_path,
-                           const char *text, size_t text_len,
-                           char **ret_reduced, size_t *ret_reduced_len,
+                           int config_fd, bool want_lists, char **ret_reduced,
+                           size_t *ret_reduced_len,
                            struct profile_network_lists *ret_lists)
 {
   cleanup_close int dirfd = open_cache_dir (cache_dir, false);
   cleanup_free char *name = entry_name (config_path);
-  cleanup_free char *buf = NULL;
+  cleanup_close int fd = -1;
+  cleanup_free char *reduced = NULL;
   struct profile_network_lists lists[PROFILE_CONFIG_SCOPES] = { 0 };
-  size_t len = 0;
+  struct cache_header h;
+  uint64_t size = 0;
 
-  if (dirfd < 0 || read_entry (dirfd, name, &buf, &len) < 0)
+  if (dirfd < 0 || (fd = open_entry (dirfd, name, &size)) < 0
+      || read_at (fd, &h, sizeof (h), 0) < 0 || !header_fits (&h, size)
+      || !same_text (fd, config_fd, h.text_len))
     return -1;
-  if (parse_entry (buf, len, text, text_len, ret_reduced, ret_reduced_len,
-                   lists)
-      < 0)
+  reduced = xmalloc (h.reduced_len + 1);
+  if (read_at (fd, reduced, h.reduced_len, (off_t)(sizeof (h) + h.text_len)) < 0
+      || hash64_words (reduced, h.reduced_len) != h.reduced_checksum)
+    return -1;
+  reduced[h.reduced_len] = '\0';
+  if (want_lists && read_lists (fd, &h, lists) < 0)
     {
       for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
         profile_network_lists_free (&lists[s]);
       return -1;
     }
+  *ret_reduced = steal_pointer (&reduced);
+  *ret_reduced_len = h.reduced_len;
   memcpy (ret_lists, lists, sizeof (lists));
   return 0;
+}
+
+/* The entry, written whole (the parts one after the other). */
+static void
+write_entry (int dirfd, const char *name, const struct iovec *parts,
+             size_t n_parts, size_t len)
+{
+  cleanup_free char *buf = xmalloc (len ? len : 1);
+  size_t at = 0;
+
+  for (size_t i = 0; i < n_parts; i++)
+    {
+      memcpy (buf + at, parts[i].iov_base, parts[i].iov_len);
+      at += parts[i].iov_len;
+    }
+  /* Written unnamed and linked whole: a moat killed while writing
+   * leaves no partial file behind (entries run to megabytes). */
+  (void)write_file_atomic (dirfd, name, buf, len, 0600);
 }
 
 void
@@ -270,11 +359,10 @@ profile_config_cache_store (const char *cache_dir, const char *config_path,
   cleanup_close int dirfd = open_cache_dir (cache_dir, true);
   cleanup_free char *name = entry_name (config_path);
   cleanup_free char *reduced = NULL;
-  cleanup_free char *buf = NULL;
   struct json_writer *w;
   struct cache_header h = { .text_len = text_len };
-  size_t reduced_len, len, n_entries = 0;
-  char *p;
+  struct iovec parts[3 + 2 * PROFILE_CONFIG_SCOPES];
+  size_t n_parts = 0, len = 0;
 
   if (dirfd < 0)
     return;
@@ -283,35 +371,31 @@ profile_config_cache_store (const char *cache_dir, const char *config_path,
   reduced = json_writer_finish (w);
   if (reduced == NULL)
     return;
-  reduced_len = strlen (reduced);
-  h.reduced_len = reduced_len;
+  memcpy (h.magic, CACHE_MAGIC, sizeof (h.magic));
+  header_build (h.build);
+  h.reduced_len = strlen (reduced);
+  h.reduced_checksum = hash64_words (reduced, h.reduced_len);
+  h.lists_checksum = lists_checksum (lists);
+  parts[n_parts++] = (struct iovec){ &h, sizeof (h) };
+  parts[n_parts++] = (struct iovec){ (void *)text, text_len };
+  parts[n_parts++] = (struct iovec){ reduced, h.reduced_len };
   for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
     {
       h.scope[s][0] = lists[s].has_deny;
       h.scope[s][1] = (uint32_t)lists[s].n_deny;
       h.scope[s][2] = lists[s].allow_kind;
       h.scope[s][3] = (uint32_t)lists[s].n_allow;
-      n_entries += lists[s].n_deny + lists[s].n_allow;
+      memcpy (h.digests[s][0], lists[s].deny_digest, CIDR_LIST_DIGEST_LEN);
+      memcpy (h.digests[s][1], lists[s].allow_digest, CIDR_LIST_DIGEST_LEN);
+      parts[n_parts++]
+          = (struct iovec){ lists[s].deny,
+                            lists[s].n_deny * sizeof (*lists[s].deny) };
+      parts[n_parts++]
+          = (struct iovec){ lists[s].allow,
+                            lists[s].n_allow * sizeof (*lists[s].allow) };
     }
-  len = sizeof (h) + text_len + reduced_len + n_entries * ENTRY_SIZE;
-  if (len > CACHE_MAX_SIZE)
-    return;
-  buf = xmalloc (len);
-  p = buf + sizeof (h);
-  memcpy (p, text, text_len);
-  memcpy (p + text_len, reduced, reduced_len);
-  p += text_len + reduced_len;
-  for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
-    {
-      put_entries (&p, lists[s].deny, lists[s].n_deny);
-      put_entries (&p, lists[s].allow, lists[s].n_allow);
-    }
-  memcpy (h.magic, CACHE_MAGIC, sizeof (h.magic));
-  header_build (h.build);
-  h.checksum
-      = hash64_words (buf + sizeof (h) + text_len, len - sizeof (h) - text_len);
-  memcpy (buf, &h, sizeof (h));
-  /* Written unnamed and linked whole: a moat killed while writing
-   * leaves no partial file behind (entries run to megabytes). */
-  (void)write_file_atomic (dirfd, name, buf, len, 0600);
+  for (size_t i = 0; i < n_parts; i++)
+    len += parts[i].iov_len;
+  if (len <= CACHE_MAX_SIZE)
+    write_entry (dirfd, name, parts, n_parts, len);
 }

@@ -224,7 +224,7 @@ write_value (struct json_writer *w, const struct field *f,
         size_t n = deny ? p->n_deny : p->n_allow;
         if (ctx->joined_lists)
           {
-            profile_write_joined_list (w, v, n);
+            profile_write_joined_list (w, p, v, n);
             break;
           }
         jw_array_begin (w);

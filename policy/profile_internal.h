@@ -71,6 +71,9 @@ int profile_parse_millis (const char *s, uint64_t *ret);
 struct json_node;
 int profile_network_init (struct profile *p, struct moat_error **err);
 void profile_network_dup (struct profile *d, const struct profile *p);
+/* profile_dup, the lists borrowed (struct profile lists_borrowed): the
+ * effective profile of a create with 10,000-entry lists copies none. */
+struct profile *profile_dup_borrowing_lists (const struct profile *p);
 void profile_network_free (struct profile *p);
 /* The egress_* lists of one object of the operator config (the top level
  * or profiles.NAME), parsed and checked once, whichever profile they go
@@ -89,26 +92,62 @@ struct profile_network_lists
   enum profile_allow_kind allow_kind;
   struct cidr *allow;
   size_t n_allow;
+  /* Of a profile's scope (profiles.NAME): the digests that profile's deny
+   * and allow take once every scope's lists are taken (struct profile's
+   * deny_digest, allow_digest), where known; "": not known. */
+  char deny_digest[CIDR_LIST_DIGEST_LEN];
+  char allow_digest[CIDR_LIST_DIGEST_LEN];
 };
 void profile_network_lists_free (struct profile_network_lists *l);
 /* The lists of obj (an object; prefix "" or "profiles.NAME" for errors). */
 int profile_network_read (const struct json_node *obj, const char *prefix,
                           struct profile_network_lists *ret,
                           struct moat_error **err);
-/* Add l's denied entries to p's, and its allowed ones in place of p's. */
-int profile_network_apply (struct profile *p,
+/* l's denied entries added to *n_deny, within the guard's bound. */
+int profile_network_count (size_t *n_deny,
                            const struct profile_network_lists *l,
                            const char *prefix, struct moat_error **err);
+/* Add l's denied entries to p's, and its allowed ones in place of p's,
+ * moved from l (which keeps its kinds, not its entries). */
+int profile_network_take (struct profile *p, struct profile_network_lists *l,
+                          const char *prefix, struct moat_error **err);
+
+/* The egress_* lists of each scope (the top level, then profiles.NAME in
+ * the order of NAMES, NULL-terminated), read once whatever number of
+ * profiles they go to. */
+int profile_network_read_scopes (const struct json_node *root,
+                                 const char *const *names,
+                                 struct profile_network_lists *lists,
+                                 struct moat_error **err);
+/* The lists of every scope (the top level, then profiles.NAME in the
+ * order of NAMES, NULL-terminated) within the guard's bounds for each
+ * profile: counted, not applied, whichever profile is picked. */
+int profile_network_check_scopes (struct profile *const *profiles,
+                                  const char *const *names,
+                                  const struct profile_network_lists *lists,
+                                  struct moat_error **err);
+/* The top level's lists, then those of lists[scope] (profiles.NAME),
+ * moved to P, the profile picked. */
+int profile_network_take_scopes (struct profile *p, const char *name,
+                                 struct profile_network_lists *lists, int scope,
+                                 struct moat_error **err);
+void profile_network_scopes_free (struct profile_network_lists *lists);
+/* Into lists[1 + k], the digests profiles[k]'s lists will have once the
+ * scopes' are taken (before profile_network_take_scopes). */
+void profile_network_scope_digests (struct profile *const *profiles,
+                                    struct profile_network_lists *lists);
 
 /* The operator config's cache (profile_config_cache.c): the lists of its
  * scopes (the top level, then profiles.strict and profiles.egress), as
  * profile_network_read gave them, and the config's text without them. */
 #define PROFILE_CONFIG_SCOPES 3
-/* The entry for the config at config_path whose bytes are text: 0 with
- * that text less its lists (*ret_reduced, NUL-terminated) and the lists;
- * -1 where there is none to trust. */
+/* The entry for the config at config_path whose bytes are those of
+ * config_fd (read with pread, its offset left alone): 0 with that text
+ * less its lists (*ret_reduced, NUL-terminated) and, with want_lists, the
+ * lists (else empty: neither read nor checked); -1 where there is none to
+ * trust. */
 int profile_config_cache_load (const char *cache_dir, const char *config_path,
-                               const char *text, size_t text_len,
+                               int config_fd, bool want_lists,
                                char **ret_reduced, size_t *ret_reduced_len,
                                struct profile_network_lists *ret_lists);
 /* Save what was read from text (root its tree) for the next verb; quietly
@@ -128,8 +167,10 @@ const char *profile_network_mode (const struct profile *p);
  * "count", "digest"}. What the guard enforces is saved on its own
  * (the decision's "guard"); this record only names the list. */
 struct json_writer;
-void profile_write_joined_list (struct json_writer *w, const struct cidr *list,
-                                size_t n);
+void profile_write_joined_list (struct json_writer *w, const struct profile *p,
+                                const struct cidr *list, size_t n);
+/* p's deny_digest and allow_digest, taken now (p final). */
+void profile_network_take_digests (struct profile *p);
 
 /* The fields of struct profile, once: their keys in the saved form, in
  * profile show and in the operator config, and their types. */

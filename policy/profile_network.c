@@ -92,6 +92,8 @@ profile_network_dup (struct profile *d, const struct profile *p)
 void
 profile_network_free (struct profile *p)
 {
+  if (p->lists_borrowed)
+    return;
   free (p->deny);
   free (p->allow);
   free (p->private_nets);
@@ -303,29 +305,162 @@ profile_network_read (const json_node *obj, const char *prefix,
 }
 
 int
-profile_network_apply (struct profile *p, const struct profile_network_lists *l,
+profile_network_count (size_t *n_deny, const struct profile_network_lists *l,
                        const char *prefix, struct moat_error **err)
 {
-  if (l->has_deny)
+  if (!l->has_deny)
+    return 0;
+  *n_deny += l->n_deny;
+  if (*n_deny > NETGUARD_MAX_DENY)
+    return moat_fail (err, 0,
+                      "%s%segress_deny: too many denied CIDRs (%zu with "
+                      "the built-in ones, at most %d)",
+                      prefix, *prefix ? "." : "", *n_deny, NETGUARD_MAX_DENY);
+  return 0;
+}
+
+int
+profile_network_take (struct profile *p, struct profile_network_lists *l,
+                      const char *prefix, struct moat_error **err)
+{
+  size_t n_deny = p->n_deny;
+
+  if (profile_network_count (&n_deny, l, prefix, err) < 0)
+    return -1;
+  p->deny_digest[0] = p->allow_digest[0] = '\0';
+  if (l->has_deny && l->n_deny > 0)
     {
-      p->deny = xrealloc (p->deny, (p->n_deny + l->n_deny) * sizeof (*p->deny));
-      memcpy (p->deny + p->n_deny, l->deny, l->n_deny * sizeof (*p->deny));
-      p->n_deny += l->n_deny;
-      if (p->n_deny > NETGUARD_MAX_DENY)
-        return moat_fail (err, 0,
-                          "%s%segress_deny: too many denied CIDRs (%zu with "
-                          "the built-in ones, at most %d)",
-                          prefix, *prefix ? "." : "", p->n_deny,
-                          NETGUARD_MAX_DENY);
+      /* In l's array, grown (a long one is moved by the kernel, not
+       * copied), p's entries first. */
+      struct cidr *deny = xrealloc (l->deny, n_deny * sizeof (*deny));
+      memmove (deny + p->n_deny, deny, l->n_deny * sizeof (*deny));
+      memcpy (deny, p->deny, p->n_deny * sizeof (*deny));
+      free (p->deny);
+      p->deny = deny;
+      p->n_deny = n_deny;
+      l->deny = NULL;
+      l->n_deny = 0;
     }
   if (l->allow_kind != PROFILE_ALLOW_NONE)
     {
       free (p->allow);
-      p->allow = cidrs_dup (l->allow, l->n_allow);
+      p->allow = l->allow ? steal_pointer (&l->allow)
+                          : xcalloc (1, sizeof (*p->allow));
       p->n_allow = l->n_allow;
       p->allowlist = l->allow_kind == PROFILE_ALLOWLIST;
+      l->n_allow = 0;
     }
   return 0;
+}
+
+int
+profile_network_read_scopes (const struct json_node *root,
+                             const char *const *names,
+                             struct profile_network_lists *lists,
+                             struct moat_error **err)
+{
+  const json_node *v = json_get (root, "profiles");
+
+  if (profile_network_read (root, "", &lists[0], err) < 0)
+    return -1;
+  for (size_t i = 0; json_is_object (v) && i < json_object_len (v); i++)
+    {
+      const char *name = json_object_key (v, i);
+      const json_node *settings = json_object_value (v, i);
+      size_t k = 0;
+
+      while (names[k] && strcmp (names[k], name) != 0)
+        k++;
+      /* An unknown name or a value not an object: the caller says so. */
+      if (names[k] == NULL || !json_is_object (settings))
+        continue;
+      {
+        cleanup_free char *prefix = xasprintf ("profiles.%s", name);
+        profile_network_lists_free (&lists[1 + k]);
+        if (profile_network_read (settings, prefix, &lists[1 + k], err) < 0)
+          return -1;
+      }
+    }
+  return 0;
+}
+
+int
+profile_network_check_scopes (struct profile *const *profiles,
+                              const char *const *names,
+                              const struct profile_network_lists *lists,
+                              struct moat_error **err)
+{
+  for (size_t i = 0; names[i]; i++)
+    {
+      cleanup_free char *prefix = xasprintf ("profiles.%s", names[i]);
+      size_t n_deny = profiles[i]->n_deny;
+      if (profile_network_count (&n_deny, &lists[0], "", err) < 0
+          || profile_network_count (&n_deny, &lists[1 + i], prefix, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+profile_network_take_scopes (struct profile *p, const char *name,
+                             struct profile_network_lists *lists, int scope,
+                             struct moat_error **err)
+{
+  cleanup_free char *prefix = xasprintf ("profiles.%s", name);
+
+  if (profile_network_take (p, &lists[0], "", err) < 0
+      || profile_network_take (p, &lists[scope], prefix, err) < 0)
+    return -1;
+  memcpy (p->deny_digest, lists[scope].deny_digest, CIDR_LIST_DIGEST_LEN);
+  memcpy (p->allow_digest, lists[scope].allow_digest, CIDR_LIST_DIGEST_LEN);
+  return 0;
+}
+
+/* DIGEST of the lists one after the other where longer than the audit
+ * line's head, else "". */
+static void
+digest_if_long (const struct cidr *const *parts, const size_t *counts,
+                size_t n_parts, char digest[CIDR_LIST_DIGEST_LEN])
+{
+  size_t n = 0;
+
+  for (size_t i = 0; i < n_parts; i++)
+    n += counts[i];
+  digest[0] = '\0';
+  if (n > PROFILE_AUDIT_LIST_HEAD)
+    cidr_lists_digest (parts, counts, n_parts, digest);
+}
+
+void
+profile_network_scope_digests (struct profile *const *profiles,
+                               struct profile_network_lists *lists)
+{
+  for (int k = 0; k + 1 < PROFILE_CONFIG_SCOPES; k++)
+    {
+      const struct profile *p = profiles[k];
+      const struct profile_network_lists *top = &lists[0];
+      struct profile_network_lists *own = &lists[1 + k];
+      /* As profile_network_take puts them: p's, then each scope's. */
+      const struct cidr *deny[] = { p->deny, top->deny, own->deny };
+      size_t n_deny[] = { p->n_deny, top->has_deny ? top->n_deny : 0,
+                          own->has_deny ? own->n_deny : 0 };
+      const struct profile_network_lists *allow
+          = own->allow_kind != PROFILE_ALLOW_NONE   ? own
+            : top->allow_kind != PROFILE_ALLOW_NONE ? top
+                                                    : NULL;
+      const struct cidr *allow_list = allow ? allow->allow : p->allow;
+      size_t n_allow = allow ? allow->n_allow : p->n_allow;
+
+      digest_if_long (deny, n_deny, 3, own->deny_digest);
+      digest_if_long (&allow_list, &n_allow, 1, own->allow_digest);
+    }
+}
+
+void
+profile_network_scopes_free (struct profile_network_lists *lists)
+{
+  for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
+    profile_network_lists_free (&lists[s]);
 }
 
 /* Could the operator's profile P reach every address (and port) of C?
@@ -399,7 +534,13 @@ profile_network_annotation (struct profile *e, const char *value,
     }
   /* An allowlist of what was taken, even if nothing was: the pod author
    * asked for one, and less is always tighter. */
+  if (e->lists_borrowed)
+    {
+      profile_network_dup (e, e);
+      e->lists_borrowed = false;
+    }
   free (e->allow);
+  e->allow_digest[0] = '\0';
   e->allow = steal_pointer (&list);
   e->n_allow = n;
   e->allowlist = true;
@@ -439,24 +580,47 @@ profile_network_mode (const struct profile *p)
  * stays short (and cheap to write) with 10,000 entries and two lines
  * still tell whether their lists were the same. */
 static void
-jw_cidrs_bounded (struct json_writer *w, const char *key,
-                  const struct cidr *list, size_t n, uint16_t port,
+list_digest (const struct profile *p, const struct cidr *list, size_t n,
+             char ret[CIDR_LIST_DIGEST_LEN])
+{
+  const char *taken = list == p->deny && n == p->n_deny     ? p->deny_digest
+                      : list == p->allow && n == p->n_allow ? p->allow_digest
+                                                            : "";
+  if (*taken)
+    memcpy (ret, taken, CIDR_LIST_DIGEST_LEN);
+  else
+    cidr_list_digest (list, n, ret);
+}
+
+void
+profile_network_take_digests (struct profile *p)
+{
+  /* Known already where the config cache had them. */
+  if (p->n_deny > PROFILE_AUDIT_LIST_HEAD && p->deny_digest[0] == '\0')
+    cidr_list_digest (p->deny, p->n_deny, p->deny_digest);
+  if (p->n_allow > PROFILE_AUDIT_LIST_HEAD && p->allow_digest[0] == '\0')
+    cidr_list_digest (p->allow, p->n_allow, p->allow_digest);
+}
+
+static void
+jw_cidrs_bounded (struct json_writer *w, const struct profile *p,
+                  const char *key, const struct cidr *list, size_t n,
                   bool bounded)
 {
   char digest[CIDR_LIST_DIGEST_LEN];
 
   if (!bounded || n <= PROFILE_AUDIT_LIST_HEAD)
     {
-      jw_cidrs (w, key, list, n, port);
+      jw_cidrs (w, key, list, n, 0);
       return;
     }
-  jw_cidrs (w, key, list, PROFILE_AUDIT_LIST_HEAD, port);
+  jw_cidrs (w, key, list, PROFILE_AUDIT_LIST_HEAD, 0);
   {
     cleanup_free char *count_key = xasprintf ("%s_count", key);
     jw_key (w, count_key);
     jw_uint (w, n);
   }
-  cidr_list_digest (list, n, digest);
+  list_digest (p, list, n, digest);
   {
     cleanup_free char *digest_key = xasprintf ("%s_digest", key);
     jw_key (w, digest_key);
@@ -465,8 +629,8 @@ jw_cidrs_bounded (struct json_writer *w, const char *key,
 }
 
 void
-profile_write_joined_list (struct json_writer *w, const struct cidr *list,
-                           size_t n)
+profile_write_joined_list (struct json_writer *w, const struct profile *p,
+                           const struct cidr *list, size_t n)
 {
   char digest[CIDR_LIST_DIGEST_LEN];
   cleanup_free char *head = NULL;
@@ -478,7 +642,7 @@ profile_write_joined_list (struct json_writer *w, const struct cidr *list,
       return;
     }
   head = cidr_list_join (list, PROFILE_AUDIT_LIST_HEAD);
-  cidr_list_digest (list, n, digest);
+  list_digest (p, list, n, digest);
   jw_object_begin (w);
   jw_key (w, "head");
   jw_string (w, head);
@@ -497,11 +661,11 @@ profile_network_json (struct json_writer *w, const struct profile *p,
   jw_object_begin (w);
   jw_key (w, "mode");
   jw_string (w, profile_network_mode (p));
-  jw_cidrs_bounded (w, "deny", p->deny, p->n_deny, 0, bounded);
+  jw_cidrs_bounded (w, p, "deny", p->deny, p->n_deny, bounded);
   if (p->egress)
     {
-      jw_cidrs_bounded (w, p->allowlist ? "allow" : "allow_private", p->allow,
-                        p->n_allow, 0, bounded);
+      jw_cidrs_bounded (w, p, p->allowlist ? "allow" : "allow_private",
+                        p->allow, p->n_allow, bounded);
       if (!p->allowlist)
         jw_cidrs (w, "private_refused", p->private_nets, p->n_private, 0);
       if (with_dns)
@@ -527,11 +691,13 @@ profile_netguard_rules (const struct profile *p, const struct cidr *dns,
     .egress = p->egress,
     .deny = p->deny,
     .n_deny = p->n_deny,
+    .deny_digest = p->deny_digest,
   };
   if (!p->egress)
     return;
   ret->allow = p->allow;
   ret->n_allow = p->n_allow;
+  ret->allow_digest = p->allow_digest;
   ret->dns = dns;
   ret->n_dns = n_dns;
   ret->allowlist = p->allowlist;

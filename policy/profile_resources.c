@@ -227,7 +227,7 @@ profile_effective (const struct profile *p, const struct spec_kv *annotations,
                    size_t n_annotations, struct profile **ret,
                    struct override_list *ov, struct moat_error **err)
 {
-  cleanup_profile struct profile *e = profile_dup (p);
+  cleanup_profile struct profile *e = profile_dup_borrowing_lists (p);
   size_t n_tunables = sizeof (tunables) / sizeof (tunables[0]);
 
   for (size_t i = 0; i < n_annotations; i++)

@@ -9,11 +9,13 @@
  * cgroup storage map, one value per cgroup the programs are attached to
  * (netguard_bpf.h).
  *
- * - The hash (FNV-1a, 64 bits) names the entry; the entry holds the whole
- *   description hashed (a map "desc"), compared byte for byte before use:
- *   a nameserver comes from the container's resolv.conf, which a pod
- *   author controls, so a collision must give nothing away (it gets a
- *   copy of its own instead).
+ * - A 64-bit hash names the entry: of the description's head (modes,
+ *   code, sizes) and of each list's digest (the policy's, taken once for
+ *   the audit line; cidr_list_digest); the entry holds the whole
+ *   description (a map "desc"), compared byte for byte before use, a
+ *   piece at a time against the lists where they are: a nameserver comes
+ *   from the container's resolv.conf, which a pod author controls, so a
+ *   collision must give nothing away (it gets a copy of its own instead).
  * - Building is under an flock on PIN_DIR, in PIN_DIR/build-PID, renamed
  *   to the entry's name when complete: a create killed half way leaves a
  *   build-* directory that the next builder removes; a reader never sees
@@ -147,6 +149,17 @@ desc_add (struct desc *d, const void *data, size_t len)
   d->n += len;
 }
 
+/* Each entry as the description holds it: field by field (struct cidr
+ * has padding). */
+static void
+pack_entry (uint8_t out[20], const struct cidr *c)
+{
+  out[0] = (uint8_t)c->family;
+  out[1] = c->prefix;
+  memcpy (out + 2, &c->port, 2);
+  memcpy (out + 4, c->addr, 16);
+}
+
 static void
 desc_list (struct desc *d, const struct cidr *list, size_t n)
 {
@@ -155,17 +168,28 @@ desc_list (struct desc *d, const struct cidr *list, size_t n)
   desc_add (d, &count, sizeof (count));
   for (size_t i = 0; i < n; i++)
     {
-      /* Field by field: struct cidr has padding. */
-      uint8_t entry[20] = { (uint8_t)list[i].family, list[i].prefix };
-      memcpy (entry + 2, &list[i].port, 2);
-      memcpy (entry + 4, list[i].addr, 16);
+      uint8_t entry[20];
+      pack_entry (entry, &list[i]);
       desc_add (d, entry, sizeof (entry));
     }
 }
 
+/* The lists in the description's order. */
+static void
+rules_lists (const struct netguard_rules *r, const struct cidr *lists[4],
+             size_t counts[4])
+{
+  lists[0] = r->deny, counts[0] = r->n_deny;
+  lists[1] = r->allow, counts[1] = r->n_allow;
+  lists[2] = r->dns, counts[2] = r->n_dns;
+  lists[3] = r->private_nets, counts[3] = r->n_private;
+}
+
+/* The description's head: what the programs are made from but the lists
+ * (the modes, the code, the sizes). */
 static int
-describe (const struct netguard_rules *r, struct desc *d,
-          struct moat_error **err)
+describe_head (const struct netguard_rules *r, struct desc *d,
+               struct moat_error **err)
 {
   /* Placeholder map fds: the code is what matters, not this create's fds. */
   static const struct netguard_maps placeholders = { 3, 4, 5, 6, 7, 8 };
@@ -197,45 +221,129 @@ describe (const struct netguard_rules *r, struct desc *d,
         }
       desc_add (d, &code, sizeof (code));
     }
-  desc_list (d, r->deny, r->n_deny);
-  desc_list (d, r->allow, r->n_allow);
-  desc_list (d, r->dns, r->n_dns);
-  desc_list (d, r->private_nets, r->n_private);
   return 0;
 }
 
-/* The pinned description at ENTRY/desc is D's. */
+/* The whole description (the head, then each list: its count and its
+ * entries), for a new entry's pin. */
+static void
+describe_lists (const struct netguard_rules *r, struct desc *d)
+{
+  const struct cidr *lists[4];
+  size_t counts[4], total = d->n;
+
+  rules_lists (r, lists, counts);
+  for (int i = 0; i < 4; i++)
+    total += sizeof (uint32_t) + 20 * counts[i];
+  d->data = xrealloc (d->data, total);
+  d->cap = total;
+  for (int i = 0; i < 4; i++)
+    desc_list (d, lists[i], counts[i]);
+}
+
+static size_t
+desc_size (const struct netguard_rules *r, const struct desc *head)
+{
+  const struct cidr *lists[4];
+  size_t counts[4], total = head->n;
+
+  rules_lists (r, lists, counts);
+  for (int i = 0; i < 4; i++)
+    total += sizeof (uint32_t) + 20 * counts[i];
+  return total;
+}
+
+/* The entry's name: the head and the lists, each long one by the digest
+ * the policy took of it (cidr_list_digest), the others entry by entry. It
+ * only points at the entry, whose description is compared whole. */
+static char *
+entry_name (const struct netguard_rules *r, const struct desc *head)
+{
+  const struct cidr *lists[4];
+  const char *digests[4] = { r->deny_digest, r->allow_digest, NULL, NULL };
+  size_t counts[4];
+  uint64_t h = hash64_words (head->data, head->n);
+
+  rules_lists (r, lists, counts);
+  for (int i = 0; i < 4; i++)
+    {
+      char digest[CIDR_LIST_DIGEST_LEN];
+      if (digests[i] == NULL || digests[i][0] == '\0')
+        {
+          cidr_list_digest (lists[i], counts[i], digest);
+          digests[i] = digest;
+        }
+      h = fnv1a64 (digests[i], strlen (digests[i]), h);
+      h = fnv1a64 (&counts[i], sizeof (counts[i]), h);
+    }
+  return xasprintf ("%016" PRIx64, h);
+}
+
+/* PINNED (the description an entry holds) is the head then R's lists,
+ * compared a piece at a time: ours is never built whole. */
+static bool
+same_description (const uint8_t *pinned, size_t len,
+                  const struct netguard_rules *r, const struct desc *head)
+{
+  const struct cidr *lists[4];
+  size_t counts[4], at = head->n;
+  uint8_t piece[256 * 20];
+
+  if (len != desc_size (r, head) || memcmp (pinned, head->data, head->n) != 0)
+    return false;
+  rules_lists (r, lists, counts);
+  for (int i = 0; i < 4; i++)
+    {
+      uint32_t count = (uint32_t)counts[i];
+      if (memcmp (pinned + at, &count, sizeof (count)) != 0)
+        return false;
+      at += sizeof (count);
+      for (size_t k = 0; k < counts[i]; k += 256)
+        {
+          size_t m = counts[i] - k < 256 ? counts[i] - k : 256;
+          for (size_t e = 0; e < m; e++)
+            pack_entry (piece + e * 20, &lists[i][k + e]);
+          if (memcmp (pinned + at, piece, m * 20) != 0)
+            return false;
+          at += m * 20;
+        }
+    }
+  return true;
+}
+
+/* The pinned description at ENTRY/desc is that of R (head its head). */
 static int
-desc_matches (const char *entry, const struct desc *d)
+desc_matches (const char *entry, const struct netguard_rules *r,
+              const struct desc *head)
 {
   cleanup_free char *path = xasprintf ("%s/" DESC_PIN, entry);
   cleanup_free uint8_t *pinned = NULL;
   cleanup_close int fd = -1;
   uint32_t value_size = 0, zero = 0;
-  int r = bpf_obj_get (path, &fd);
+  int rc = bpf_obj_get (path, &fd);
 
-  if (r < 0)
-    return r;
-  r = bpf_map_value_size (fd, &value_size);
-  if (r < 0)
-    return r;
-  if (value_size != d->n)
+  if (rc < 0)
+    return rc;
+  rc = bpf_map_value_size (fd, &value_size);
+  if (rc < 0)
+    return rc;
+  if (value_size != desc_size (r, head))
     return -ESTALE;
-  pinned = xmalloc (d->n);
-  r = bpf_map_lookup (fd, &zero, pinned);
-  if (r < 0)
-    return r;
-  return memcmp (pinned, d->data, d->n) == 0 ? 0 : -ESTALE;
+  pinned = xmalloc (value_size);
+  rc = bpf_map_lookup (fd, &zero, pinned);
+  if (rc < 0)
+    return rc;
+  return same_description (pinned, value_size, r, head) ? 0 : -ESTALE;
 }
 
 /* Open the programs pinned at ENTRY. -ENOENT: no such entry (or it went
  * meanwhile); -ESTALE: another description under its name. */
 static int
 open_entry (const char *entry, const struct netguard_rules *r,
-            const struct desc *d, struct netguard_progs *ret)
+            const struct desc *head, struct netguard_progs *ret)
 {
   __attribute__ ((cleanup (netguard_progs_close))) struct netguard_progs p;
-  int rc = desc_matches (entry, d);
+  int rc = desc_matches (entry, r, head);
 
   progs_init (&p);
   if (rc < 0)
@@ -329,7 +437,7 @@ tidy (int dirfd)
  * ENTRY (under the lock on PIN_DIR). */
 static int
 pin_entry (int dirfd, const char *pin_dir, const char *name,
-           const struct netguard_rules *r, const struct desc *d,
+           const struct netguard_rules *r, struct desc *d,
            const struct netguard_progs *p)
 {
   cleanup_free char *build = xasprintf (BUILD_PREFIX "%d", (int)getpid ());
@@ -341,6 +449,7 @@ pin_entry (int dirfd, const char *pin_dir, const char *name,
 
   if (mkdirat (dirfd, build, 0700) < 0)
     return -errno;
+  describe_lists (r, d);
   rc = bpf_map_create (BPF_MAP_TYPE_ARRAY, sizeof (zero), (uint32_t)d->n, 1,
                        BPF_F_RDONLY_PROG, "moat_desc", &desc, &err);
   moat_error_free (&err);
@@ -410,7 +519,7 @@ open_pin_dir (const char *pin_dir)
  * programs are this container's own. */
 static int
 build_shared (const char *pin_dir, const char *entry, const char *name,
-              const struct netguard_rules *r, const struct desc *d,
+              const struct netguard_rules *r, struct desc *d,
               struct netguard_progs *ret, bool *ret_shared,
               struct moat_error **err)
 {
@@ -450,11 +559,10 @@ netguard_progs_get (const struct netguard_rules *r, const char *pin_dir,
     return -1;
   if (pin_dir == NULL)
     return build_own (r, ret, err);
-  if (describe (r, &d, err) < 0)
+  /* The head alone: on a hit, the lists are compared where they are. */
+  if (describe_head (r, &d, err) < 0)
     return -1;
-  /* Eight bytes at a time: the name only points at the entry, whose
-   * description is compared whole. */
-  name = xasprintf ("%016" PRIx64, hash64_words (d.data, d.n));
+  name = entry_name (r, &d);
   entry = xasprintf ("%s/%s", pin_dir, name);
   rc = open_entry (entry, r, &d, ret);
   if (rc == 0)

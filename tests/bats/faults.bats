@@ -270,7 +270,7 @@ create_failed_cleanly() {
 @test "a full state dir (ENOSPC): create fails cleanly at every point, then works" {
 	# Outside the bundle, where assert_nothing_left looks for mounts.
 	TINY="$(mktemp -d "${BATS_TMPDIR:-/tmp}/moat-tiny.XXXXXX")"
-	mount -t tmpfs -o size=64k,nr_inodes=64 tmpfs "$TINY"
+	mount -t tmpfs -o size=64k,nr_inodes=64,mode=0700 tmpfs "$TINY"
 	local free id n=0 ok=0
 	# Leave 0, 4, 8 ... KiB free: each create runs out at a later write.
 	for free in 0 4 8 12 16 20 24 28 32 40 48 56; do

@@ -9,6 +9,7 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "netguard_harness.h"
 #include "netguard_skb.h"
+#include <inttypes.h>
 
 #include "../../policy/profile.h"
 #include "../../runtime/netguard_dns.h"
@@ -141,6 +142,38 @@ test_list_digest (void **state)
   assert_string_not_equal (da, dc);
   assert_string_not_equal (da, dd);
   assert_string_not_equal (da, d1);
+}
+
+/* Hashed in pieces, a long list has the digest of its entries packed
+ * whole (the audit lines of earlier moats stay comparable). */
+static void
+test_list_digest_in_pieces (void **state)
+{
+  enum
+  {
+    N = 1000
+  };
+  cleanup_free struct cidr *list = xcalloc (N, sizeof (*list));
+  cleanup_free uint8_t *packed = xcalloc (N, 20);
+  char got[CIDR_LIST_DIGEST_LEN], want[CIDR_LIST_DIGEST_LEN];
+
+  (void)state;
+  for (size_t i = 0; i < N; i++)
+    {
+      uint8_t *e = packed + i * 20;
+      list[i] = cp (i % 3 ? "[2001:db8::/32]:443" : "203.0.113.0/24");
+      list[i].addr[2] = (uint8_t)i;
+      list[i].addr[3] = (uint8_t)(i >> 8);
+      e[0] = list[i].family == AF_INET6 ? 6 : 4;
+      e[1] = list[i].prefix;
+      e[2] = (uint8_t)(list[i].port >> 8);
+      e[3] = (uint8_t)list[i].port;
+      memcpy (e + 4, list[i].addr, 16);
+    }
+  cidr_list_digest (list, N, got);
+  snprintf (want, sizeof (want), "words64:%016" PRIx64,
+            hash64_words (packed, N * 20));
+  assert_string_equal (got, want);
 }
 
 static void
@@ -593,6 +626,7 @@ main (void)
     cmocka_unit_test (test_embeddings),
     cmocka_unit_test (test_contains),
     cmocka_unit_test (test_list_digest),
+    cmocka_unit_test (test_list_digest_in_pieces),
     cmocka_unit_test (test_resolv_conf),
     cmocka_unit_test (test_config_lists),
     cmocka_unit_test (test_annotation_narrows),

@@ -189,6 +189,47 @@ test_leftovers_and_mismatch (void **state)
   assert_int_equal (entries (), 2);
 }
 
+/* The set is found by the digest the policy took of its deny list; one
+ * that lies (set 7's digest with set 8's list, as a stale digest would)
+ * leads to set 7's entry, whose description then differs: set 8 gets
+ * programs of its own, never set 7's. With the true digest, set 8 is
+ * pinned and found as usual. */
+static void
+test_found_by_digest_compared_whole (void **state)
+{
+  struct one_rule seven, eight;
+  struct netguard_progs p7, p8;
+  struct moat_error *err = NULL;
+  char digest7[CIDR_LIST_DIGEST_LEN], digest8[CIDR_LIST_DIGEST_LEN];
+  uint32_t id7 = 0, id8 = 0;
+  bool shared;
+
+  (void)state;
+  one_rule (&seven, 7);
+  one_rule (&eight, 8);
+  cidr_list_digest (&seven.deny, 1, digest7);
+  cidr_list_digest (&eight.deny, 1, digest8);
+  seven.r.deny_digest = digest7;
+  assert_int_equal (netguard_progs_get (&seven.r, pin_dir, &p7, &shared, &err),
+                    0);
+  assert_true (shared);
+  eight.r.deny_digest = digest7; /* lies */
+  assert_int_equal (netguard_progs_get (&eight.r, pin_dir, &p8, &shared, &err),
+                    0);
+  assert_false (shared);
+  assert_int_equal (bpf_prog_id (p7.fd[NETGUARD_PROG_CONNECT4], &id7), 0);
+  assert_int_equal (bpf_prog_id (p8.fd[NETGUARD_PROG_CONNECT4], &id8), 0);
+  assert_int_not_equal (id7, id8);
+  netguard_progs_close (&p8);
+  eight.r.deny_digest = digest8;
+  assert_int_equal (netguard_progs_get (&eight.r, pin_dir, &p8, &shared, &err),
+                    0);
+  assert_true (shared);
+  assert_int_equal (entries (), 2);
+  netguard_progs_close (&p7);
+  netguard_progs_close (&p8);
+}
+
 /* Two processes build the same new set at once: one builds, the other
  * waits on the lock and opens the pins; both get one program. */
 static void
@@ -235,6 +276,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_leftovers_and_mismatch, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_two_builders, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_found_by_digest_compared_whole, setup,
+                                     teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -318,7 +318,8 @@ test_policy_malformed (void **state)
   expect_bad ("{\"version\": 1}", "another moat");
   expect_bad ("{\"version\": 2}", "another moat");
   expect_bad ("{\"version\": 3}", "another moat");
-  expect_bad ("{\"version\": 4, \"profile\": {\"egress\": true}}",
+  expect_bad ("{\"version\": 4}", "another moat");
+  expect_bad ("{\"version\": 5, \"profile\": {\"egress\": true}}",
               "profile.name");
   expect_bad_saved (
       "\"process\":{\"nofile\":", "\"process\":{\"nofilx\":", "process.nofile");
@@ -528,6 +529,80 @@ test_apply_returns_effective (void **state)
   override_list_clear (&ov);
   profile_free (eff);
   profile_free (base);
+  spec_free (s);
+}
+
+/* The effective profile borrows the loaded one's long lists, and takes
+ * their digests once: an annotation narrowing the allowlist gives it its
+ * own lists (the loaded one's left whole), and each digest is that of the
+ * list it names, in the record policy.json keeps too. */
+static void
+test_effective_lists_and_digests (void **state)
+{
+  char spec_text[4096]
+      = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": "
+        "\"r\"}, \"process\": {\"args\": [\"sh\"], \"cwd\": "
+        "\"/\"}, \"annotations\": {\"run.moat.egress-allow\": \"";
+  const char *plain = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": "
+                      "\"r\"}, \"process\": {\"args\": [\"sh\"], \"cwd\": "
+                      "\"/\"}}";
+  struct profile *base = load ("{}", "egress"), *eff = NULL;
+  struct override_list ov = { 0 };
+  struct moat_error *err = NULL;
+  struct spec *s = NULL;
+  char digest[CIDR_LIST_DIGEST_LEN];
+  size_t builtin = base->n_deny;
+
+  (void)state;
+  base->deny = xrealloc (base->deny, (builtin + 40) * sizeof (*base->deny));
+  free (base->allow);
+  base->allow = xcalloc (40, sizeof (*base->allow));
+  for (size_t i = 0; i < 40; i++)
+    {
+      cleanup_free char *deny = xasprintf ("203.0.%zu.0/24", i);
+      cleanup_free char *allow = xasprintf ("198.51.%zu.0/24", i);
+      assert_int_equal (cidr_parse (deny, &base->deny[builtin + i]), 0);
+      assert_int_equal (cidr_parse (allow, &base->allow[i]), 0);
+      /* The pod author keeps 20 of the 40. */
+      if (i < 20)
+        snprintf (spec_text + strlen (spec_text),
+                  sizeof (spec_text) - strlen (spec_text), "%s%s", i ? "," : "",
+                  allow);
+    }
+  base->n_deny = builtin + 40;
+  base->n_allow = 40;
+  base->allowlist = true;
+  snprintf (spec_text + strlen (spec_text),
+            sizeof (spec_text) - strlen (spec_text), "\"}}");
+  /* No annotation: the lists borrowed, not copied. */
+  assert_int_equal (spec_parse (plain, strlen (plain), &s, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, NULL, &eff, &ov, &err),
+                    0);
+  assert_true (eff->deny == base->deny && eff->allow == base->allow);
+  profile_free (eff);
+  spec_free (s);
+  override_list_clear (&ov);
+  assert_int_equal (spec_parse (spec_text, strlen (spec_text), &s, &err), 0);
+  assert_int_equal (profile_apply_effective (s, base, NULL, &eff, &ov, &err),
+                    0);
+  assert_int_equal (eff->n_allow, 20);
+  assert_int_equal (base->n_allow, 40);
+  assert_true (eff->allow != base->allow && eff->deny != base->deny);
+  assert_memory_equal (eff->deny, base->deny,
+                       base->n_deny * sizeof (*base->deny));
+  cidr_list_digest (eff->deny, eff->n_deny, digest);
+  assert_string_equal (eff->deny_digest, digest);
+  cidr_list_digest (eff->allow, eff->n_allow, digest);
+  assert_string_equal (eff->allow_digest, digest);
+  {
+    cleanup_free char *json = profile_policy_to_json (
+        &(struct judgement){ .values = eff, .overrides = ov }, s, NULL, 0,
+        "/run/moat-idpool", true);
+    assert_non_null (strstr (json, digest));
+  }
+  override_list_clear (&ov);
+  profile_free (eff);
+  profile_free (base); /* its lists still its own, freed once */
   spec_free (s);
 }
 
@@ -762,13 +837,65 @@ test_judge_nameservers (void **state)
           assert_string_equal (
               o->enforced,
               "DNS through it refused: in the denied range 169.254.0.0/16");
-          assert_null (find_override (&j.overrides,
-                                      "resolv.conf nameserver 10.96.0.10/32"));
+          /* A private one gets port 53 all the same (a cluster's DNS),
+           * and that is said. */
+          o = find_override (&j.overrides,
+                             "resolv.conf nameserver 10.96.0.10/32");
+          assert_non_null (o);
+          assert_int_equal (o->kind, OVERRIDE_ADDED);
+          assert_string_equal (o->enforced,
+                               "reachable on port 53 only, for DNS (refused "
+                               "otherwise: in the private range 10.0.0.0/8)");
         }
       judgement_clear (&j);
       spec_free (s);
       profile_free (base);
     }
+}
+
+/* A nameserver written as an IPv6 form of a denied IPv4 address is
+ * refused by the guard's programs (they look up the IPv4 address it
+ * carries): it is judged as that address, the override said. A public
+ * one, in either family, gets no override. */
+static void
+test_judge_nameservers_other_family (void **state)
+{
+  const char *text = "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"r\"},"
+                     " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}";
+  /* Denied (G2) in an IPv6 form, then public ones. */
+  const char *const nameservers[]
+      = { "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe",   "2002:a9fe:a9fe::1",
+          "::ffff:100.100.100.200", "::ffff:198.51.100.53", "2001:db8::53" };
+  struct profile *base = load ("{}", "egress");
+
+  (void)state;
+  for (size_t i = 0; i < sizeof (nameservers) / sizeof (*nameservers); i++)
+    {
+      struct host_facts facts = { .memfd_noexec = true, .n_dns = 1 };
+      struct judgement j = { 0 };
+      struct spec *s;
+      const struct override *o;
+
+      assert_int_equal (cidr_parse (nameservers[i], &facts.dns[0]), 0);
+      s = judge_text (text, base, &facts, &j);
+      {
+        cleanup_free char *ns = cidr_to_string (&facts.dns[0]);
+        cleanup_free char *path = xasprintf ("resolv.conf nameserver %s", ns);
+        o = find_override (&j.overrides, path);
+      }
+      if (i >= 4)
+        assert_null (o);
+      else
+        {
+          assert_non_null (o);
+          assert_int_equal (o->kind, OVERRIDE_CHANGED);
+          assert_non_null (strstr (o->enforced, "DNS through it refused: in "
+                                                "the denied range "));
+        }
+      judgement_clear (&j);
+      spec_free (s);
+    }
+  profile_free (base);
 }
 
 int
@@ -784,11 +911,13 @@ main (void)
     cmocka_unit_test (test_bind_source_step),
     cmocka_unit_test (test_ns_join_step),
     cmocka_unit_test (test_apply_returns_effective),
+    cmocka_unit_test (test_effective_lists_and_digests),
     cmocka_unit_test (test_judge_owns_overrides),
     cmocka_unit_test (test_judge_drops_unplaceable_scratch),
     cmocka_unit_test (test_judge_rootfs_idmap),
     cmocka_unit_test (test_idmap_possible),
     cmocka_unit_test (test_judge_nameservers),
+    cmocka_unit_test (test_judge_nameservers_other_family),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

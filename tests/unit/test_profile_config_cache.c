@@ -132,6 +132,25 @@ assert_same_profile (const struct profile *a, const struct profile *b)
   assert_same_cidrs (a->allow, b->allow, a->n_allow);
 }
 
+/* The digests the profile carries (from the entry, or taken when it was
+ * filled) are those of its lists. */
+static void
+assert_true_digests (const struct profile *p)
+{
+  char digest[CIDR_LIST_DIGEST_LEN];
+
+  assert_true (p->n_deny > PROFILE_AUDIT_LIST_HEAD);
+  cidr_list_digest (p->deny, p->n_deny, digest);
+  assert_string_equal (p->deny_digest, digest);
+  if (p->n_allow > PROFILE_AUDIT_LIST_HEAD)
+    {
+      cidr_list_digest (p->allow, p->n_allow, digest);
+      assert_string_equal (p->allow_digest, digest);
+    }
+  else
+    assert_string_equal (p->allow_digest, "");
+}
+
 /* The one entry in the cache directory: its inode (0: none). */
 static ino_t
 entry_inode (const struct fixture *f)
@@ -193,6 +212,54 @@ test_hit_gives_what_parsing_gives (void **state)
   assert_true (parsed->allowlist);
   assert_same_profile (parsed, first);
   assert_same_profile (parsed, hit);
+  assert_true_digests (first);
+  assert_true_digests (hit);
+}
+
+/* The digests the entry keeps are each profile's own, its lists taken
+ * from every scope (the top level's allowlist, one profile's deny list),
+ * on a miss and on a hit. */
+static void
+test_digests_per_profile (void **state)
+{
+  struct fixture *f = *state;
+  cleanup_free char *allow = xstrdup ("");
+  cleanup_free char *deny = xstrdup ("");
+  cleanup_free char *text = NULL;
+
+  for (int i = 0; i < 40; i++)
+    {
+      char *a
+          = xasprintf ("%s%s\"198.51.%d.0/24:443\"", allow, i ? "," : "", i);
+      char *d = xasprintf ("%s%s\"203.0.%d.0/24\"", deny, i ? "," : "", i);
+      free (allow);
+      free (deny);
+      allow = a;
+      deny = d;
+    }
+  text = xasprintf ("{\"egress_allow\":[%s],\"profiles\":{\"egress\":"
+                    "{\"egress_deny\":[%s]}}}\n",
+                    allow, deny);
+  write_text (f->config, text);
+  for (int round = 0; round < 2; round++) /* fills the entry, then a hit */
+    for (int k = 0; k < 2; k++)
+      {
+        cleanup_profile struct profile *p = NULL;
+        struct moat_error *err = NULL;
+        char digest[CIDR_LIST_DIGEST_LEN];
+
+        if (profile_load_cached (f->config, f->cache, k ? "egress" : "strict",
+                                 &p, NULL, &err)
+            < 0)
+          fail_msg ("%s", err->msg);
+        assert_int_equal (p->n_allow, 40);
+        cidr_list_digest (p->allow, p->n_allow, digest);
+        assert_string_equal (p->allow_digest, digest);
+        if (k == 0)
+          assert_string_equal (p->deny_digest, ""); /* the 4 built-in */
+        else
+          assert_true_digests (p);
+      }
 }
 
 /* Same size, one entry different: the next load has the new entry. */
@@ -215,6 +282,8 @@ test_changed_config_not_stale (void **state)
   assert_int_equal (changed->n_deny, old->n_deny);
   assert_same_cidrs (&changed->deny[changed->n_deny - 1], &want, 1);
   assert_same_profile (changed, again);
+  assert_true_digests (changed);
+  assert_true_digests (again);
 }
 
 /* An entry for the config's text with lists of its own: what a hit
@@ -240,22 +309,30 @@ forge_entry (const struct fixture *f)
   json_free (root);
 }
 
-/* The load after an entry was forged for the config and tampered with:
- * does it show the forged list? */
-static bool
-forged_entry_used (const struct fixture *f,
-                   void (*tamper) (const struct fixture *, const char *))
+/* The load after an entry was forged for the config (10 entries, pids
+ * 77) and tampered with. */
+static struct profile *
+load_forged (const struct fixture *f,
+             void (*tamper) (const struct fixture *, const char *))
 {
   cleanup_free char *text = long_config (10, "198.51.100.7/32");
   cleanup_free char *path = NULL;
-  cleanup_profile struct profile *p = NULL;
 
   write_text (f->config, text);
   forge_entry (f);
   path = entry_path (f);
   if (tamper)
     tamper (f, path);
-  p = load_cached (f);
+  return load_cached (f);
+}
+
+/* Does the load after tampering show the forged list? */
+static bool
+forged_entry_used (const struct fixture *f,
+                   void (*tamper) (const struct fixture *, const char *))
+{
+  cleanup_profile struct profile *p = load_forged (f, tamper);
+
   assert_true (p->n_deny == 4 + 1 || p->n_deny == 4 + 11);
   return p->n_deny == 4 + 1;
 }
@@ -348,6 +425,91 @@ test_leftover_temporary_not_in_the_way (void **state)
   assert_same_profile (first, hit);
 }
 
+static void
+second_link (const struct fixture *f, const char *entry)
+{
+  cleanup_free char *other = xasprintf ("%s/other-link", f->dir);
+  assert_int_equal (link (entry, other), 0);
+}
+
+static void
+test_entry_with_two_links_ignored (void **state)
+{
+  assert_false (forged_entry_used (*state, second_link));
+}
+
+/* Flip the bits of MASK in the byte at OFFSET (from the end where
+ * negative) of the entry. */
+static void
+flip_byte (const char *entry, off_t offset, uint8_t mask)
+{
+  cleanup_close int fd = open (entry, O_RDWR | O_CLOEXEC);
+  struct stat st;
+  uint8_t b;
+
+  assert_true (fd >= 0);
+  assert_int_equal (fstat (fd, &st), 0);
+  if (offset < 0)
+    offset += st.st_size;
+  assert_int_equal (pread (fd, &b, 1, offset), 1);
+  b ^= mask;
+  assert_int_equal (pwrite (fd, &b, 1, offset), 1);
+}
+
+/* The forged list's one entry is the entry's last bytes: its port. */
+static void
+list_entry_changed (const struct fixture *f, const char *entry)
+{
+  (void)f;
+  flip_byte (entry, -1, 0x01);
+}
+
+static void
+test_entry_with_changed_list_ignored (void **state)
+{
+  assert_false (forged_entry_used (*state, list_entry_changed));
+}
+
+/* The build stamp follows the magic (8 bytes): "moat BUILD-ID". */
+static void
+other_build (const struct fixture *f, const char *entry)
+{
+  (void)f;
+  flip_byte (entry, 8 + 5, 0x01);
+}
+
+static void
+test_entry_of_another_build_ignored (void **state)
+{
+  assert_false (forged_entry_used (*state, other_build));
+}
+
+/* The config without its lists, as kept in the entry (after the copy of
+ * the text): its pids limit 77 made 76. */
+static void
+reduced_changed (const struct fixture *f, const char *entry)
+{
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  const char *at = NULL;
+
+  (void)f;
+  assert_int_equal (read_file_at (AT_FDCWD, entry, 1 << 24, &buf, &len), 0);
+  for (const char *p = buf;
+       (p = memmem (p, len - (size_t)(p - buf), "\"pids\":77", 9)) != NULL; p++)
+    at = p;
+  assert_non_null (at);
+  flip_byte (entry, at - buf + 8, 0x01); /* '7' -> '6' */
+}
+
+static void
+test_entry_with_changed_settings_ignored (void **state)
+{
+  cleanup_profile struct profile *p = load_forged (*state, reduced_changed);
+
+  assert_int_equal (p->pids_limit, 77);
+}
+
 int
 main (void)
 {
@@ -358,6 +520,7 @@ main (void)
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_changed_config_not_stale, setup,
                                      teardown),
+    cmocka_unit_test_setup_teardown (test_digests_per_profile, setup, teardown),
     cmocka_unit_test_setup_teardown (test_forged_entry_shows, setup, teardown),
     cmocka_unit_test_setup_teardown (test_entry_writable_by_others_ignored,
                                      setup, teardown),
@@ -366,6 +529,14 @@ main (void)
     cmocka_unit_test_setup_teardown (test_entry_through_symlink_ignored, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_directory_writable_by_others_ignored,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_entry_with_two_links_ignored, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_entry_with_changed_list_ignored,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_entry_of_another_build_ignored, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_entry_with_changed_settings_ignored,
                                      setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -73,7 +73,7 @@ pids_max() {
 	update_config --arg s "$BUNDLE/srv" '.mounts += [{"destination": "/srv", "type": "bind", "source": $s, "options": ["rbind"]}]'
 	start_sleeper
 	spec="$ROOT/$CID/policy.json"
-	jq -e '.version == 4' "$spec"
+	jq -e '.version == 5' "$spec"
 	# The bundle is writable but never executable (G13), and the init
 	# got it so: the saved spec says so too.
 	jq -e '.spec.mounts[] | select(.destination == "/srv") | .options | index("noexec")' "$spec"
@@ -88,6 +88,7 @@ pids_max() {
 @test "decision: a state dir without a saved decision (an older moat's) is refused with a clear error; delete still cleans up" {
 	prepare_bundle spec
 	start_sleeper
+	cp "$ROOT/$CID/policy.json" "$BUNDLE/policy.json.saved"
 	rm "$ROOT/$CID/policy.json"
 	# exec's own failures exit 255, as runc's.
 	moat exec "$CID" true
@@ -100,6 +101,12 @@ pids_max() {
 	moat exec "$CID" true
 	[ "$status" -eq 255 ]
 	[[ "$output" == "moat: exec $CID: policy.json: version 1, written by another moat"*"delete the container and create it again" ]]
+	# Version 4: the format before lists held by the guard's programs were
+	# saved as counts ("held": true); each moat refuses the other's.
+	jq '.version = 4' "$BUNDLE/policy.json.saved" >"$ROOT/$CID/policy.json"
+	moat exec "$CID" true
+	[ "$status" -eq 255 ]
+	[[ "$output" == "moat: exec $CID: policy.json: version 4, written by another moat"*"delete the container and create it again" ]]
 	moat delete --force "$CID"
 	[ "$status" -eq 0 ]
 	[ ! -e "$ROOT/$CID" ]

@@ -317,6 +317,11 @@ only_ok() {
 	[ "$(jq -c .allow <<<"$line")" = '["198.51.100.7/32:443"]' ]
 	[ "$(jq -c .dns <<<"$line")" = "[\"$NET.53/32:53\"]" ]
 	[ "$(jq -r '.deny | index("168.63.129.16/32")' <<<"$line")" != null ]
+	# The nameserver, outside the allowlist, gets port 53 all the same:
+	# recorded and told.
+	[[ "$output" == *"moat: warning: nameserver $NET.53/32 of resolv.conf is outside the allowlist: reachable on port 53 only, for DNS"* ]]
+	jq -e --arg id "$CID" --arg p "resolv.conf nameserver $NET.53/32" \
+		'select(.verb == "create" and .id == $id) | .overrides[] | select(.path == $p and .kind == "added")' "$AUDIT_LOG"
 	moat profile show --profile egress
 	[ "$(jq -c .network.allow <<<"$output")" = '["198.51.100.7/32:443"]' ]
 }

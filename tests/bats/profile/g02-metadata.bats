@@ -114,6 +114,25 @@ UNREACHABLE="Network is unreachable (errno 101)"
 	jq -e '.overrides[] | select(.path == "resolv.conf nameserver 169.254.169.253/32")' "$ROOT/$CID/policy.json"
 }
 
+@test "G2 egress: a resolv.conf nameserver written as an IPv6 form of a metadata address is judged as that address: refused on port 53, and said (stderr, audit line, saved decision)" {
+	prepare_bundle spec
+	add_testbin sysprobe
+	printf 'nameserver ::ffff:169.254.169.254\nnameserver 64:ff9b::a9fe:a9fe\n' >"$BUNDLE/resolv.conf"
+	update_config --arg s "$BUNDLE/resolv.conf" \
+		'.mounts += [{"destination": "/etc/resolv.conf", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]'
+	start_sleeper --profile egress
+	for ns in ::ffff:169.254.169.254 64:ff9b::a9fe:a9fe; do
+		has_line "moat: warning: nameserver $ns/128 of resolv.conf is in the denied range 169.254.0.0/16: DNS through it is refused"
+		audit_has "$CID" ".overrides[] | select(.path == \"resolv.conf nameserver $ns/128\" and (.enforced | startswith(\"DNS through it refused\")))"
+		jq -e --arg p "resolv.conf nameserver $ns/128" '.overrides[] | select(.path == $p)' "$ROOT/$CID/policy.json"
+	done
+	# What the record says is what holds: the programs refuse them.
+	moat exec "$CID" sysprobe sendto ::ffff:169.254.169.254 53
+	[[ "$output" == *": $EPERM" ]]
+	moat exec "$CID" sysprobe sendto 64:ff9b::a9fe:a9fe 53
+	[[ "$output" == *": $EPERM" ]]
+}
+
 # The topology of issue 20, as a CNI-prepared pod or `docker run --network
 # container:X` gives it: the container joins by path a network namespace
 # made before create (never moved or touched by moat), a veth to a far
