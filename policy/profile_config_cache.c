@@ -340,11 +340,13 @@ write_entry (int dirfd, const char *name, const struct iovec *parts,
   cleanup_free char *buf = xmalloc (len ? len : 1);
   size_t at = 0;
 
+  /* An empty list's part has no base (memcpy wants one even for 0). */
   for (size_t i = 0; i < n_parts; i++)
-    {
-      memcpy (buf + at, parts[i].iov_base, parts[i].iov_len);
-      at += parts[i].iov_len;
-    }
+    if (parts[i].iov_len)
+      {
+        memcpy (buf + at, parts[i].iov_base, parts[i].iov_len);
+        at += parts[i].iov_len;
+      }
   /* Written unnamed and linked whole: a moat killed while writing
    * leaves no partial file behind (entries run to megabytes). */
   (void)write_file_atomic (dirfd, name, buf, len, 0600);
