@@ -235,6 +235,25 @@ write_all (int fd, const void *buf, size_t len)
 }
 
 int
+pread_all (int fd, void *buf, size_t len, off_t at)
+{
+  size_t done = 0;
+
+  while (done < len)
+    {
+      ssize_t r = pread (fd, (char *)buf + done, len - done, at + (off_t)done);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return -errno;
+      if (r == 0)
+        return -ENODATA;
+      done += (size_t)r;
+    }
+  return 0;
+}
+
+int
 write_file_at (int dirfd, const char *path, const char *s)
 {
   cleanup_close int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);

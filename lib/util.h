@@ -114,6 +114,10 @@ uint64_t fnv1a64 (const void *data, size_t len, uint64_t h);
 uint64_t monotonic_usec (void);
 /* Write a whole buffer to an open fd, retrying on EINTR/short writes. */
 int write_all (int fd, const void *buf, size_t len);
+/* Read exactly len bytes of fd from offset at (its offset left alone),
+ * retrying on EINTR/short reads. 0, -errno, or -ENODATA where the file
+ * ends first. */
+int pread_all (int fd, void *buf, size_t len, off_t at);
 /* Open (O_WRONLY|O_CLOEXEC, no O_CREAT) and write s. Returns 0 or -errno. */
 int write_file_at (int dirfd, const char *path, const char *s);
 /* Atomically replace path (relative to dirfd): a reader sees the old or

@@ -170,23 +170,6 @@ entry_name (const char *config_path)
                     hash64_words (config_path, strlen (config_path)));
 }
 
-static int
-read_at (int fd, void *buf, size_t len, off_t at)
-{
-  size_t done = 0;
-
-  while (done < len)
-    {
-      ssize_t r = pread (fd, (char *)buf + done, len - done, at + (off_t)done);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        return -1;
-      done += (size_t)r;
-    }
-  return 0;
-}
-
 /* The entry NAME, opened where it is ours alone, with its size. */
 static int
 open_entry (int dirfd, const char *name, uint64_t *ret_size)
@@ -223,8 +206,9 @@ same_text (int fd, int config_fd, uint64_t text_len)
     {
       size_t n = text_len - at < sizeof (piece) ? (size_t)(text_len - at)
                                                 : sizeof (piece);
-      if (read_at (fd, piece, n, (off_t)(sizeof (struct cache_header) + at)) < 0
-          || read_at (config_fd, config, n, (off_t)at) < 0
+      if (pread_all (fd, piece, n, (off_t)(sizeof (struct cache_header) + at))
+              < 0
+          || pread_all (config_fd, config, n, (off_t)at) < 0
           || memcmp (piece, config, n) != 0)
         return false;
     }
@@ -237,7 +221,7 @@ read_list (int fd, off_t *at, size_t n, struct cidr **ret)
 {
   struct cidr *list = xmalloc ((n ? n : 1) * sizeof (*list));
 
-  if (read_at (fd, list, n * sizeof (*list), *at) < 0
+  if (pread_all (fd, list, n * sizeof (*list), *at) < 0
       || !entries_valid (list, n))
     {
       free (list);
@@ -312,11 +296,12 @@ profile_config_cache_load (const char *cache_dir, const char *config_path,
   uint64_t size = 0;
 
   if (dirfd < 0 || (fd = open_entry (dirfd, name, &size)) < 0
-      || read_at (fd, &h, sizeof (h), 0) < 0 || !header_fits (&h, size)
+      || pread_all (fd, &h, sizeof (h), 0) < 0 || !header_fits (&h, size)
       || !same_text (fd, config_fd, h.text_len))
     return -1;
   reduced = xmalloc (h.reduced_len + 1);
-  if (read_at (fd, reduced, h.reduced_len, (off_t)(sizeof (h) + h.text_len)) < 0
+  if (pread_all (fd, reduced, h.reduced_len, (off_t)(sizeof (h) + h.text_len))
+          < 0
       || hash64_words (reduced, h.reduced_len) != h.reduced_checksum)
     return -1;
   reduced[h.reduced_len] = '\0';

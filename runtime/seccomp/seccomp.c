@@ -389,19 +389,12 @@ seccomp_ctx_export (scmp_filter_ctx ctx, struct seccomp_prog *ret,
 int
 seccomp_read_fd (int fd, void *buf, size_t len, struct moat_error **err)
 {
-  size_t done = 0;
+  int r = pread_all (fd, buf, len, 0);
 
-  while (done < len)
-    {
-      ssize_t n = pread (fd, (char *)buf + done, len - done, (off_t)done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return moat_fail (err, errno, "reading the BPF program");
-      if (n == 0)
-        return moat_fail (err, 0, "the BPF program ended early");
-      done += (size_t)n;
-    }
+  if (r == -ENODATA)
+    return moat_fail (err, 0, "the BPF program ended early");
+  if (r < 0)
+    return moat_fail (err, -r, "reading the BPF program");
   return 0;
 }
 
