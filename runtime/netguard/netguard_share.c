@@ -224,23 +224,8 @@ describe_head (const struct netguard_rules *r, struct desc *d,
   return 0;
 }
 
-/* The whole description (the head, then each list: its count and its
- * entries), for a new entry's pin. */
-static void
-describe_lists (const struct netguard_rules *r, struct desc *d)
-{
-  const struct cidr *lists[4];
-  size_t counts[4], total = d->n;
-
-  rules_lists (r, lists, counts);
-  for (int i = 0; i < 4; i++)
-    total += sizeof (uint32_t) + 20 * counts[i];
-  d->data = xrealloc (d->data, total);
-  d->cap = total;
-  for (int i = 0; i < 4; i++)
-    desc_list (d, lists[i], counts[i]);
-}
-
+/* The whole description's size: the head's, then each list's count and
+ * entries. */
 static size_t
 desc_size (const struct netguard_rules *r, const struct desc *head)
 {
@@ -251,6 +236,21 @@ desc_size (const struct netguard_rules *r, const struct desc *head)
   for (int i = 0; i < 4; i++)
     total += sizeof (uint32_t) + 20 * counts[i];
   return total;
+}
+
+/* The whole description (the head, then each list: its count and its
+ * entries), for a new entry's pin. */
+static void
+describe_lists (const struct netguard_rules *r, struct desc *d)
+{
+  const struct cidr *lists[4];
+  size_t counts[4], total = desc_size (r, d);
+
+  rules_lists (r, lists, counts);
+  d->data = xrealloc (d->data, total);
+  d->cap = total;
+  for (int i = 0; i < 4; i++)
+    desc_list (d, lists[i], counts[i]);
 }
 
 /* The entry's name: the head and the lists, each long one by the digest
