@@ -562,7 +562,7 @@ readme_block() {
 readme_setup() {
 	mkdir -p "$WORK/bundle" "$WORK/bin" "$WORK/log"
 	cp -a "$BUNDLE/rootfs" "$WORK/bundle/rootfs"
-	printf '{"audit_log": "%s/log/audit.jsonl"}\n' "$WORK" >"$WORK/config.json"
+	printf '{"audit_log": "%s/log/audit.jsonl", "image_cache": "%s/images"}\n' "$WORK" "$WORK" >"$WORK/config.json"
 	cat >"$WORK/bin/moat" <<-WRAP
 		#!/bin/sh
 		exec "$MOAT" --root "$ROOT" --config "$WORK/config.json" "\$@"
@@ -605,6 +605,64 @@ readme_setup() {
 	[ "$(tail -n 1 "$BUNDLE/out")" = usr/bin ]
 	! grep -qE '^(home|boot|opt|srv)$' "$BUNDLE/out" || false
 	[ -z "$(ls "$ROOT")" ]
+}
+
+# `podman` in $WORK/bin: the host's podman with a store of this test's own
+# (vfs, nothing mounted), so the README's podman lines touch no image of the
+# machine's.
+readme_podman() {
+	local podman
+	podman="$(command -v podman)" || skip "podman is not installed (the engine tests install it)"
+	mkdir -p "$WORK/podman"
+	cat >"$WORK/bin/podman" <<-WRAP
+		#!/bin/sh
+		exec "$podman" --root "$WORK/podman/root" --runroot "$WORK/podman/run" --tmpdir "$WORK/podman/tmp" \\
+			--storage-driver vfs --events-backend none "\$@"
+	WRAP
+	chmod +x "$WORK/bin/podman"
+}
+
+# The README block $1 run as written in $WORK; its stdout in $output, its
+# stderr (podman's progress, debootstrap's I: lines) in $WORK/stderr.
+run_readme_sh() {
+	readme_block "$1" >"$WORK/example.sh"
+	run sh -c 'env -C "$1" PATH="$2" sh -e "$1/example.sh" 2>"$1/stderr" </dev/null' sh "$WORK" "$WORK/bin:$PATH"
+	echo "$output" >&2
+	cat "$WORK/stderr" >&2
+}
+
+@test "sandbox: the README's podman save recipe makes a layout moat runs, as written" {
+	readme_setup
+	readme_podman
+	# The local image the block starts from: the quick start's rootfs.
+	tar -C "$WORK/bundle/rootfs" -c . | "$WORK/bin/podman" import - localhost/busybox >/dev/null
+	run_readme_sh podman-save-example
+	grep -q '^podman save --format oci-dir ' "$WORK/example.sh"
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	[ -f "$WORK/busybox-oci/index.json" ]
+	nothing_left
+}
+
+@test "sandbox: the README's debootstrap recipe runs as written (rootfs and imported image)" {
+	local mirror
+	command -v debootstrap >/dev/null || skip "debootstrap is not installed"
+	readme_setup
+	readme_podman
+	readme_block debootstrap-example >"$WORK/example.sh"
+	grep -q '^debootstrap ' "$WORK/example.sh"
+	mirror="$(grep -o 'http://[^ ]*' "$WORK/example.sh" | head -n 1)"
+	wget -q -T 10 -O /dev/null "$mirror/dists/bookworm/Release" || skip "the Debian mirror $mirror does not answer"
+	run_readme_sh debootstrap-example
+	[ "$status" -eq 0 ]
+	# Past debootstrap's "I: ..." progress: Debian's own version file, read
+	# inside both ways, and between them podman import's image id.
+	mapfile -t lines < <(grep -v '^I: ' <<<"$output")
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = "$(cat "$WORK/debian-root/etc/debian_version")" ]
+	[[ "${lines[1]}" == sha256:* ]]
+	[ "${lines[2]}" = "${lines[0]}" ]
+	nothing_left
 }
 
 # The README's Python block $1 run in $WORK with the package of this tree;
