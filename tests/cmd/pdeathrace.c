@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,30 @@ report_child (pid_t child)
   return 0;
 }
 
+/* After CMD's end: what it forked is traced too (a session exec's
+ * watchdog, maybe still at the SIGSTOP a new tracee starts with), and this
+ * program is the subreaper of its orphans. Each is let go untraced, that
+ * first stop dropped, and reaped: one left stopped when this program exits
+ * would hold CMD's output open, and whoever reads it would wait forever. A
+ * bound all the same: an alarm ends this program after 30 s. */
+static void
+let_the_rest_go (void)
+{
+  pid_t pid;
+  int status;
+
+  fflush (stdout);
+  alarm (30);
+  while ((pid = waitpid (-1, &status, __WALL)) > 0 || errno == EINTR)
+    if (pid > 0 && WIFSTOPPED (status))
+      {
+        int sig = WSTOPSIG (status);
+        bool keep
+            = sig != SIGSTOP && sig != (SIGTRAP | 0x80) && (status >> 16) == 0;
+        ptrace (PTRACE_DETACH, pid, 0, keep ? sig : 0);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -144,6 +169,7 @@ main (int argc, char **argv)
         {
           printf ("moat exited %d\n",
                   WIFEXITED (status) ? WEXITSTATUS (status) : 128);
+          let_the_rest_go ();
           return 0;
         }
       if (child_first == 1 && pid == first
@@ -160,9 +186,12 @@ main (int argc, char **argv)
           if (child < 0)
             {
               printf ("no child asked\n");
+              let_the_rest_go ();
               return 2;
             }
-          return report_child (child);
+          report_child (child);
+          let_the_rest_go ();
+          return 0;
         }
       if (!WIFSTOPPED (status))
         continue;
