@@ -609,14 +609,18 @@ readme_setup() {
 
 # `podman` in $WORK/bin: the host's podman with a store of this test's own
 # (vfs, nothing mounted), so the README's podman lines touch no image of the
-# machine's.
+# machine's; in a mount namespace of its own with a tmpfs on
+# /var/lib/containers (on /var/lib where there is none), where podman keeps
+# its blob-info cache whatever --root says.
 readme_podman() {
 	local podman
 	podman="$(command -v podman)" || skip "podman is not installed (the engine tests install it)"
 	mkdir -p "$WORK/podman"
 	cat >"$WORK/bin/podman" <<-WRAP
 		#!/bin/sh
-		exec "$podman" --root "$WORK/podman/root" --runroot "$WORK/podman/run" --tmpdir "$WORK/podman/tmp" \\
+		exec unshare -m sh -c 'mount -t tmpfs -o size=16m tmpfs /var/lib/containers 2>/dev/null ||
+			mount -t tmpfs -o size=16m tmpfs /var/lib && exec "\$0" "\$@"' \\
+			"$podman" --root "$WORK/podman/root" --runroot "$WORK/podman/run" --tmpdir "$WORK/podman/tmp" \\
 			--storage-driver vfs --events-backend none "\$@"
 	WRAP
 	chmod +x "$WORK/bin/podman"
