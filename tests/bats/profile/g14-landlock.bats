@@ -54,6 +54,15 @@ BYPASS='echo z >/root/f && echo wrote /root; cp /bin/busybox /tmp/echo && /tmp/e
 	[ "${lines[1]}" = "ran /tmp" ]
 }
 
+@test "G14: a /dev/console a hook bound gets no write right (moat binds none)" {
+	update_config '.hooks.createContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "mount -t tmpfs none /root && touch /root/c /dev/console && mount --bind /root/c /dev/console"]}]'
+	in_container 'echo x >/dev/console && echo wrote'
+	[ "$output" = "sh: can't create /dev/console: Permission denied" ]
+	landlock_mode off
+	in_container 'echo x >/dev/console && echo wrote'
+	[ "$output" = wrote ]
+}
+
 @test "G14: moat exec gets the same rules" {
 	hook_mounts
 	start_sleeper
