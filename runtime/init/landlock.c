@@ -129,6 +129,10 @@ decided_abi (const char *v)
   return (int)abi;
 }
 
+/* The O_PATH fds behind the rules added so far, closed together: the
+ * kernel keeps what a rule needs of its fd (the inode). */
+#define HELD_MAX 64
+
 struct ruleset
 {
   int fd;
@@ -137,49 +141,77 @@ struct ruleset
   const char **noexec;
   size_t n_noexec;
   FILE *exec_list; /* the paths granted execute, a line each; may be NULL */
+  int held[HELD_MAX];
+  size_t n_held;
 };
 
+/* One close_range where the held fds are all the fds of a range (opened
+ * one after another, they mostly are), else a close each. */
+static void
+close_held (struct ruleset *rs)
+{
+  int lo = INT32_MAX, hi = -1;
+
+  for (size_t i = 0; i < rs->n_held; i++)
+    {
+      lo = rs->held[i] < lo ? rs->held[i] : lo;
+      hi = rs->held[i] > hi ? rs->held[i] : hi;
+    }
+  if (rs->n_held > 0 && (size_t)(hi - lo) + 1 == rs->n_held
+      && close_range ((unsigned)lo, (unsigned)hi, 0) == 0)
+    rs->n_held = 0;
+  while (rs->n_held > 0)
+    close (rs->held[--rs->n_held]);
+}
+
+/* fd is the ruleset's to close from here on. */
+static void
+hold_fd (struct ruleset *rs, int fd)
+{
+  if (rs->n_held == HELD_MAX)
+    close_held (rs);
+  rs->held[rs->n_held++] = fd;
+}
+
+/* A file (or a device node) takes only the file rights: the kernel says
+ * so with EINVAL, and then gets those alone. That is one syscall more
+ * for a bind of a single file and a stat less for every directory. */
 static int
 add_rule (const struct ruleset *rs, int fd, uint64_t access, const char *path,
           struct moat_error **err)
 {
   struct ll_path_beneath_attr attr
       = { .parent_fd = fd, .allowed_access = access & rs->handled };
+  long r;
 
   if (attr.allowed_access == 0)
     return 0;
-  if (syscall (SYS_landlock_add_rule, rs->fd, LL_RULE_PATH_BENEATH, &attr, 0)
-      < 0)
+  r = syscall (SYS_landlock_add_rule, rs->fd, LL_RULE_PATH_BENEATH, &attr, 0);
+  if (r < 0 && errno == EINVAL
+      && (attr.allowed_access & ~LL_FS_FILE_RIGHTS) != 0)
+    {
+      attr.allowed_access &= LL_FS_FILE_RIGHTS;
+      r = attr.allowed_access == 0 ? 0
+                                   : syscall (SYS_landlock_add_rule, rs->fd,
+                                              LL_RULE_PATH_BENEATH, &attr, 0);
+    }
+  if (r < 0)
     return moat_fail (err, errno, "landlock: a rule for %s", path);
   return 0;
-}
-
-/* Allow access beneath fd (only the file rights where fd is not a
- * directory). */
-static int
-allow_fd (const struct ruleset *rs, int fd, uint64_t access, const char *path,
-          struct moat_error **err)
-{
-  struct stat st;
-
-  if (fstat (fd, &st) < 0)
-    return moat_fail (err, errno, "landlock: %s", path);
-  if (!S_ISDIR (st.st_mode))
-    access &= LL_FS_FILE_RIGHTS;
-  return add_rule (rs, fd, access, path, err);
 }
 
 /* Where path is missing (a mount the plan skipped) there is nothing to
  * allow. */
 static int
-allow_path (const struct ruleset *rs, const char *path, uint64_t access,
+allow_path (struct ruleset *rs, const char *path, uint64_t access,
             struct moat_error **err)
 {
-  cleanup_close int fd = open (path, O_PATH | O_CLOEXEC);
+  int fd = open (path, O_PATH | O_CLOEXEC);
 
   if (fd < 0)
     return errno == ENOENT ? 0 : moat_fail (err, errno, "landlock: %s", path);
-  return allow_fd (rs, fd, access, path, err);
+  hold_fd (rs, fd);
+  return add_rule (rs, fd, access, path, err);
 }
 
 /* Is a later op of the plan making mount i's destination read-only (the
@@ -233,10 +265,8 @@ allow_writes (struct ruleset *rs, const struct mount_plan *plan,
           break;
         }
     }
-  /* The console a terminal gets is bound outside the plan
-   * (terminal_setup_child). */
-  if (r == 0)
-    r = allow_path (rs, "/dev/console", LL_FS_WRITE_FILE | LL_FS_TRUNCATE, err);
+  /* No rule for a /dev/console: moat binds none (a terminal is a pty of
+   * /dev/pts), so one there was put by someone else (a hook). */
   return r;
 }
 
@@ -258,61 +288,86 @@ noexec_relation (const struct ruleset *rs, const char *path)
   return rel;
 }
 
-/* Execute beneath every entry of directory dir_fd (at path) except the
- * noexec destinations, walking down to those below an entry. */
+static int allow_exec_in (struct ruleset *rs, int dir_fd, const char *path,
+                          int depth, struct moat_error **err);
+
+/* Execute beneath entry name (of type d_type) of directory dir_fd, or
+ * beneath the entries of the directory it is when a noexec mount lies
+ * below it. */
 static int
-allow_exec_in (const struct ruleset *rs, int dir_fd, const char *path,
-               int depth, struct moat_error **err)
+allow_exec_entry (struct ruleset *rs, int dir_fd, const char *dir_path,
+                  const char *name, unsigned char type, int depth,
+                  struct moat_error **err)
 {
-  cleanup_close int fd
-      = openat (dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d;
-  struct dirent *e;
+  cleanup_free char *child = NULL;
+  struct stat st;
+  int rel, fd, r;
+
+  /* A link runs what it points to, judged there. */
+  if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0 || strchr (name, '\n')
+      || type == DT_LNK)
+    return 0;
+  child
+      = xasprintf ("%s/%s", strcmp (dir_path, "/") == 0 ? "" : dir_path, name);
+  rel = noexec_relation (rs, child);
+  if (rel == 1)
+    return 0;
+  if (rel == 2 && (type == DT_DIR || type == DT_UNKNOWN))
+    {
+      fd = openat (dir_fd, name,
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0)
+        {
+          r = allow_exec_in (rs, fd, child, depth + 1, err);
+          hold_fd (rs, fd);
+          return r;
+        }
+      /* Unreadable, or a link: nothing beneath it may run. Not a
+       * directory: a file, granted below. */
+      if (type == DT_DIR || errno != ENOTDIR)
+        return 0;
+    }
+  fd = openat (dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  hold_fd (rs, fd);
+  if (type == DT_UNKNOWN && (fstat (fd, &st) < 0 || S_ISLNK (st.st_mode)))
+    return 0;
+  /* Execute is a file right: valid on a directory too. */
+  r = add_rule (rs, fd, LL_FS_EXECUTE, child, err);
+  if (r == 0 && rs->exec_list)
+    fprintf (rs->exec_list, "%s\n", child);
+  return r;
+}
+
+/* Execute beneath every entry of directory dir_fd (at path, open for
+ * reading) except the noexec destinations, walking down to those below an
+ * entry. getdents64 itself: a DIR would cost a stat, two fcntl and a
+ * 32 KiB buffer per directory. */
+static int
+allow_exec_in (struct ruleset *rs, int dir_fd, const char *path, int depth,
+               struct moat_error **err)
+{
+  enum
+  {
+    DIRENT_BUF = 8192
+  };
+  cleanup_free char *buf = NULL;
+  ssize_t n;
   int r = 0;
 
-  if (fd < 0 || depth > 32)
-    return 0; /* unreadable: nothing beneath it may run */
-  d = fdopendir (fd);
-  if (d == NULL)
-    return moat_fail (err, errno, "landlock: reading %s", path);
-  fd = -1; /* the DIR owns it */
-  while (r == 0 && (e = readdir (d)) != NULL)
-    {
-      cleanup_free char *child = NULL;
-      cleanup_close int cfd = -1;
-      unsigned char type = e->d_type;
-      struct stat st;
-      int rel;
-
-      /* A link runs what it points to, judged there. */
-      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0
-          || strchr (e->d_name, '\n') || type == DT_LNK)
-        continue;
-      child
-          = xasprintf ("%s/%s", strcmp (path, "/") == 0 ? "" : path, e->d_name);
-      rel = noexec_relation (rs, child);
-      if (rel == 1)
-        continue;
-      cfd = openat (dirfd (d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (cfd < 0)
-        continue;
-      if (type == DT_UNKNOWN)
-        {
-          if (fstat (cfd, &st) < 0 || S_ISLNK (st.st_mode))
-            continue;
-          type = S_ISDIR (st.st_mode) ? DT_DIR : DT_REG;
-        }
-      if (rel == 2 && type == DT_DIR)
-        r = allow_exec_in (rs, cfd, child, depth + 1, err);
-      else
-        {
-          /* Execute is a file right: valid on a directory too. */
-          r = add_rule (rs, cfd, LL_FS_EXECUTE, child, err);
-          if (r == 0 && rs->exec_list)
-            fprintf (rs->exec_list, "%s\n", child);
-        }
-    }
-  closedir (d);
+  if (depth > 32)
+    return 0; /* nothing beneath it may run */
+  buf = xmalloc (DIRENT_BUF);
+  /* An error reading stops the walk: what is left gets no right. */
+  while (r == 0 && (n = getdents64 (dir_fd, buf, DIRENT_BUF)) > 0)
+    for (ssize_t off = 0; r == 0 && off < n;)
+      {
+        const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+        r = allow_exec_entry (rs, dir_fd, path, e->d_name, e->d_type, depth,
+                              err);
+        off += e->d_reclen;
+      }
   return r;
 }
 
@@ -320,7 +375,7 @@ allow_exec_in (const struct ruleset *rs, int dir_fd, const char *path,
  * following a symlink anywhere (a payload may have swapped a directory
  * of a writable mount for one since); a path gone gets no rule. */
 static int
-allow_exec_listed (const struct ruleset *rs, const char *list,
+allow_exec_listed (struct ruleset *rs, const char *list,
                    struct moat_error **err)
 {
   const char *p = list;
@@ -332,8 +387,7 @@ allow_exec_listed (const struct ruleset *rs, const char *list,
       cleanup_free char *path = xasprintf ("%.*s", (int)n, p);
       struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                               .resolve = RESOLVE_NO_SYMLINKS };
-      cleanup_close int fd = -1;
-      int r;
+      int fd, r;
 
       p += n + (nl != NULL);
       if (path[0] != '/')
@@ -345,6 +399,7 @@ allow_exec_listed (const struct ruleset *rs, const char *list,
             continue;
           return moat_fail (err, errno, "landlock: %s", path);
         }
+      hold_fd (rs, fd);
       r = add_rule (rs, fd, LL_FS_EXECUTE, path, err);
       if (r < 0)
         return r;
@@ -352,16 +407,39 @@ allow_exec_listed (const struct ruleset *rs, const char *list,
   return 0;
 }
 
+/* Execute from exec_list where there is one, else from a walk of the
+ * directories down from /, whose grants go to *ret_exec_list. */
+static int
+allow_exec (struct ruleset *rs, const char *exec_list, char **ret_exec_list,
+            struct moat_error **err)
+{
+  cleanup_free char *listed = NULL;
+  size_t listed_len = 0;
+  int root, r;
+
+  if (exec_list && exec_list[0])
+    return allow_exec_listed (rs, exec_list, err);
+  root = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return moat_fail (err, errno, "landlock: opening /");
+  if (ret_exec_list)
+    rs->exec_list = open_memstream (&listed, &listed_len);
+  r = allow_exec_in (rs, root, "/", 0, err);
+  hold_fd (rs, root); /* not before: a full hold_fd closes what it holds */
+  if (rs->exec_list)
+    fclose (rs->exec_list);
+  if (r == 0 && ret_exec_list)
+    *ret_exec_list = steal_pointer (&listed);
+  return r;
+}
+
 int
 landlock_prepare (const struct mount_plan *plan, const char *decision,
                   bool for_init, const char *exec_list, char **ret_exec_list,
                   int *ret_fd, struct moat_error **err)
 {
-  cleanup_free char *listed = NULL;
-  size_t listed_len = 0;
   int abi = decided_abi (decision);
   cleanup_free const char **noexec = NULL;
-  cleanup_close int root = -1;
   struct ll_ruleset_attr attr = { 0 };
   size_t attr_size = sizeof (attr.handled_access_fs);
   struct ruleset rs = { .fd = -1 };
@@ -370,6 +448,11 @@ landlock_prepare (const struct mount_plan *plan, const char *decision,
   *ret_fd = -1;
   if (abi == 0)
     return 0;
+  /* An op whose options could not be read has lost its flags (noexec,
+   * ro): rules built from it would let through what the mounts refuse. */
+  for (size_t i = 0; i < plan->n; i++)
+    if (plan->v[i].error)
+      return moat_fail (err, 0, "landlock: %s", plan->v[i].error);
   rs.handled = LL_FS_WRITE_RIGHTS | LL_FS_EXECUTE;
   if (abi < 3)
     rs.handled &= ~LL_FS_TRUNCATE;
@@ -384,38 +467,17 @@ landlock_prepare (const struct mount_plan *plan, const char *decision,
   if (rs.fd < 0)
     return moat_fail (err, errno, "landlock: creating the ruleset (abi %d)",
                       abi);
-  /* An op whose options could not be read has lost its flags (noexec,
-   * ro): rules built from it would let through what the mounts refuse. */
-  for (size_t i = 0; i < plan->n; i++)
-    if (plan->v[i].error)
-      {
-        close (rs.fd);
-        return moat_fail (err, 0, "landlock: %s", plan->v[i].error);
-      }
   noexec = xmalloc ((plan->n + 1) * sizeof (*noexec));
   rs.noexec = noexec;
   r = allow_writes (&rs, plan, err);
-  if (r == 0 && exec_list && exec_list[0])
-    r = allow_exec_listed (&rs, exec_list, err);
-  else if (r == 0)
-    {
-      root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (root < 0)
-        r = moat_fail (err, errno, "landlock: opening /");
-      if (r == 0 && ret_exec_list)
-        rs.exec_list = open_memstream (&listed, &listed_len);
-      if (r == 0)
-        r = allow_exec_in (&rs, root, "/", 0, err);
-      if (rs.exec_list)
-        fclose (rs.exec_list);
-    }
+  if (r == 0)
+    r = allow_exec (&rs, exec_list, ret_exec_list, err);
+  close_held (&rs);
   if (r < 0)
     {
       close (rs.fd);
       return r;
     }
-  if (ret_exec_list)
-    *ret_exec_list = steal_pointer (&listed);
   *ret_fd = rs.fd;
   return 0;
 }
