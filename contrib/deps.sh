@@ -5,7 +5,7 @@ set -e
 pkgs="build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev libselinux1-dev
 libsystemd-dev nettle-dev libcmocka-dev bats jq busybox-static iproute2 clang clang-format libclang-rt-14-dev
 time valgrind scdoc libarchive-dev python3-pytest python3-pytest-asyncio python3-mypy python3-pip python3-setuptools python3-venv bubblewrap
-nodejs libpython3.11-testsuite strace bpftool"
+nodejs libpython3.11-testsuite strace bpftool debootstrap podman"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
