@@ -242,9 +242,8 @@ container_state (const struct moat_globals *g, const char *id, char **ret_json,
 static int
 signal_init (const struct container_state *st, int sig, struct moat_error **err)
 {
-  /* A pidfd pins the process: no signal lands on a recycled pid. */
-  cleanup_close int pidfd = pidfd_open (st->pid, 0);
-  if (pidfd < 0 || !container_init_alive (st))
+  cleanup_close int pidfd = container_init_pidfd (st);
+  if (pidfd < 0)
     return moat_fail (err, 0, "no such process");
   if (pidfd_send_signal (pidfd, sig, NULL, 0) < 0)
     {
@@ -300,21 +299,15 @@ wait_gone (const struct container_state *st)
 static int
 zombie_exit_status (const struct container_state *st)
 {
-  char path[64], pstate = 0;
-  cleanup_free char *text = NULL;
+  char pstate = 0;
   uint64_t start = 0;
-  const char *last;
   int code;
 
-  if (st->pid <= 0 || proc_stat_read (st->pid, &pstate, &start) < 0
+  /* One read: the state, the start time and the status are of one
+   * process, which a zombie keeps the pid of until it is reaped. */
+  if (st->pid <= 0 || st->pid_starttime == 0
+      || proc_stat_read_exit (st->pid, &pstate, &start, &code) < 0
       || pstate != 'Z' || start != st->pid_starttime)
-    return -1;
-  snprintf (path, sizeof (path), "/proc/%d/stat", st->pid);
-  if (read_file_at (AT_FDCWD, path, 4096, &text, NULL) < 0)
-    return -1;
-  text[strcspn (text, "\n")] = '\0';
-  last = strrchr (text, ' ');
-  if (last == NULL || parse_int (last + 1, &code) < 0)
     return -1;
   if (WIFEXITED (code))
     return WEXITSTATUS (code);
@@ -364,12 +357,11 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       if (g->audit->exit_status < 0)
         g->audit->exit_status = zombie_exit_status (st);
     }
-  if (container_init_alive (st))
-    {
-      cleanup_close int pidfd = pidfd_open (st->pid, 0);
-      if (pidfd >= 0)
-        pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
-    }
+  {
+    cleanup_close int pidfd = container_init_pidfd (st);
+    if (pidfd >= 0)
+      pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
+  }
   if (cg == NULL && st->cgroup)
     cgroup_open (st->cgroup, &cg, NULL);
   if (cg)
