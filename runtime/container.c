@@ -193,17 +193,7 @@ container_load (const struct moat_globals *g, const char *id, bool lock,
   r = container_id_check (id, err);
   if (r < 0)
     return r;
-  rootfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    {
-      if (errno == ENOENT)
-        {
-          return moat_error_setx (err, ENOENT,
-                                  "container \"%s\" does not exist", id);
-        }
-      return moat_fail (err, errno, "opening state root %s", g->root);
-    }
-  r = statedir_root_check (rootfd, g->root, err);
+  r = statedir_root_open (g->root, false, &rootfd, err);
   if (r < 0)
     return r;
   r = statedir_open (rootfd, id, lock, &dirfd, err);

@@ -197,7 +197,7 @@ create_ctx_release (struct create_ctx *c)
 static int
 phase_statedir (struct create_ctx *c, struct moat_error **err)
 {
-  int r = statedir_root_open (c->g->root, &c->rootfd, err);
+  int r = statedir_root_open (c->g->root, true, &c->rootfd, err);
   if (r < 0)
     return r;
   r = statedir_create (c->rootfd, c->o->id, &c->dirfd, err);

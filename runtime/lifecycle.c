@@ -469,10 +469,10 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
       if (force && rootfd < 0)
         {
           /* Not -ENOENT alone: a missing state.json is ENOENT too. */
-          cleanup_close int rfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
-          bool gone = rfd < 0 && errno == ENOENT;
-          if (rfd >= 0 && container_id_check (id, NULL) == 0
-              && statedir_root_check (rfd, g->root, NULL) == 0)
+          cleanup_close int rfd = -1;
+          bool gone
+              = statedir_root_open (g->root, false, &rfd, NULL) == 0 && rfd < 0;
+          if (rfd >= 0 && container_id_check (id, NULL) == 0)
             {
               if (faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
                 {
@@ -674,17 +674,14 @@ int
 container_list (const struct moat_globals *g, enum list_format format,
                 FILE *out, struct moat_error **err)
 {
-  cleanup_close int rootfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int rootfd = -1;
   struct json_writer *w = NULL;
   struct dirent **names = NULL;
   int n = 0;
+  int r = statedir_root_open (g->root, false, &rootfd, err);
 
-  if (rootfd >= 0)
-    {
-      int r = statedir_root_check (rootfd, g->root, err);
-      if (r < 0)
-        return r;
-    }
+  if (r < 0)
+    return r;
   if (format == LIST_JSON)
     {
       w = json_writer_new (false);
@@ -709,6 +706,5 @@ container_list (const struct moat_globals *g, enum list_format format,
       text = json_writer_finish (w);
       fprintf (out, "%s\n", text);
     }
-  (void)err;
   return 0;
 }
