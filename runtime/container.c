@@ -124,10 +124,16 @@ container_init_alive (const struct container_state *st)
   return st->pid_starttime != 0 && start == st->pid_starttime;
 }
 
+bool
+pidfd_running (int pidfd)
+{
+  struct pollfd exited = { .fd = pidfd, .events = POLLIN };
+  return poll (&exited, 1, 0) == 0;
+}
+
 int
 container_init_pidfd (const struct container_state *st)
 {
-  struct pollfd exited;
   int pidfd;
 
   if (st->pid <= 0)
@@ -141,8 +147,7 @@ container_init_pidfd (const struct container_state *st)
   pidfd = pidfd_open (st->pid, 0);
   if (pidfd < 0)
     return -errno;
-  exited = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-  if (!container_init_alive (st) || poll (&exited, 1, 0) != 0)
+  if (!container_init_alive (st) || !pidfd_running (pidfd))
     {
       close (pidfd);
       return -ESRCH;

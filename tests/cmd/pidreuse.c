@@ -1,10 +1,11 @@
-/* pidreuse PREP CMD [ARG...]: give a pid to a new process while CMD (moat)
- * is between its look at the pid and its pidfd_open of it.
+/* pidreuse [--at-ns-open] PREP CMD [ARG...]: give a pid to a new process
+ * while CMD (moat) is between its look at the pid and its pidfd_open of it
+ * (or, with --at-ns-open, its first open of a file under /proc/PID/ns/).
  *
  * Starts a victim V (a child that waits forever), runs `sh -c PREP` with
  * VICTIM_PID and VICTIM_START (V's start time, /proc/PID/stat field 22) in
  * its environment (PREP forges a container's state to name V), then runs
- * CMD under ptrace. When CMD is about to pidfd_open V's pid, V is killed,
+ * CMD under ptrace. When CMD is about to open V's pid, V is killed,
  * reaped, and a new waiting process W is made with the same pid (clone3
  * with set_tid): as if V had exited and the kernel had handed its pid on.
  * Once CMD has exited, prints "moat exited N", then "victim alive" if the
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +110,29 @@ opens_pidfd_of (pid_t cmd, pid_t pid)
          && (pid_t)info.entry.args[0] == pid;
 }
 
+/* Is CMD, stopped at a system call's entry, about to open a file under
+ * /proc/PID/ns/? */
+static int
+opens_ns_of (pid_t cmd, pid_t pid)
+{
+  struct __ptrace_syscall_info info;
+  char prefix[32], path[64] = "";
+  struct iovec local = { path, sizeof (path) - 1 }, remote;
+
+  if (ptrace (PTRACE_GET_SYSCALL_INFO, cmd, sizeof (info), &info) <= 0
+      || info.op != PTRACE_SYSCALL_INFO_ENTRY
+      || (info.entry.nr != SYS_openat && info.entry.nr != SYS_open))
+    return 0;
+  remote.iov_base
+      = (void *)(uintptr_t)info.entry.args[info.entry.nr == SYS_openat];
+  remote.iov_len = sizeof (path) - 1;
+  /* A short read (the path ends near the end of a page) is fine. */
+  if (process_vm_readv (cmd, &local, 1, &remote, 1, 0) <= 0)
+    return 0;
+  snprintf (prefix, sizeof (prefix), "/proc/%d/ns/", pid);
+  return strncmp (path, prefix, strlen (prefix)) == 0;
+}
+
 static pid_t
 run_traced (char **argv)
 {
@@ -145,11 +170,17 @@ main (int argc, char **argv)
   unsigned long long start;
   char text[32];
   pid_t victim, cmd;
-  int status, reused = 0;
+  int status, reused = 0, at_ns_open = 0;
 
+  if (argc > 1 && strcmp (argv[1], "--at-ns-open") == 0)
+    {
+      at_ns_open = 1;
+      argv++;
+      argc--;
+    }
   if (argc < 3)
     {
-      fprintf (stderr, "usage: pidreuse PREP CMD [ARG...]\n");
+      fprintf (stderr, "usage: pidreuse [--at-ns-open] PREP CMD [ARG...]\n");
       return 2;
     }
   victim = start_waiter ();
@@ -176,7 +207,9 @@ main (int argc, char **argv)
       if (WIFEXITED (status) || WIFSIGNALED (status))
         break;
       sig = WSTOPSIG (status);
-      if (sig == (SIGTRAP | 0x80) && !reused && opens_pidfd_of (cmd, victim))
+      if (sig == (SIGTRAP | 0x80) && !reused
+          && (at_ns_open ? opens_ns_of (cmd, victim)
+                         : opens_pidfd_of (cmd, victim)))
         {
           if (kill (victim, SIGKILL) < 0 || waitpid (victim, NULL, 0) != victim)
             die ("ending the victim");
