@@ -94,6 +94,29 @@ warn_hook (const char *what, struct moat_error **err)
     }
 }
 
+/* The init's network namespace, opened through /proc while a pidfd pins
+ * the init, and the init still running after: otherwise a process its pid
+ * went to would have its namespace's links deleted. */
+static int
+start_fallback_in_init_ns (const struct container_state *st,
+                           const struct netguard_rules *rules,
+                           struct moat_error **err)
+{
+  cleanup_close int pidfd = container_init_pidfd (st);
+  cleanup_close int nsfd = -1;
+  char path[64];
+
+  if (pidfd < 0)
+    return moat_fail (err, 0, "container init is not waiting for start");
+  snprintf (path, sizeof (path), "/proc/%d/ns/net", st->pid);
+  nsfd = open (path, O_RDONLY | O_CLOEXEC);
+  if (nsfd < 0)
+    return moat_fail (err, errno, "opening %s", path);
+  if (!pidfd_running (pidfd))
+    return moat_fail (err, 0, "container init is not waiting for start");
+  return netguard_fallback_ns (nsfd, st->pid, rules, err);
+}
+
 /* No cgroup v2 hierarchy: the guard is set up in the container's network
  * namespace before its first instruction, with the lists and the
  * nameservers create judged (saved with the decision), not with the
@@ -126,7 +149,7 @@ start_fallback_guard (const struct container_state *st,
       n_dns++;
   rules.dns = dns;
   rules.n_dns = n_dns;
-  r = netguard_fallback (st->pid, &rules, err);
+  r = start_fallback_in_init_ns (st, &rules, err);
   decision_guard_free (&saved);
   if (r < 0)
     return moat_error_wrap (err, "network guard (fallback)");

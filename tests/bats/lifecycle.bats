@@ -190,9 +190,7 @@ teardown() {
 # moat is about to open it), or a state without the init's start time.
 # Neither kill nor delete --force may signal that process.
 forge_state_pid() {
-	local file="$ROOT/$c1/state.json"
-	jq --argjson p "$1" --argjson s "$2" '.pid = $p | .pidStartTime = $s' \
-		"$file" >"$BUNDLE/state.forged" && mv "$BUNDLE/state.forged" "$file"
+	VICTIM_PID="$1" VICTIM_START="$2" sh -c "$(forge_state_prep "$c1")"
 }
 
 # Still sleeping: not killed (a killed one may be a zombie for a while).
@@ -204,11 +202,8 @@ sleeping() {
 	update_config '.process.args = ["sleep", "100"]'
 	moat create -b "$BUNDLE" "$c1"
 	[ "$status" -eq 0 ]
-	# Run by pidreuse with sh -c, the victim's pid and start time set.
-	local file="$ROOT/$c1/state.json"
-	local prep="jq --argjson p \"\$VICTIM_PID\" --argjson s \"\$VICTIM_START\" \
-'.pid = \$p | .pidStartTime = \$s' '$file' >'$BUNDLE/state.forged' \
-&& mv '$BUNDLE/state.forged' '$file'"
+	local prep
+	prep="$(forge_state_prep "$c1")"
 	for verb in "kill $c1 KILL" "delete --force $c1"; do
 		# shellcheck disable=SC2086 # the verb's words
 		# (LeakSanitizer cannot run under ptrace.)

@@ -362,10 +362,8 @@ nothing_left() {
 	mkdir "$WORK/dst"
 	# pidreuse: the state names a victim, whose pid goes to a new process
 	# (in the host's namespaces) as moat opens /proc/PID/ns/.
-	local file="$ROOT/$SID/state.json"
-	local prep="jq --argjson p \"\$VICTIM_PID\" --argjson s \"\$VICTIM_START\" \
-'.pid = \$p | .pidStartTime = \$s' '$file' >'$BUNDLE/state.forged' \
-&& mv '$BUNDLE/state.forged' '$file'"
+	local prep
+	prep="$(forge_state_prep "$SID")"
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		run "$TESTBIN/pidreuse" --at-ns-open "$prep" \
 		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$SID" "$WORK/file" "$WORK/dst/file"

@@ -1,6 +1,7 @@
-/* pidreuse [--at-ns-open] PREP CMD [ARG...]: give a pid to a new process
- * while CMD (moat) is between its look at the pid and its pidfd_open of it
- * (or, with --at-ns-open, its first open of a file under /proc/PID/ns/).
+/* pidreuse [--at-ns-open] [--new-netns] [--after CHECK] PREP CMD [ARG...]:
+ * give a pid to a new process while CMD (moat) is between its look at the
+ * pid and its pidfd_open of it (or, with --at-ns-open, its first open of a
+ * file under /proc/PID/ns/).
  *
  * Starts a victim V (a child that waits forever), runs `sh -c PREP` with
  * VICTIM_PID and VICTIM_START (V's start time, /proc/PID/stat field 22) in
@@ -11,7 +12,9 @@
  * Once CMD has exited, prints "moat exited N", then "victim alive" if the
  * process that now has the pid (W, or V if CMD never opened it) is still
  * running, or "victim killed by signal N", and "pid reused" or "pid not
- * reused". Exits 77 where ptrace or set_tid is not permitted. */
+ * reused". --new-netns: W has a network namespace of its own; --after:
+ * `sh -c CHECK` runs once CMD has exited, while W still runs (its pid in
+ * VICTIM_PID). Exits 77 where ptrace or set_tid is not permitted. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/sched.h>
@@ -53,12 +56,13 @@ start_waiter (void)
 
 /* A new waiting child whose pid is pid (free: its holder was reaped). */
 static pid_t
-start_waiter_as (pid_t pid)
+start_waiter_as (pid_t pid, int new_netns)
 {
   struct clone_args args = { 0 };
   pid_t tid = pid;
   long r;
 
+  args.flags = new_netns ? CLONE_NEWNET : 0;
   args.exit_signal = SIGCHLD;
   args.set_tid = (uint64_t)(uintptr_t)&tid;
   args.set_tid_size = 1;
@@ -170,17 +174,26 @@ main (int argc, char **argv)
   unsigned long long start;
   char text[32];
   pid_t victim, cmd;
-  int status, reused = 0, at_ns_open = 0;
+  int status, reused = 0, at_ns_open = 0, new_netns = 0;
+  const char *after = NULL;
 
-  if (argc > 1 && strcmp (argv[1], "--at-ns-open") == 0)
-    {
+  for (; argc > 1 && strncmp (argv[1], "--", 2) == 0; argv++, argc--)
+    if (strcmp (argv[1], "--at-ns-open") == 0)
       at_ns_open = 1;
-      argv++;
-      argc--;
-    }
+    else if (strcmp (argv[1], "--new-netns") == 0)
+      new_netns = 1;
+    else if (strcmp (argv[1], "--after") == 0 && argc > 2)
+      {
+        after = argv[2];
+        argv++;
+        argc--;
+      }
+    else
+      break;
   if (argc < 3)
     {
-      fprintf (stderr, "usage: pidreuse [--at-ns-open] PREP CMD [ARG...]\n");
+      fprintf (stderr, "usage: pidreuse [--at-ns-open] [--new-netns] "
+                       "[--after CHECK] PREP CMD [ARG...]\n");
       return 2;
     }
   victim = start_waiter ();
@@ -213,7 +226,7 @@ main (int argc, char **argv)
         {
           if (kill (victim, SIGKILL) < 0 || waitpid (victim, NULL, 0) != victim)
             die ("ending the victim");
-          if (start_waiter_as (victim) != victim)
+          if (start_waiter_as (victim, new_netns) != victim)
             die ("the new process did not get the pid");
           reused = 1;
         }
@@ -223,6 +236,9 @@ main (int argc, char **argv)
     }
   printf ("moat exited %d\n",
           WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
+  fflush (stdout);
+  if (after && system (after) != 0)
+    printf ("check failed\n");
   if (waitpid (victim, &status, WNOHANG) == 0)
     {
       printf ("victim alive\n");
