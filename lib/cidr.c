@@ -251,6 +251,16 @@ cidr_list_split (const char *text, bool with_port, struct cidr **ret,
 }
 
 void
+cidr_pack (const struct cidr *c, uint8_t out[CIDR_PACKED_LEN])
+{
+  out[0] = c->family == AF_INET6 ? 6 : 4;
+  out[1] = c->prefix;
+  out[2] = (uint8_t)(c->port >> 8);
+  out[3] = (uint8_t)c->port;
+  memcpy (out + 4, c->addr, 16);
+}
+
+void
 cidr_lists_digest (const struct cidr *const *lists, const size_t *counts,
                    size_t n_lists, char ret[CIDR_LIST_DIGEST_LEN])
 {
@@ -258,30 +268,24 @@ cidr_lists_digest (const struct cidr *const *lists, const size_t *counts,
    * bytes), each piece hashed eight bytes at a time: a byte-wise hash cost
    * 1.6 ms a list of 10,000, and a buffer for the whole list 100 pages
    * faulted in for each digest. */
-  uint8_t packed[256 * 20];
+  uint8_t packed[256 * CIDR_PACKED_LEN];
   size_t total = 0, in_piece = 0;
   uint64_t h;
 
   for (size_t l = 0; l < n_lists; l++)
     total += counts[l];
-  h = FNV1A64_INIT ^ (uint64_t)(total * 20);
+  h = FNV1A64_INIT ^ (uint64_t)(total * CIDR_PACKED_LEN);
   for (size_t l = 0; l < n_lists; l++)
     for (size_t i = 0; i < counts[l]; i++)
       {
-        const struct cidr *c = &lists[l][i];
-        uint8_t *entry = packed + in_piece * 20;
-        entry[0] = c->family == AF_INET6 ? 6 : 4;
-        entry[1] = c->prefix;
-        entry[2] = (uint8_t)(c->port >> 8);
-        entry[3] = (uint8_t)c->port;
-        memcpy (entry + 4, c->addr, 16);
+        cidr_pack (&lists[l][i], packed + in_piece * CIDR_PACKED_LEN);
         if (++in_piece == 256)
           {
             h = hash64_words_more (h, packed, sizeof (packed));
             in_piece = 0;
           }
       }
-  h = hash64_words_more (h, packed, in_piece * 20);
+  h = hash64_words_more (h, packed, in_piece * CIDR_PACKED_LEN);
   snprintf (ret, CIDR_LIST_DIGEST_LEN, "words64:%016" PRIx64, h);
 }
 

@@ -35,10 +35,14 @@ size_t cidr_format (const struct cidr *c, char buf[CIDR_TEXT_MAX]);
 char *cidr_list_join (const struct cidr *list, size_t n);
 int cidr_list_split (const char *text, bool with_port, struct cidr **ret,
                      size_t *ret_n);
+/* An entry as bytes, field by field (struct cidr has padding): its family
+ * (4 or 6), prefix, port (big-endian) and 16 address bytes. */
+#define CIDR_PACKED_LEN 20
+void cidr_pack (const struct cidr *c, uint8_t out[CIDR_PACKED_LEN]);
 /* A digest of a list, for a record that cannot hold the list itself:
  * "words64:" and 16 hex digits of hash64_words (lib/util.h) over each
- * entry's family (4 or 6), prefix, port (big-endian) and 16 address
- * bytes, in order. Names the list, is no security boundary. */
+ * entry packed as above, in order. Names the list, is no security
+ * boundary. */
 #define CIDR_LIST_DIGEST_LEN (sizeof ("words64:") + 16)
 void cidr_list_digest (const struct cidr *list, size_t n,
                        char ret[CIDR_LIST_DIGEST_LEN]);

@@ -114,7 +114,10 @@ write_without_lists (struct json_writer *w, const json_node *obj, bool nested)
 }
 
 /* The entries of every list in order, checksummed list by list, so that
- * they can be read straight into the arrays they fill. */
+ * they can be read straight into the arrays they fill. A fast hash, not a
+ * cryptographic digest, is enough: an entry is trusted only when it is
+ * ours (above), so the checksum catches a torn or stale entry, not a
+ * forged one. */
 static uint64_t
 lists_checksum (const struct profile_network_lists *lists)
 {
@@ -123,12 +126,12 @@ lists_checksum (const struct profile_network_lists *lists)
   for (int s = 0; s < PROFILE_CONFIG_SCOPES; s++)
     {
       const struct profile_network_lists *l = &lists[s];
+      const uint64_t entries[2]
+          = { hash64_words (l->deny, l->n_deny * sizeof (*l->deny)),
+              hash64_words (l->allow, l->n_allow * sizeof (*l->allow)) };
       sum = fnv1a64 (l->deny_digest, sizeof (l->deny_digest), sum);
       sum = fnv1a64 (l->allow_digest, sizeof (l->allow_digest), sum);
-      sum = (sum ^ hash64_words (l->deny, l->n_deny * sizeof (*l->deny)))
-            * UINT64_C (0x100000001b3);
-      sum = (sum ^ hash64_words (l->allow, l->n_allow * sizeof (*l->allow)))
-            * UINT64_C (0x100000001b3);
+      sum = fnv1a64 (entries, sizeof (entries), sum);
     }
   return sum;
 }

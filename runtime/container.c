@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,12 +58,13 @@ container_audit_bundle (const struct moat_globals *g, const char *bundle)
 }
 
 int
-proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime)
+proc_stat_read_exit (pid_t pid, char *ret_state, uint64_t *ret_starttime,
+                     int *ret_exit_code)
 {
   char path[64];
   cleanup_free char *buf = NULL;
-  char *p;
-  int r;
+  char *p, *field[PROC_STAT_EXIT_CODE + 1] = { NULL };
+  int n = 3, r;
 
   snprintf (path, sizeof (path), "/proc/%d/stat", pid);
   r = read_file_at (AT_FDCWD, path, 4096, &buf, NULL);
@@ -72,20 +75,30 @@ proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime)
   if (p == NULL || p[1] != ' ')
     return -EINVAL;
   p += 2;
-  *ret_state = *p;
-  for (int field = 3; field < 22; field++)
+  p[strcspn (p, "\n")] = '\0';
+  for (; p && n <= PROC_STAT_EXIT_CODE; n++)
     {
+      field[n] = p;
       p = strchr (p, ' ');
-      if (p == NULL)
-        return -EINVAL;
-      p++;
+      if (p)
+        *p++ = '\0';
     }
-  {
-    char *end = strchr (p, ' ');
-    if (end)
-      *end = '\0';
-    return parse_uint64 (p, ret_starttime);
-  }
+  if (field[PROC_STAT_STARTTIME] == NULL)
+    return -EINVAL;
+  *ret_state = field[3][0];
+  r = parse_uint64 (field[PROC_STAT_STARTTIME], ret_starttime);
+  if (r < 0 || ret_exit_code == NULL)
+    return r;
+  /* Linux 3.5 and later; waitpid's encoding. */
+  if (field[PROC_STAT_EXIT_CODE] == NULL)
+    return -ENODATA;
+  return parse_int (field[PROC_STAT_EXIT_CODE], ret_exit_code);
+}
+
+int
+proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime)
+{
+  return proc_stat_read_exit (pid, ret_state, ret_starttime, NULL);
 }
 
 char *
@@ -105,7 +118,41 @@ container_init_alive (const struct container_state *st)
     return false;
   if (state == 'Z' || state == 'X')
     return false;
-  return st->pid_starttime == 0 || start == st->pid_starttime;
+  /* Create records the start time or fails: a state without one names no
+   * process moat may take for the init (its cgroup is still the
+   * container's, and delete --force empties it). */
+  return st->pid_starttime != 0 && start == st->pid_starttime;
+}
+
+bool
+pidfd_running (int pidfd)
+{
+  struct pollfd exited = { .fd = pidfd, .events = POLLIN };
+  return poll (&exited, 1, 0) == 0;
+}
+
+int
+container_init_pidfd (const struct container_state *st)
+{
+  int pidfd;
+
+  if (st->pid <= 0)
+    return -ESRCH;
+  /* The pidfd first: it pins whichever process has the pid now, so the
+   * start time read next is either that process's or, if it has exited
+   * meanwhile, a later one's; the pidfd not yet readable (its process
+   * still running) rules the second out. Checked the other way round, a
+   * pid freed and given to a new process between the check and the open
+   * would have the signal go to that stranger. */
+  pidfd = pidfd_open (st->pid, 0);
+  if (pidfd < 0)
+    return -errno;
+  if (!container_init_alive (st) || !pidfd_running (pidfd))
+    {
+      close (pidfd);
+      return -ESRCH;
+    }
+  return pidfd;
 }
 
 const char *
@@ -151,17 +198,7 @@ container_load (const struct moat_globals *g, const char *id, bool lock,
   r = container_id_check (id, err);
   if (r < 0)
     return r;
-  rootfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    {
-      if (errno == ENOENT)
-        {
-          return moat_error_setx (err, ENOENT,
-                                  "container \"%s\" does not exist", id);
-        }
-      return moat_fail (err, errno, "opening state root %s", g->root);
-    }
-  r = statedir_root_check (rootfd, g->root, err);
+  r = statedir_root_open (g->root, false, &rootfd, err);
   if (r < 0)
     return r;
   r = statedir_open (rootfd, id, lock, &dirfd, err);

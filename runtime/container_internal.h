@@ -101,10 +101,23 @@ void container_audit_bundle (const struct moat_globals *g, const char *bundle);
 /* And the container's profile name (from its state, not the flags). */
 void container_audit_profile (const struct moat_globals *g, const char *name);
 
-/* /proc/PID/stat: state letter and start time (field 22). */
+/* /proc/PID/stat: state letter and start time (field 22); with exit code
+ * (field 52, waitpid's encoding, read from the same text) where asked. */
+#define PROC_STAT_STARTTIME 22
+#define PROC_STAT_EXIT_CODE 52
 int proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime);
-/* Is the init of st alive (same start time, not a zombie)? */
+int proc_stat_read_exit (pid_t pid, char *ret_state, uint64_t *ret_starttime,
+                         int *ret_exit_code);
+/* Is the init of st alive (same start time, not a zombie)? A state without
+ * a start time (0) has no init moat may act on. */
 bool container_init_alive (const struct container_state *st);
+/* A pidfd of the init of st, checked to be it (opened before the check:
+ * no signal can land on a process given the pid later); -ESRCH when it is
+ * gone or was never recorded. Signal only through it. */
+int container_init_pidfd (const struct container_state *st);
+/* The process of pidfd has not exited (what was read of /proc/PID since
+ * the pidfd was opened was its). */
+bool pidfd_running (int pidfd);
 /* creating | created | running | paused | stopped */
 const char *container_status (int dirfd, const struct container_state *st);
 /* The same; a running or paused container's cgroup, opened to tell which,

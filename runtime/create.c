@@ -197,7 +197,7 @@ create_ctx_release (struct create_ctx *c)
 static int
 phase_statedir (struct create_ctx *c, struct moat_error **err)
 {
-  int r = statedir_root_open (c->g->root, &c->rootfd, err);
+  int r = statedir_root_open (c->g->root, true, &c->rootfd, err);
   if (r < 0)
     return r;
   r = statedir_create (c->rootfd, c->o->id, &c->dirfd, err);
@@ -468,7 +468,10 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
   int r;
 
   c->st.pid = c->pid;
-  proc_stat_read (c->pid, &pstate, &c->st.pid_starttime);
+  /* Later verbs know the init by it (0 would name no process). */
+  r = proc_stat_read (c->pid, &pstate, &c->st.pid_starttime);
+  if (r < 0)
+    return moat_fail (err, -r, "reading the init's start time");
   r = statedir_write_state (c->dirfd, &c->st, err);
   if (r < 0)
     return r;

@@ -466,8 +466,8 @@ exec_phase_clone (struct exec_ctx *c, struct moat_error **err)
   struct exec_child *ch = &c->child;
   int sv[2];
 
-  c->pidfd = pidfd_open (c->st->pid, 0);
-  if (c->pidfd < 0 || !container_init_alive (c->st))
+  c->pidfd = container_init_pidfd (c->st);
+  if (c->pidfd < 0)
     return moat_fail (err, 0, "container not running");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return moat_fail (err, errno, "socketpair");

@@ -94,6 +94,29 @@ warn_hook (const char *what, struct moat_error **err)
     }
 }
 
+/* The init's network namespace, opened through /proc while a pidfd pins
+ * the init, and the init still running after: otherwise a process its pid
+ * went to would have its namespace's links deleted. */
+static int
+start_fallback_in_init_ns (const struct container_state *st,
+                           const struct netguard_rules *rules,
+                           struct moat_error **err)
+{
+  cleanup_close int pidfd = container_init_pidfd (st);
+  cleanup_close int nsfd = -1;
+  char path[64];
+
+  if (pidfd < 0)
+    return moat_fail (err, 0, "container init is not waiting for start");
+  snprintf (path, sizeof (path), "/proc/%d/ns/net", st->pid);
+  nsfd = open (path, O_RDONLY | O_CLOEXEC);
+  if (nsfd < 0)
+    return moat_fail (err, errno, "opening %s", path);
+  if (!pidfd_running (pidfd))
+    return moat_fail (err, 0, "container init is not waiting for start");
+  return netguard_fallback_ns (nsfd, st->pid, rules, err);
+}
+
 /* No cgroup v2 hierarchy: the guard is set up in the container's network
  * namespace before its first instruction, with the lists and the
  * nameservers create judged (saved with the decision), not with the
@@ -126,7 +149,7 @@ start_fallback_guard (const struct container_state *st,
       n_dns++;
   rules.dns = dns;
   rules.n_dns = n_dns;
-  r = netguard_fallback (st->pid, &rules, err);
+  r = start_fallback_in_init_ns (st, &rules, err);
   decision_guard_free (&saved);
   if (r < 0)
     return moat_error_wrap (err, "network guard (fallback)");
@@ -242,9 +265,8 @@ container_state (const struct moat_globals *g, const char *id, char **ret_json,
 static int
 signal_init (const struct container_state *st, int sig, struct moat_error **err)
 {
-  /* A pidfd pins the process: no signal lands on a recycled pid. */
-  cleanup_close int pidfd = pidfd_open (st->pid, 0);
-  if (pidfd < 0 || !container_init_alive (st))
+  cleanup_close int pidfd = container_init_pidfd (st);
+  if (pidfd < 0)
     return moat_fail (err, 0, "no such process");
   if (pidfd_send_signal (pidfd, sig, NULL, 0) < 0)
     {
@@ -300,21 +322,15 @@ wait_gone (const struct container_state *st)
 static int
 zombie_exit_status (const struct container_state *st)
 {
-  char path[64], pstate = 0;
-  cleanup_free char *text = NULL;
+  char pstate = 0;
   uint64_t start = 0;
-  const char *last;
   int code;
 
-  if (st->pid <= 0 || proc_stat_read (st->pid, &pstate, &start) < 0
+  /* One read: the state, the start time and the status are of one
+   * process, which a zombie keeps the pid of until it is reaped. */
+  if (st->pid <= 0 || st->pid_starttime == 0
+      || proc_stat_read_exit (st->pid, &pstate, &start, &code) < 0
       || pstate != 'Z' || start != st->pid_starttime)
-    return -1;
-  snprintf (path, sizeof (path), "/proc/%d/stat", st->pid);
-  if (read_file_at (AT_FDCWD, path, 4096, &text, NULL) < 0)
-    return -1;
-  text[strcspn (text, "\n")] = '\0';
-  last = strrchr (text, ' ');
-  if (last == NULL || parse_int (last + 1, &code) < 0)
     return -1;
   if (WIFEXITED (code))
     return WEXITSTATUS (code);
@@ -364,12 +380,11 @@ destroy_container (const struct moat_globals *g, int rootfd, int dirfd,
       if (g->audit->exit_status < 0)
         g->audit->exit_status = zombie_exit_status (st);
     }
-  if (container_init_alive (st))
-    {
-      cleanup_close int pidfd = pidfd_open (st->pid, 0);
-      if (pidfd >= 0)
-        pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
-    }
+  {
+    cleanup_close int pidfd = container_init_pidfd (st);
+    if (pidfd >= 0)
+      pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
+  }
   if (cg == NULL && st->cgroup)
     cgroup_open (st->cgroup, &cg, NULL);
   if (cg)
@@ -477,10 +492,10 @@ container_delete (const struct moat_globals *g, const char *id, bool force,
       if (force && rootfd < 0)
         {
           /* Not -ENOENT alone: a missing state.json is ENOENT too. */
-          cleanup_close int rfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
-          bool gone = rfd < 0 && errno == ENOENT;
-          if (rfd >= 0 && container_id_check (id, NULL) == 0
-              && statedir_root_check (rfd, g->root, NULL) == 0)
+          cleanup_close int rfd = -1;
+          bool gone
+              = statedir_root_open (g->root, false, &rfd, NULL) == 0 && rfd < 0;
+          if (rfd >= 0 && container_id_check (id, NULL) == 0)
             {
               if (faccessat (rfd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
                 {
@@ -682,17 +697,14 @@ int
 container_list (const struct moat_globals *g, enum list_format format,
                 FILE *out, struct moat_error **err)
 {
-  cleanup_close int rootfd = open (g->root, O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int rootfd = -1;
   struct json_writer *w = NULL;
   struct dirent **names = NULL;
   int n = 0;
+  int r = statedir_root_open (g->root, false, &rootfd, err);
 
-  if (rootfd >= 0)
-    {
-      int r = statedir_root_check (rootfd, g->root, err);
-      if (r < 0)
-        return r;
-    }
+  if (r < 0)
+    return r;
   if (format == LIST_JSON)
     {
       w = json_writer_new (false);
@@ -717,6 +729,5 @@ container_list (const struct moat_globals *g, enum list_format format,
       text = json_writer_finish (w);
       fprintf (out, "%s\n", text);
     }
-  (void)err;
   return 0;
 }

@@ -11,9 +11,13 @@
 #include "../lib/util.h"
 
 int
-statedir_root_open (const char *root, int *ret_fd, struct moat_error **err)
+statedir_root_open (const char *root, bool create, int *ret_fd,
+                    struct moat_error **err)
 {
   int fd = open (root, O_DIRECTORY | O_CLOEXEC);
+  *ret_fd = -1;
+  if (fd < 0 && errno == ENOENT && !create)
+    return 0;
   if (fd < 0 && errno == ENOENT)
     {
       int r = mkdir_p (root, 0700);
@@ -97,10 +101,12 @@ int
 statedir_open (int rootfd, const char *id, bool lock, int *ret_dirfd,
                struct moat_error **err)
 {
-  cleanup_close int fd
-      = openat (rootfd, id, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  cleanup_close int fd = -1;
   int r;
 
+  if (rootfd < 0) /* no root: statedir_root_open without create */
+    return not_exist (err, id);
+  fd = openat (rootfd, id, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     {
       if (errno == ENOENT)

@@ -9,8 +9,10 @@
 #include "../lib/error.h"
 #include "../oci/state.h"
 
-/* Open (creating, 0700) the root directory, checked as below. */
-int statedir_root_open (const char *root, int *ret_fd, struct moat_error **err);
+/* Open the root directory, checked as below. A missing one is made (0700)
+ * when create; otherwise it is 0 with *ret_fd -1: no container there. */
+int statedir_root_open (const char *root, bool create, int *ret_fd,
+                        struct moat_error **err);
 /* The root must be moat's user's alone (owned by the effective user,
  * writable by no group or other): in a directory another user may write
  * to, they could plant a state dir the verbs would act on, or a link
@@ -19,8 +21,8 @@ int statedir_root_check (int rootfd, const char *root, struct moat_error **err);
 /* Create ROOT/ID and lock it; EEXIST -> "container ID already exists". */
 int statedir_create (int rootfd, const char *id, int *ret_dirfd,
                      struct moat_error **err);
-/* Open ROOT/ID (locking it when lock); a missing one gives the text the
- * engines match: container "ID" does not exist. */
+/* Open ROOT/ID (locking it when lock); a missing one (or root, rootfd -1)
+ * gives the text the engines match: container "ID" does not exist. */
 int statedir_open (int rootfd, const char *id, bool lock, int *ret_dirfd,
                    struct moat_error **err);
 /* Remove ROOT/ID and everything in it. */

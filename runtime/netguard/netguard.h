@@ -30,6 +30,9 @@ int netguard_loopback_up (struct moat_error **err);
  * delete every link but lo, and add prohibit routes for the denied CIDRs. */
 int netguard_fallback (pid_t pid, const struct netguard_rules *r,
                        struct moat_error **err);
+/* The same in the network namespace nsfd (PID's, for the messages). */
+int netguard_fallback_ns (int nsfd, pid_t pid, const struct netguard_rules *r,
+                          struct moat_error **err);
 
 /* What the container of this cgroup (an fd from cgroup_unified_fd) tried
  * and was refused at connect()/sendmsg(), as JSON: {"refused": [{"addr",

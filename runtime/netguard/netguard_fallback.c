@@ -627,7 +627,18 @@ netguard_fallback (pid_t pid, const struct netguard_rules *r,
                    struct moat_error **err)
 {
   cleanup_free char *path = xasprintf ("/proc/%d/ns/net", (int)pid);
-  cleanup_close int nsfd = -1, report_read = -1, report_write = -1;
+  cleanup_close int nsfd = open (path, O_RDONLY | O_CLOEXEC);
+
+  if (nsfd < 0)
+    return moat_fail (err, errno, "opening %s", path);
+  return netguard_fallback_ns (nsfd, pid, r, err);
+}
+
+int
+netguard_fallback_ns (int nsfd, pid_t pid, const struct netguard_rules *r,
+                      struct moat_error **err)
+{
+  cleanup_close int report_read = -1, report_write = -1;
   struct stat st;
   int pipefd[2];
   pid_t child;
@@ -636,9 +647,8 @@ netguard_fallback (pid_t pid, const struct netguard_rules *r,
    * namespace with its links gone but its prohibitions half made. */
   if (netguard_fallback_check (r, err) < 0)
     return moat_error_wrap (err, "network guard");
-  nsfd = open (path, O_RDONLY | O_CLOEXEC);
-  if (nsfd < 0 || fstat (nsfd, &st) < 0)
-    return moat_fail (err, errno, "opening %s", path);
+  if (fstat (nsfd, &st) < 0)
+    return moat_fail (err, errno, "the network namespace of pid %d", (int)pid);
   /* Deleting links in the wrong namespace would take the host off the
    * network: refuse ours and init's outright. */
   if (same_ns (&st, "/proc/self/ns/net") || same_ns (&st, "/proc/1/ns/net"))

@@ -149,17 +149,6 @@ desc_add (struct desc *d, const void *data, size_t len)
   d->n += len;
 }
 
-/* Each entry as the description holds it: field by field (struct cidr
- * has padding). */
-static void
-pack_entry (uint8_t out[20], const struct cidr *c)
-{
-  out[0] = (uint8_t)c->family;
-  out[1] = c->prefix;
-  memcpy (out + 2, &c->port, 2);
-  memcpy (out + 4, c->addr, 16);
-}
-
 static void
 desc_list (struct desc *d, const struct cidr *list, size_t n)
 {
@@ -168,8 +157,8 @@ desc_list (struct desc *d, const struct cidr *list, size_t n)
   desc_add (d, &count, sizeof (count));
   for (size_t i = 0; i < n; i++)
     {
-      uint8_t entry[20];
-      pack_entry (entry, &list[i]);
+      uint8_t entry[CIDR_PACKED_LEN];
+      cidr_pack (&list[i], entry);
       desc_add (d, entry, sizeof (entry));
     }
 }
@@ -193,7 +182,9 @@ describe_head (const struct netguard_rules *r, struct desc *d,
 {
   /* Placeholder map fds: the code is what matters, not this create's fds. */
   static const struct netguard_maps placeholders = { 3, 4, 5, 6, 7, 8 };
-  static const char magic[16] = "moat-netguard-1";
+  /* -2: entries packed as cidr_pack does (-1: raw family, host-order
+   * port), so that an older moat's pins are not taken for ours. */
+  static const char magic[16] = "moat-netguard-2";
   /* Only the modes shape the programs (netguard_bpf_build): built from
    * them alone, the lists (checked once by the caller) are not walked
    * again for each program. */
@@ -234,7 +225,7 @@ desc_size (const struct netguard_rules *r, const struct desc *head)
 
   rules_lists (r, lists, counts);
   for (int i = 0; i < 4; i++)
-    total += sizeof (uint32_t) + 20 * counts[i];
+    total += sizeof (uint32_t) + CIDR_PACKED_LEN * counts[i];
   return total;
 }
 
@@ -287,7 +278,7 @@ same_description (const uint8_t *pinned, size_t len,
 {
   const struct cidr *lists[4];
   size_t counts[4], at = head->n;
-  uint8_t piece[256 * 20];
+  uint8_t piece[256 * CIDR_PACKED_LEN];
 
   if (len != desc_size (r, head) || memcmp (pinned, head->data, head->n) != 0)
     return false;
@@ -302,10 +293,10 @@ same_description (const uint8_t *pinned, size_t len,
         {
           size_t m = counts[i] - k < 256 ? counts[i] - k : 256;
           for (size_t e = 0; e < m; e++)
-            pack_entry (piece + e * 20, &lists[i][k + e]);
-          if (memcmp (pinned + at, piece, m * 20) != 0)
+            cidr_pack (&lists[i][k + e], piece + e * CIDR_PACKED_LEN);
+          if (memcmp (pinned + at, piece, m * CIDR_PACKED_LEN) != 0)
             return false;
-          at += m * 20;
+          at += m * CIDR_PACKED_LEN;
         }
     }
   return true;

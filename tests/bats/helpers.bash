@@ -143,3 +143,13 @@ os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" --root "$ROOT" --config "$MOAT_CONF
 	output="$(cat "$out")"
 	echo "moat $* from a leaky caller (status=$status): $output" >&2
 }
+
+# For tests/cmd/pidreuse: the shell command (its PREP) that makes the state
+# of container $1 name pidreuse's victim (pid and start time), as if that
+# process were the container's init.
+forge_state_prep() {
+	local file="$ROOT/$1/state.json"
+	echo "jq --argjson p \"\$VICTIM_PID\" --argjson s \"\$VICTIM_START\" \
+'.pid = \$p | .pidStartTime = \$s' '$file' >'$BUNDLE/state.forged' \
+&& mv '$BUNDLE/state.forged' '$file'"
+}

@@ -185,6 +185,60 @@ teardown() {
 	assert_nothing_left "$c1"
 }
 
+# The state names a process moat did not start: the pid passed to another
+# process (pidreuse hands the victim's pid to a new process the instant
+# moat is about to open it), or a state without the init's start time.
+# Neither kill nor delete --force may signal that process.
+forge_state_pid() {
+	VICTIM_PID="$1" VICTIM_START="$2" sh -c "$(forge_state_prep "$c1")"
+}
+
+# Still sleeping: not killed (a killed one may be a zombie for a while).
+sleeping() {
+	[ "$(cut -d' ' -f3 "/proc/$1/stat")" = S ]
+}
+
+@test "kill and delete --force spare a process given the init's pid since" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" "$c1"
+	[ "$status" -eq 0 ]
+	local prep
+	prep="$(forge_state_prep "$c1")"
+	for verb in "kill $c1 KILL" "delete --force $c1"; do
+		# shellcheck disable=SC2086 # the verb's words
+		# (LeakSanitizer cannot run under ptrace.)
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+			run "$TESTBIN/pidreuse" "$prep" \
+			"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" $verb
+		echo "$verb: $output" >&2
+		[ "$status" -ne 77 ] || skip "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"pid reused"* ]]
+		[[ "$output" == *"victim alive"* ]]
+	done
+	[[ "$output" == *"moat exited 0"* ]]
+	assert_nothing_left "$c1"
+}
+
+@test "a state without the init's start time names no process to signal" {
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" "$c1"
+	[ "$status" -eq 0 ]
+	# Not this shell's child, so that nothing here waits for it.
+	(sleep 100 >/dev/null 2>&1 </dev/null & echo $! >"$BUNDLE/victim")
+	victim=$(cat "$BUNDLE/victim")
+	forge_state_pid "$victim" 0
+	moat kill "$c1" KILL
+	sleeping "$victim"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"container not running"* ]]
+	moat delete --force "$c1"
+	sleeping "$victim"
+	kill "$victim"
+	[ "$status" -eq 0 ]
+	assert_nothing_left "$c1"
+}
+
 @test "delete of a missing container says does not exist" {
 	moat delete nope
 	[ "$status" -eq 1 ]

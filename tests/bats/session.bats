@@ -356,6 +356,25 @@ nothing_left() {
 	nothing_left
 }
 
+@test "session put: a pid the session's init gave up is not taken for it (nothing written into the new holder's mounts)" {
+	new_session
+	echo planted >"$WORK/file"
+	mkdir "$WORK/dst"
+	# pidreuse: the state names a victim, whose pid goes to a new process
+	# (in the host's namespaces) as moat opens /proc/PID/ns/.
+	local prep
+	prep="$(forge_state_prep "$SID")"
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		run "$TESTBIN/pidreuse" --at-ns-open "$prep" \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" session put "$SID" "$WORK/file" "$WORK/dst/file"
+	echo "$output" >&2
+	[ "$status" -ne 77 ] || skip "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"pid reused"* ]]
+	[ ! -e "$WORK/dst/file" ]
+	[[ "$output" == *"moat exited 1"* ]]
+}
+
 @test "session put: a fifo the payload left at the destination is refused, not waited on for ever" {
 	new_session
 	echo a >"$WORK/a.txt"

@@ -115,15 +115,6 @@ only_file (void)
   return path;
 }
 
-static uint64_t
-fnv (const unsigned char *p, size_t len)
-{
-  uint64_t h = UINT64_C (0xcbf29ce484222325);
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ p[i]) * UINT64_C (0x100000001b3);
-  return h;
-}
-
 /* The file's layout (seccomp_cache.c): magic[8], desc_len, n_insns,
  * checksum (of description and program), flags, pad; description; program.
  * Replace the program by one instruction, checksum fixed up: a file that
@@ -142,7 +133,7 @@ plant_one_insn_program (const char *path)
   len = HDR + desc_len + sizeof (ret_allow);
   memcpy (buf + HDR + desc_len, &ret_allow, sizeof (ret_allow));
   memcpy (buf + 16, &n, 8);
-  sum = fnv ((unsigned char *)buf + HDR, len - HDR);
+  sum = fnv1a64 (buf + HDR, len - HDR, FNV1A64_INIT);
   memcpy (buf + 24, &sum, 8);
   assert_int_equal (write_file_atomic (AT_FDCWD, path, buf, len, 0600), 0);
 }

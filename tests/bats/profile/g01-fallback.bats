@@ -126,3 +126,25 @@ operator_config() {
 	moat exec "$CID" sh -c "$PROBE"
 	[ "${lines[0]}" = "$REFUSED" ]
 }
+
+@test "G1 fallback: start sets no rules in the namespace of a process given the init's pid since" {
+	operator_config
+	next_id
+	update_config '.process.args = ["sleep", "1000"]'
+	moat create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	# pidreuse: the state names a victim, whose pid goes to a process in a
+	# network namespace of its own as moat opens /proc/PID/ns/; its routes
+	# and rules are listed once moat is done.
+	local prep
+	prep="$(forge_state_prep "$CID")"
+	local check='nsenter -t "$VICTIM_PID" -n sh -c "ip route show table all; ip -6 route show table all; ip rule show"'
+	run "$TESTBIN/pidreuse" --at-ns-open --new-netns --after "$check" "$prep" \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" start "$CID"
+	echo "$output" >&2
+	[ "$status" -ne 77 ] || skip "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"pid reused"* ]]
+	[[ "$output" != *prohibit* ]]
+	[[ "$output" == *"moat exited 1"* ]]
+}
