@@ -158,8 +158,9 @@ statedir_remove (int rootfd, const char *id, struct moat_error **err)
  * of the write and readers take it shared (statedir_read_state), so no
  * reader sees half of one. The text is padded with blanks to the old
  * size rather than truncated: a writer killed midway leaves the old
- * text or the new, never an empty file. 1: the file is not there or
- * the text too long (the caller replaces the file whole). */
+ * text or the new, never an empty file. 1: the file is not there, the
+ * text too long or a reader holds it (the caller replaces the file
+ * whole). */
 static int
 rewrite_in_place (int dirfd, const char *json, size_t len)
 {
@@ -173,7 +174,11 @@ rewrite_in_place (int dirfd, const char *json, size_t len)
                O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     return errno == ENOENT ? 1 : -errno;
-  if (TEMP_FAILURE_RETRY (flock (fd, LOCK_EX)) < 0 || fstat (fd, &sb) < 0)
+  /* A reader in the middle of it (or one stopped there): the file is
+   * replaced whole instead, never waited for. */
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    return errno == EWOULDBLOCK || errno == EINTR ? 1 : -errno;
+  if (fstat (fd, &sb) < 0)
     return -errno;
   if (!S_ISREG (sb.st_mode))
     return -EINVAL;

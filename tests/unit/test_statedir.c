@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,6 +135,28 @@ test_past_a_page_replaced_whole (void **state)
   assert_reads_back (d->fd, "small-again", 10);
 }
 
+/* A reader holding state.json (or stopped while it does): the writer
+ * does not wait for it, it replaces the file whole; the reader's file
+ * keeps the old text, whole. */
+static void
+test_reader_holding_it_is_not_waited_for (void **state)
+{
+  struct dir *d = *state;
+  char buf[64] = "";
+  write_state (d->fd, "old", 10);
+  struct stat before = stat_state (d->fd);
+  int held = openat (d->fd, "state.json", O_RDONLY | O_CLOEXEC);
+  assert_true (held >= 0);
+  assert_int_equal (flock (held, LOCK_SH), 0);
+
+  write_state (d->fd, "new", 10);
+  assert_int_not_equal (stat_state (d->fd).st_ino, before.st_ino);
+  assert_reads_back (d->fd, "new", 10);
+  assert_true (pread (held, buf, sizeof (buf) - 1, 0) > 0);
+  assert_non_null (strstr (buf, "\"old\""));
+  close (held);
+}
+
 int
 main (void)
 {
@@ -142,6 +165,8 @@ main (void)
                                      dir_teardown),
     cmocka_unit_test_setup_teardown (test_past_a_page_replaced_whole, dir_setup,
                                      dir_teardown),
+    cmocka_unit_test_setup_teardown (test_reader_holding_it_is_not_waited_for,
+                                     dir_setup, dir_teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
