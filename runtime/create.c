@@ -352,7 +352,7 @@ phase_seccomp (struct create_ctx *c, struct moat_error **err)
  * start comes from another process: exec.fifo in the state dir. run's
  * comes from this one, which holds the state dir locked until then: a
  * socketpair, no file (one inode fewer made and freed on the state
- * root's filesystem, and an init whose moat dies reads EOF and exits). */
+ * root's filesystem). */
 static int
 phase_channels (struct create_ctx *c, struct moat_error **err)
 {
