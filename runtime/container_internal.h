@@ -174,13 +174,14 @@ void container_warn_ignored (const struct override_list *ov);
 struct create_carry
 {
   int rootfd, dirfd;
+  int start_fd; /* the init reads start's byte from the other end */
   struct container_state *st;
   struct spec *spec;
   struct cgroup *cg; /* open in every hierarchy, for delete */
 };
 #define CREATE_CARRY_INIT                                                      \
   {                                                                            \
-    .rootfd = -1, .dirfd = -1                                                  \
+    .rootfd = -1, .dirfd = -1, .start_fd = -1                                  \
   }
 void create_carry_release (struct create_carry *carry);
 /* ret_carry NULL: the state dir is closed at the end, as `create` does. */

@@ -91,7 +91,8 @@ struct create_ctx
   char *state_json;    /* "creating", for hooks and the seccomp agent */
   char *landlock_exec; /* G14: the init's exec list, in the state */
   enum cgroup_mode cgmode;
-  int fifo;
+  int fifo;     /* what the init blocks on until start: its end */
+  int start_fd; /* run's: moat's end of that channel (no exec.fifo) */
   int sync_fd, init_sync_fd; /* moat's end, the init's end */
   /* While moat is in the init's pid and time namespaces, or in joined
    * ones of another user namespace (saved_ns): its own, to go back to. */
@@ -126,6 +127,7 @@ create_ctx_init (struct create_ctx *c, const struct moat_globals *g)
                             .rootfs_tree = -1,
                             .profile = g->profile,
                             .fifo = -1,
+                            .start_fd = -1,
                             .sync_fd = -1,
                             .init_sync_fd = -1,
                             .own_pid_ns = -1,
@@ -167,6 +169,7 @@ create_ctx_release (struct create_ctx *c)
   close_if_open (&c->sync_fd);
   close_if_open (&c->init_sync_fd);
   close_if_open (&c->fifo);
+  close_if_open (&c->start_fd);
   close_if_open (&c->own_pid_ns);
   close_if_open (&c->own_time_ns);
   free (c->state_json);
@@ -345,15 +348,27 @@ phase_seccomp (struct create_ctx *c, struct moat_error **err)
   return 0;
 }
 
-/* exec.fifo, which the init blocks on until start, and the sync socket. */
+/* What the init blocks on until start, and the sync socket. create's
+ * start comes from another process: exec.fifo in the state dir. run's
+ * comes from this one, which holds the state dir locked until then: a
+ * socketpair, no file (one inode fewer made and freed on the state
+ * root's filesystem). */
 static int
 phase_channels (struct create_ctx *c, struct moat_error **err)
 {
   int sv[2];
 
-  if (mkfifoat (c->dirfd, "exec.fifo", 0600) < 0)
+  if (c->carry)
+    {
+      if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return moat_fail (err, errno, "socketpair");
+      c->start_fd = sv[0];
+      c->fifo = sv[1];
+    }
+  else if (mkfifoat (c->dirfd, "exec.fifo", 0600) < 0)
     return moat_fail (err, errno, "creating exec.fifo");
-  c->fifo = openat (c->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
+  else
+    c->fifo = openat (c->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
   if (c->fifo < 0)
     return moat_fail (err, errno, "opening exec.fifo");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -671,6 +686,7 @@ create_carry_fill (struct create_ctx *c, struct spec **s,
     return r;
   carry->rootfd = steal_fd (&c->rootfd);
   carry->dirfd = steal_fd (&c->dirfd);
+  carry->start_fd = steal_fd (&c->start_fd);
   carry->spec = steal_pointer (s);
   if (c->cg_self_fds) /* sized by the cgroup, which goes on */
     cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));

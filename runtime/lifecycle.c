@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -156,12 +157,39 @@ start_fallback_guard (const struct container_state *st,
   return 0;
 }
 
+/* The init's go: a byte into exec.fifo, whose write end also tells when
+ * the init has exec'd (or died). The fd to poll for that is returned. */
+static int
+start_through_fifo (int dirfd, int *ret_fifo, struct moat_error **err)
+{
+  int fifo = openat (dirfd, "exec.fifo", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fifo < 0)
+    return moat_fail (err, errno == ENXIO ? 0 : errno,
+                      "container init is not waiting for start");
+  *ret_fifo = fifo;
+  if (write (fifo, "0", 1) != 1)
+    return moat_fail (err, errno, "writing exec.fifo");
+  unlinkat (dirfd, "exec.fifo", 0);
+  return 0;
+}
+
+/* run's: the byte goes through create's socketpair instead. */
+static int
+start_through_socket (int start_fd, struct moat_error **err)
+{
+  if (send (start_fd, "0", 1, MSG_NOSIGNAL) == 1)
+    return 0;
+  return moat_fail (err, errno == EPIPE || errno == ECONNRESET ? 0 : errno,
+                    "container init is not waiting for start");
+}
+
 /* start of a container known to be "created": s is its final spec, d its
- * saved decision where the caller read it (NULL: read here if needed). */
+ * saved decision where the caller read it (NULL: read here if needed);
+ * start_fd: run's channel to the init (-1: exec.fifo). */
 static int
 start_created (const struct moat_globals *g, int dirfd,
                struct container_state *st, const struct spec *s,
-               const struct decision *d, struct moat_error **err)
+               const struct decision *d, int start_fd, struct moat_error **err)
 {
   cleanup_close int fifo = -1;
   cleanup_free char *json = NULL;
@@ -182,13 +210,10 @@ start_created (const struct moat_globals *g, int dirfd,
                               ? "cgroup-bpf"
                           : strcmp (st->netguard, "fallback") == 0 ? "fallback"
                                                                    : "none";
-  fifo = openat (dirfd, "exec.fifo", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fifo < 0)
-    return moat_fail (err, errno == ENXIO ? 0 : errno,
-                      "container init is not waiting for start");
-  if (write (fifo, "0", 1) != 1)
-    return moat_fail (err, errno, "writing exec.fifo");
-  unlinkat (dirfd, "exec.fifo", 0);
+  r = start_fd >= 0 ? start_through_socket (start_fd, err)
+                    : start_through_fifo (dirfd, &fifo, err);
+  if (r < 0)
+    return r;
   st->started = true;
   r = statedir_write_state (dirfd, st, err);
   if (r < 0)
@@ -196,9 +221,10 @@ start_created (const struct moat_globals *g, int dirfd,
   if (s->hooks[HOOK_POSTSTART].n > 0)
     {
       /* poststart comes after the payload is executed (runtime-spec): the
-       * init holds exec.fifo open until its execve or its death, then our
-       * write end reports POLLERR. */
-      struct pollfd pfd = { .fd = fifo, .events = 0 };
+       * init holds exec.fifo (or its socket) open until its execve or its
+       * death, then our end reports POLLERR (POLLHUP). */
+      struct pollfd pfd
+          = { .fd = start_fd >= 0 ? start_fd : fifo, .events = 0 };
       if (TEMP_FAILURE_RETRY (poll (&pfd, 1, -1)) < 0)
         return moat_fail (err, errno, "waiting for the container's exec");
       if (state_hook_json (st, "running", &json, err) < 0)
@@ -230,7 +256,7 @@ container_start (const struct moat_globals *g, const char *id,
   r = container_load_decision (g, dirfd, st, &d, err);
   if (r < 0)
     return r;
-  return start_created (g, dirfd, st, d->spec, d, err);
+  return start_created (g, dirfd, st, d->spec, d, -1, err);
 }
 
 /* Create has just made it, and held the lock since: it is "created" (or
@@ -239,7 +265,8 @@ int
 container_start_carried (const struct moat_globals *g,
                          struct create_carry *carry, struct moat_error **err)
 {
-  int r = start_created (g, carry->dirfd, carry->st, carry->spec, NULL, err);
+  int r = start_created (g, carry->dirfd, carry->st, carry->spec, NULL,
+                         carry->start_fd, err);
   (void)flock (carry->dirfd, LOCK_UN);
   return r;
 }
@@ -586,7 +613,9 @@ create_carry_release (struct create_carry *carry)
     close (carry->rootfd);
   if (carry->dirfd >= 0)
     close (carry->dirfd);
-  carry->rootfd = carry->dirfd = -1;
+  if (carry->start_fd >= 0)
+    close (carry->start_fd);
+  carry->rootfd = carry->dirfd = carry->start_fd = -1;
   if (carry->cg)
     cgroup_free (carry->cg);
   carry->cg = NULL;

@@ -1,5 +1,6 @@
-/* ROOT/ID: one directory per container holding state.json, config.json (the
- * bundle's, as it was at create), exec.fifo until start, and a lock.
+/* ROOT/ID: one directory per container holding state.json, policy.json
+ * (the decision, with the final spec), exec.fifo until start (not under
+ * `run`, whose start goes over a socketpair), and a lock.
  * Verbs that change a container hold flock(LOCK_EX) on its directory. */
 #ifndef MOAT_STATEDIR_H
 #define MOAT_STATEDIR_H

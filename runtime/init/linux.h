@@ -17,9 +17,9 @@ struct init_args
   const struct spec *spec; /* hardened */
   const char *rootfs;      /* absolute host path */
   int sync_fd;             /* child's end of the socketpair */
-  int fifo_fd;             /* exec.fifo, O_RDWR: init blocks reading it */
-  int ns_fds[NS__MAX];     /* namespaces to join (-1: none) */
-  int *mount_src_fds;      /* per spec mount: O_PATH fd of bind sources */
+  int fifo_fd; /* exec.fifo (O_RDWR) or run's socket: init blocks reading */
+  int ns_fds[NS__MAX]; /* namespaces to join (-1: none) */
+  int *mount_src_fds;  /* per spec mount: O_PATH fd of bind sources */
   const struct seccomp_prog *seccomp_config;  /* may be NULL */
   const struct seccomp_prog *seccomp_builtin; /* may be NULL */
   enum cgroup_mode cgroup_mode;

@@ -122,6 +122,28 @@ teardown() {
 	assert_nothing_left "$c1"
 }
 
+# run starts the container from the process that made it: the init's go
+# travels over a socketpair, not through exec.fifo, one file fewer on the
+# state root. create's start comes from another process: the fifo stays.
+@test "run makes no exec.fifo in the state dir; create does" {
+	update_config --arg d "$ROOT" --arg o "$BUNDLE" '.process.args = ["true"]
+		| .hooks = {"createRuntime": [{"path": "/bin/sh",
+			"args": ["sh", "-c", "id=$(jq -r .id); ls -A \($d)/$id >\($o)/$id.ls"]}]}'
+	moat run -b "$BUNDLE" "$c1"
+	[ "$status" -eq 0 ]
+	grep -qx state.json "$BUNDLE/$c1.ls"
+	[ "$(grep -c fifo "$BUNDLE/$c1.ls")" -eq 0 ]
+	moat create -b "$BUNDLE" "$c2"
+	[ "$status" -eq 0 ]
+	grep -qx exec.fifo "$BUNDLE/$c2.ls"
+	moat start "$c2"
+	[ "$status" -eq 0 ]
+	wait_status "$c2" stopped
+	moat delete "$c2"
+	[ "$status" -eq 0 ]
+	assert_nothing_left "$c1"
+}
+
 @test "run leaves nothing behind" {
 	update_config '.process.args = ["true"]'
 	moat run -b "$BUNDLE" "$c2"
