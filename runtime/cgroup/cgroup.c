@@ -392,41 +392,11 @@ cg_create_in (const char *rel, const struct spec_resources *res, unsigned ctrls,
   return 0;
 }
 
-/* v1 hierarchies a container joins only when it has something to do
- * there: cpuset when config.json asks for cpus or mems, blkio for a
- * weight, and name=systemd (no controller, membership only) only where
- * no cgroup2 hierarchy is mounted: a hybrid host's systemd tracks its
- * units there. Elsewhere the container stays where moat was called from,
- * as in a controller the host does not mount: nothing is limited there,
- * nothing moat reads (stats, pause, kill, ps use the others), and each
- * is a cgroup made and removed per container, 1-2 % of a `run`'s CPU. */
-static unsigned
-hierarchies_not_needed (const struct spec_resources *res)
-{
-  unsigned skip = 0;
-
-  if (res == NULL || (res->cpu.cpus == NULL && res->cpu.mems == NULL))
-    skip |= CG_CPUSET;
-  if (res == NULL || !res->has_blkio_weight || res->blkio_weight == 0)
-    skip |= CG_BLKIO;
-  for (size_t i = 0; i < layout.n_hiers; i++)
-    if (layout.hiers[i].ctrls & CG_UNIFIED)
-      skip |= CG_NAMED;
-  return skip;
-}
-
 int
 cgroup_create (const char *rel, const struct spec_resources *res,
                struct cgroup **ret, struct moat_error **err)
 {
-  int r = probe_layout (err);
-  if (r == 0)
-    r = cg_create_in (rel, res, ~hierarchies_not_needed (res), ret, err);
-  if (r < 0)
-    return r;
-  for (size_t i = 0; i < (*ret)->n_hiers; i++)
-    (*ret)->hiers[i].absent = (*ret)->hiers[i].fd < 0;
-  return 0;
+  return cg_create_in (rel, res, ~0u, ret, err);
 }
 
 int
@@ -441,10 +411,6 @@ cgroup_open (const char *rel, struct cgroup **ret, struct moat_error **err)
     {
       struct cgroup_hier *h = &cg->hiers[i];
       h->fd = cg_open_beneath (h->mount_fd, rel + 1, O_RDONLY | O_DIRECTORY);
-      /* A live container's leaf cannot be removed (it holds processes):
-       * missing from these, it was never made (hierarchies_not_needed). */
-      h->absent = h->fd < 0 && errno == ENOENT && !(h->ctrls & ~CG_OPTIONAL);
-      h->join_init = h->absent;
       if (h->fd < 0 && errno != ENOENT)
         {
           r = moat_fail (err, errno, "opening cgroup %s in %s", rel, h->name);
@@ -468,8 +434,7 @@ cgroup_add_pid (struct cgroup *cg, pid_t pid, struct moat_error **err)
   for (size_t i = 0; i < cg->n_hiers; i++)
     {
       struct cgroup_hier *h = &cg->hiers[i];
-      int r = h->absent ? cg_join_absent (cg, h, pid, err)
-                        : cg_writef (h, "cgroup.procs", err, "%d", (int)pid);
+      int r = cg_writef (h, "cgroup.procs", err, "%d", (int)pid);
       if (r < 0)
         return moat_error_wrap (err, "adding pid %d to cgroup %s (%s)",
                                 (int)pid, cg->rel, h->name);
@@ -536,10 +501,6 @@ cgroup_add_self (struct cgroup *cg, bool skip_unified, const int *fds,
                 ? 0
                 : moat_fail (err, errno, "writing %s",
                              v2 ? "cgroup.procs" : "tasks");
-      /* Where the container has no cgroup (hierarchies_not_needed) and
-       * the caller found none to join (cgroup_open_join_files). */
-      else if (h->absent)
-        r = 0;
       else
         r = cg_write (h, v2 ? "cgroup.procs" : "tasks", "0", err);
       if (r < 0)

@@ -37,8 +37,6 @@ enum
   CG_NAMED = 1u << 8,   /* name=systemd: no controller, only membership */
   CG_UNIFIED = 1u << 9, /* a cgroup2 hierarchy */
   CG_HUGETLB = 1u << 10,
-  /* What a container may have no cgroup in (cgroup_create). */
-  CG_OPTIONAL = CG_CPUSET | CG_BLKIO | CG_NAMED,
 };
 
 struct cgroup_fs;
@@ -50,14 +48,6 @@ struct cgroup_hier
   int mount_fd;               /* the hierarchy's mount point */
   const struct cgroup_fs *fs; /* what it is mounted from */
   int fd;                     /* the container's cgroup dir, -1 when missing */
-  /* Missing by design: a hierarchy the container needs nothing from
-   * (cgroup_create): the init stays where moat was called from. A cgroup
-   * removed under a join (fd -1, not absent) still fails it. */
-  bool absent;
-  /* Absent, in a container's cgroup opened later (cgroup_open): a process
-   * joining the container joins its init's cgroup there
-   * (cg_join_absent), so that its cgroup namespace shows / (G9). */
-  bool join_init;
   size_t n_made; /* trailing path components cgroup_create made here */
 };
 
@@ -142,11 +132,6 @@ struct cgroup
   const struct cgroup_backend *backend;
   bool keep_parents; /* a tracking cgroup: its parent is a live container's */
 };
-
-/* cgroup_sub.c: pid joins, in h, a hierarchy cg is absent from, the cgroup
- * the container's processes are in (where h->join_init; else nothing). */
-int cg_join_absent (struct cgroup *cg, const struct cgroup_hier *h, pid_t pid,
-                    struct moat_error **err);
 
 /* cgroup_devices.c: the device rules as a BPF_PROG_TYPE_CGROUP_DEVICE
  * program (v1 semantics: deny all, then the rules in order), and its

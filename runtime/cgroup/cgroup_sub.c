@@ -65,29 +65,6 @@ check_controllers (struct cgroup *cg, const char *entry, size_t ctrls_len,
   return 0;
 }
 
-/* An entry of subs names h's controllers ("cpuset:sub"). */
-static bool
-subs_name (char *const *subs, const struct cgroup_hier *h)
-{
-  for (; subs && *subs; subs++)
-    {
-      const char *colon = strchr (*subs, ':');
-      if (colon && entry_names (*subs, colon - *subs, h))
-        return true;
-    }
-  return false;
-}
-
-/* A hierarchy the container has no cgroup in, named by --cgroup. */
-static int
-refuse_absent_sub (const struct cgroup_hier *h, struct moat_error **err)
-{
-  return moat_fail (err, ENOENT,
-                    "--cgroup: the container has no %s cgroup (config.json "
-                    "set nothing there at create)",
-                    h->name);
-}
-
 /* The sub-cgroup path for h among subs (NULL: the container's own). */
 static int
 sub_for (struct cgroup *cg, const struct cgroup_hier *h, char *const *subs,
@@ -146,80 +123,6 @@ open_join_dir (struct cgroup_hier *h, const char *sub, struct moat_error **err)
   return dir;
 }
 
-/* /proc/PID/cgroup of a process of the container: one listed in its
- * first hierarchy's cgroup. NULL if none is found. */
-static char *
-container_proc_cgroups (struct cgroup *cg)
-{
-  for (size_t i = 0; i < cg->n_hiers; i++)
-    {
-      cleanup_free char *procs = NULL;
-      if (cg->hiers[i].fd < 0
-          || cg_read (cg->hiers[i].fd, "cgroup.procs", &procs) < 0)
-        continue;
-      for (char *line = procs, *end; line && *line; line = end)
-        {
-          char path[64], *text = NULL;
-          size_t len;
-          int pid;
-          end = strchr (line, '\n');
-          if (end)
-            *end++ = '\0';
-          snprintf (path, sizeof (path), "/proc/%s/cgroup", line);
-          if (parse_int (line, &pid) == 0 && pid > 0
-              && read_file_at (AT_FDCWD, path, 1 << 16, &text, &len) == 0)
-            return text;
-        }
-      return NULL;
-    }
-  return NULL;
-}
-
-/* In h, which the container has no cgroup of its own in (absent), the
- * cgroup its processes were left in at create: a process joining the
- * container joins it too, so that its cgroup namespace (rooted there by
- * the init) shows / (G9), whoever runs the exec. -1: none to join. */
-static int
-open_absent_dir (struct cgroup *cg, const struct cgroup_hier *h)
-{
-  cleanup_free char *text = h->join_init ? container_proc_cgroups (cg) : NULL;
-  size_t name_len = strlen (h->name);
-
-  for (char *line = text, *end; line && *line; line = end)
-    {
-      char *ctrls = strchr (line, ':'), *path;
-      end = strchr (line, '\n');
-      if (end)
-        *end++ = '\0';
-      path = ctrls ? strchr (++ctrls, ':') : NULL;
-      if (path == NULL || (size_t)(path - ctrls) != name_len
-          || strncmp (ctrls, h->name, name_len) != 0)
-        continue;
-      if (strcmp (path + 1, "/") == 0)
-        return fcntl (h->mount_fd, F_DUPFD_CLOEXEC, 3);
-      return cg_open_beneath (h->mount_fd, path + 2, O_RDONLY | O_DIRECTORY);
-    }
-  return -1;
-}
-
-int
-cg_join_absent (struct cgroup *cg, const struct cgroup_hier *h, pid_t pid,
-                struct moat_error **err)
-{
-  cleanup_close int dir = open_absent_dir (cg, h);
-  char value[32];
-  int r;
-
-  if (dir < 0)
-    return 0;
-  snprintf (value, sizeof (value), "%d", (int)pid);
-  r = cg_write_fd (dir, h->fs, "cgroup.procs", value);
-  if (r < 0)
-    return moat_fail (err, -r, "adding pid %d to the container's %s cgroup",
-                      (int)pid, h->name);
-  return 0;
-}
-
 static int
 join_sub (struct cgroup_hier *h, const char *sub, pid_t pid,
           struct moat_error **err)
@@ -254,20 +157,6 @@ cgroup_open_join_files (struct cgroup *cg, char *const *subs, int **ret_fds,
       const char *sub = NULL;
       cleanup_close int dir = -1;
 
-      if (h->absent && subs_name (subs, h))
-        {
-          cgroup_close_self_files (fds, cg->n_hiers);
-          if (*ret_unified_dir >= 0)
-            close (*ret_unified_dir);
-          return refuse_absent_sub (h, err);
-        }
-      if (h->absent)
-        {
-          cleanup_close int init_dir = open_absent_dir (cg, h);
-          fds[i] = init_dir < 0 ? -1
-                                : cg_open_beneath (init_dir, "tasks", O_WRONLY);
-          continue;
-        }
       if (h->fd < 0)
         continue;
       if (sub_for (cg, h, subs, &sub, err) < 0
@@ -304,18 +193,7 @@ cgroup_add_pid_sub (struct cgroup *cg, pid_t pid, char *const *subs,
     {
       struct cgroup_hier *h = &cg->hiers[i];
       const char *sub = NULL;
-      int r;
-
-      if (h->absent && subs_name (subs, h))
-        return refuse_absent_sub (h, err);
-      if (h->absent)
-        {
-          r = cg_join_absent (cg, h, pid, err);
-          if (r < 0)
-            return r;
-          continue;
-        }
-      r = sub_for (cg, h, subs, &sub, err);
+      int r = sub_for (cg, h, subs, &sub, err);
       if (r == 0 && sub)
         r = join_sub (h, sub, pid, err);
       else if (r == 0)

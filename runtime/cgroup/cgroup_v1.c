@@ -16,16 +16,7 @@ need (struct cgroup *cg, unsigned ctrl, const char *name,
       struct moat_error **err)
 {
   struct cgroup_hier *h = cgroup_hier_for (cg, ctrl);
-  bool mounted = false;
-
-  for (size_t i = 0; h == NULL && i < cg->n_hiers; i++)
-    mounted |= (cg->hiers[i].ctrls & ctrl) != 0;
-  if (h == NULL && mounted)
-    moat_fail (err, ENOTSUP,
-               "the container has no %s cgroup: moat makes one at create "
-               "only when config.json sets a %s value",
-               name, name);
-  else if (h == NULL)
+  if (h == NULL)
     moat_fail (err, ENOTSUP, "the %s controller is not available", name);
   return h;
 }

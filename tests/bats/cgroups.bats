@@ -178,22 +178,6 @@ cgroup_gone() {
 	[ "$(echo "$output" | cut -f 2)" = 0 ]
 }
 
-# Without cpus or mems (nor a blkio weight) the container gets no cpuset
-# (blkio) cgroup of its own on v1: it stays where moat was called from.
-# Asking for cpus later is one clear line, not a write to someone else's.
-@test "cpuset: none of the container's unless asked; update of cpus then says why" {
-	[ -d /sys/fs/cgroup/cpuset ] || skip "no v1 cpuset hierarchy"
-	moat run -d -b "$BUNDLE" "$ID"
-	[ "$status" -eq 0 ]
-	[ ! -e "/sys/fs/cgroup/cpuset/moat/$ID" ]
-	[ ! -e "/sys/fs/cgroup/blkio/moat/$ID" ]
-	[ -d "/sys/fs/cgroup/pids/moat/$ID" ]
-	moat update --cpuset-cpus 0 "$ID"
-	[ "$status" -eq 1 ]
-	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == "moat: update $ID: "*"the container has no cpuset cgroup"* ]]
-}
-
 @test "cpuset: cpus the host does not have are a clear error, nothing left" {
 	update_config '.linux.resources.cpu = {"cpus": "4095"}'
 	moat create -b "$BUNDLE" "$ID"

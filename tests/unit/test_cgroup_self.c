@@ -120,11 +120,6 @@ hierarchies_expected (void)
       snprintf (path, sizeof (path), "/sys/fs/cgroup/%s", v1[i]);
       if (!host_cgroup_hierarchy (v1[i]) || stat (path, &a) < 0)
         continue;
-      /* Made only when asked for (cgroup.c, hierarchies_not_needed):
-       * cpuset, blkio; name=systemd only without cgroup2. */
-      if (strcmp (v1[i], "cpuset") == 0 || strcmp (v1[i], "blkio") == 0
-          || (strcmp (v1[i], "systemd") == 0 && mode == CGROUP_MODE_HYBRID))
-        continue;
       /* co-mounted controllers (cpu,cpuacct) count once */
       bool dup = false;
       for (size_t j = 0; j < i && !dup; j++)

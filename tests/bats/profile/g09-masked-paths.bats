@@ -239,34 +239,3 @@ CGROUP_SCRIPT='echo init; cat /proc/1/cgroup; echo exec; cat /proc/self/cgroup'
 	moat exec "$CID" sh -c "$CGROUP_SCRIPT"
 	check_cgroupns
 }
-
-# The container has no cgroup of its own in cpuset, blkio and (cgroup2
-# mounted) name=systemd when config.json sets nothing there: the init
-# stays in its caller's, and the namespace is rooted there. An exec run
-# from elsewhere (another shell, another engine process) joins the
-# init's there: still "/" in every line.
-@test "G9: an exec started from other cgroups sees / in every hierarchy" {
-	local h d moved=()
-	prepare_bundle spec
-	start_sleeper
-	for h in cpuset blkio systemd; do
-		mountpoint -q "/sys/fs/cgroup/$h" || continue
-		d="/sys/fs/cgroup/$h/lean9-g9-$$"
-		mkdir -p "$d"
-		if [ "$h" = cpuset ]; then
-			cat /sys/fs/cgroup/cpuset/cpuset.cpus >"$d/cpuset.cpus"
-			cat /sys/fs/cgroup/cpuset/cpuset.mems >"$d/cpuset.mems"
-		fi
-		moved+=("$d")
-	done
-	[ "${#moved[@]}" -gt 0 ] || skip "no cpuset, blkio or name=systemd v1 hierarchy"
-	status=0
-	# A shell of its own in those cgroups runs the exec.
-	output=$(M="$MOAT" R="$ROOT" CFG="$MOAT_CONFIG" C="$CID" SCRIPT="$CGROUP_SCRIPT" sh -c '
-		for d in "$@"; do echo $$ >"$d/cgroup.procs"; done
-		exec "$M" --root "$R" --config "$CFG" exec "$C" sh -c "$SCRIPT"' \
-		sh "${moved[@]}" 2>&1 </dev/null) || status=$?
-	for d in "${moved[@]}"; do rmdir "$d"; done
-	mapfile -t lines <<<"$output"
-	check_cgroupns
-}
