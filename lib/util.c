@@ -593,3 +593,12 @@ program_identity (void)
               MOAT_COMMIT);
   return identity;
 }
+
+void
+close_fd_array (int *fds, size_t n)
+{
+  for (size_t i = 0; fds && i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}

@@ -60,6 +60,18 @@ steal_fd (int *fd)
   return r;
 }
 
+/* Closes *fd if open and marks it closed. */
+static inline void
+close_if_open (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+}
+
+/* Closes the open ones of n fds (-1 skipped) and frees the array. */
+void close_fd_array (int *fds, size_t n);
+
 /* Allocation failure is fatal (prints and _exit(1)): these never return NULL.
  */
 void *xmalloc (size_t n);

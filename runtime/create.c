@@ -42,15 +42,6 @@
 #include "userns/userns.h"
 #include "../lib/util.h"
 
-static void
-close_fds (int *fds, size_t n)
-{
-  for (size_t i = 0; fds && i < n; i++)
-    if (fds[i] >= 0)
-      close (fds[i]);
-  free (fds);
-}
-
 /* Everything create sets up on the host, and what one phase hands the
  * next; released in reverse on failure (create_ctx_undo), closed and freed
  * either way (create_ctx_release). */
@@ -156,14 +147,6 @@ create_ctx_undo (struct create_ctx *c, const char *id)
 }
 
 static void
-close_if_open (int *fd)
-{
-  if (*fd >= 0)
-    close (*fd);
-  *fd = -1;
-}
-
-static void
 create_ctx_release (struct create_ctx *c)
 {
   close_if_open (&c->sync_fd);
@@ -179,7 +162,7 @@ create_ctx_release (struct create_ctx *c)
     cgroup_close_self_files (c->cg_self_fds, cgroup_n_hiers (c->cg));
   if (c->cg)
     cgroup_free (c->cg);
-  close_fds (c->src_fds, c->n_src);
+  close_fd_array (c->src_fds, c->n_src);
   free (c->idmap);
   idmap_probe_close (&c->idmap_probe);
   free (c->root_path);
