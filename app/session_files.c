@@ -569,27 +569,19 @@ open_namespaces (const struct moat_globals *g, const char *id,
 {
   cleanup_state struct container_state *st = NULL;
   cleanup_close int dirfd = -1;
-  cleanup_free char *user = NULL;
-  cleanup_free char *mnt = NULL;
-  cleanup_close int pidfd = -1;
   struct stat mine, theirs;
 
   if (container_load (g, id, false, NULL, &dirfd, &st, err) < 0)
     return moat_error_wrap (err, "the session's container");
-  pidfd = container_init_pidfd (st);
-  if (pidfd < 0)
+  /* The init's, not those of a process its pid went to after it (the
+   * files would go into that stranger's mounts). */
+  t->mntns = container_init_proc_open (st, "ns/mnt", O_RDONLY);
+  t->userns = container_init_proc_open (st, "ns/user", O_RDONLY);
+  if (t->mntns == -ESRCH || t->userns == -ESRCH)
     return moat_fail (err, 0, "the session's container is gone");
-  user = xasprintf ("/proc/%d/ns/user", st->pid);
-  mnt = xasprintf ("/proc/%d/ns/mnt", st->pid);
-  t->mntns = open (mnt, O_RDONLY | O_CLOEXEC);
-  t->userns = open (user, O_RDONLY | O_CLOEXEC);
   if (t->mntns < 0 || t->userns < 0)
-    return moat_fail (err, errno, "the session's namespaces");
-  /* The init still running: the namespaces opened are its, not those of
-   * a process its pid went to after it (the files would go into that
-   * stranger's mounts). */
-  if (!pidfd_running (pidfd))
-    return moat_fail (err, 0, "the session's container is gone");
+    return moat_fail (err, -(t->mntns < 0 ? t->mntns : t->userns),
+                      "the session's namespaces");
   /* Joining one's own user namespace is refused (EINVAL). */
   if (stat ("/proc/self/ns/user", &mine) == 0 && fstat (t->userns, &theirs) == 0
       && mine.st_ino == theirs.st_ino)

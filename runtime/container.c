@@ -124,7 +124,9 @@ container_init_alive (const struct container_state *st)
   return st->pid_starttime != 0 && start == st->pid_starttime;
 }
 
-bool
+/* The process of pidfd has not exited (what was read of /proc/PID since
+ * the pidfd was opened was its). */
+static bool
 pidfd_running (int pidfd)
 {
   struct pollfd exited = { .fd = pidfd, .events = POLLIN };
@@ -153,6 +155,30 @@ container_init_pidfd (const struct container_state *st)
       return -ESRCH;
     }
   return pidfd;
+}
+
+int
+container_init_proc_open (const struct container_state *st, const char *file,
+                          int flags)
+{
+  cleanup_close int pidfd = container_init_pidfd (st);
+  char path[64];
+  int fd;
+
+  if (pidfd < 0)
+    return -ESRCH;
+  snprintf (path, sizeof (path), "/proc/%d/%s", st->pid, file);
+  fd = open (path, flags | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  /* Still running: what was opened is the init's, not a file of a
+   * process its pid went to since. */
+  if (!pidfd_running (pidfd))
+    {
+      close (fd);
+      return -ESRCH;
+    }
+  return fd;
 }
 
 const char *

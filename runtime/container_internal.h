@@ -115,9 +115,11 @@ bool container_init_alive (const struct container_state *st);
  * no signal can land on a process given the pid later); -ESRCH when it is
  * gone or was never recorded. Signal only through it. */
 int container_init_pidfd (const struct container_state *st);
-/* The process of pidfd has not exited (what was read of /proc/PID since
- * the pidfd was opened was its). */
-bool pidfd_running (int pidfd);
+/* /proc/PID/FILE of the init of st, opened while a pidfd pins it and
+ * checked to be the init's (still running after the open); -ESRCH when
+ * the init is gone, else -errno of the open. */
+int container_init_proc_open (const struct container_state *st,
+                              const char *file, int flags);
 /* creating | created | running | paused | stopped */
 const char *container_status (int dirfd, const struct container_state *st);
 /* The same; a running or paused container's cgroup, opened to tell which,

@@ -95,26 +95,19 @@ warn_hook (const char *what, struct moat_error **err)
     }
 }
 
-/* The init's network namespace, opened through /proc while a pidfd pins
- * the init, and the init still running after: otherwise a process its pid
- * went to would have its namespace's links deleted. */
+/* The init's network namespace, checked to be the init's: otherwise a
+ * process its pid went to would have its namespace's links deleted. */
 static int
 start_fallback_in_init_ns (const struct container_state *st,
                            const struct netguard_rules *rules,
                            struct moat_error **err)
 {
-  cleanup_close int pidfd = container_init_pidfd (st);
-  cleanup_close int nsfd = -1;
-  char path[64];
+  cleanup_close int nsfd = container_init_proc_open (st, "ns/net", O_RDONLY);
 
-  if (pidfd < 0)
+  if (nsfd == -ESRCH)
     return moat_fail (err, 0, "container init is not waiting for start");
-  snprintf (path, sizeof (path), "/proc/%d/ns/net", st->pid);
-  nsfd = open (path, O_RDONLY | O_CLOEXEC);
   if (nsfd < 0)
-    return moat_fail (err, errno, "opening %s", path);
-  if (!pidfd_running (pidfd))
-    return moat_fail (err, 0, "container init is not waiting for start");
+    return moat_fail (err, -nsfd, "opening /proc/%d/ns/net", st->pid);
   return netguard_fallback_ns (nsfd, st->pid, rules, err);
 }
 

@@ -173,6 +173,7 @@ rewrite_in_place (int dirfd, const char *json, size_t len)
   cleanup_close int fd = -1;
   cleanup_free char *padded = NULL;
   struct stat sb;
+  ssize_t n;
 
   if (len > STATE_REWRITE_MAX)
     return 1;
@@ -198,9 +199,10 @@ rewrite_in_place (int dirfd, const char *json, size_t len)
       json = padded;
       len = sb.st_size;
     }
-  if (pwrite (fd, json, len, 0) != (ssize_t)len)
-    return errno ? -errno : -EIO;
-  return 0;
+  n = pwrite (fd, json, len, 0);
+  if (n < 0)
+    return -errno;
+  return (size_t)n == len ? 0 : -EIO;
 }
 
 int
@@ -211,7 +213,6 @@ statedir_write_state (int dirfd, const struct container_state *st,
   int r = state_to_json (st, &json, err);
   if (r < 0)
     return r;
-  errno = 0;
   r = rewrite_in_place (dirfd, json, strlen (json));
   if (r == 1)
     r = write_file_atomic (dirfd, "state.json", json, strlen (json), 0600);

@@ -26,11 +26,9 @@ int netguard_attach (int cgroup_fd, const struct netguard_rules *r,
                      const char *pin_dir, struct moat_error **err);
 /* Bring "lo" up in the current network namespace (container init). */
 int netguard_loopback_up (struct moat_error **err);
-/* Fallback where no cgroup v2 hierarchy exists: in PID's network namespace,
- * delete every link but lo, and add prohibit routes for the denied CIDRs. */
-int netguard_fallback (pid_t pid, const struct netguard_rules *r,
-                       struct moat_error **err);
-/* The same in the network namespace nsfd (PID's, for the messages). */
+/* Fallback where no cgroup v2 hierarchy exists: in the network namespace
+ * nsfd (PID's, for the messages), delete every link but lo, and add
+ * prohibit routes for the denied CIDRs. */
 int netguard_fallback_ns (int nsfd, pid_t pid, const struct netguard_rules *r,
                           struct moat_error **err);
 

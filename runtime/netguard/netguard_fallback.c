@@ -623,18 +623,6 @@ netguard_fallback_check (const struct netguard_rules *r,
 }
 
 int
-netguard_fallback (pid_t pid, const struct netguard_rules *r,
-                   struct moat_error **err)
-{
-  cleanup_free char *path = xasprintf ("/proc/%d/ns/net", (int)pid);
-  cleanup_close int nsfd = open (path, O_RDONLY | O_CLOEXEC);
-
-  if (nsfd < 0)
-    return moat_fail (err, errno, "opening %s", path);
-  return netguard_fallback_ns (nsfd, pid, r, err);
-}
-
-int
 netguard_fallback_ns (int nsfd, pid_t pid, const struct netguard_rules *r,
                       struct moat_error **err)
 {

@@ -341,6 +341,22 @@ test_veth_egress (void **state)
 
 /* ---- the fallback, no BPF ---- */
 
+/* netguard_fallback_ns in the network namespace of pid, as start opens
+ * the init's. */
+static int
+netguard_fallback (pid_t pid, const struct netguard_rules *r,
+                   struct moat_error **err)
+{
+  char path[64];
+  cleanup_close int nsfd = -1;
+
+  snprintf (path, sizeof (path), "/proc/%d/ns/net", (int)pid);
+  nsfd = open (path, O_RDONLY | O_CLOEXEC);
+  if (nsfd < 0)
+    return moat_fail (err, errno, "opening %s", path);
+  return netguard_fallback_ns (nsfd, pid, r, err);
+}
+
 static bool fallback_egress;
 static const struct cidr bad_cidr = { .family = AF_UNIX, .prefix = 8 };
 static pid_t fallback_target;
