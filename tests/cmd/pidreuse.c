@@ -1,7 +1,8 @@
-/* pidreuse [--at-ns-open] [--new-netns] [--after CHECK] PREP CMD [ARG...]:
+/* pidreuse [--at-ns-open | --at-open FILE] [--new-netns] [--map-root-to ID]
+ *          [--after CHECK] PREP CMD [ARG...]:
  * give a pid to a new process while CMD (moat) is between its look at the
  * pid and its pidfd_open of it (or, with --at-ns-open, its first open of a
- * file under /proc/PID/ns/).
+ * file under /proc/PID/ns/; with --at-open, of /proc/PID/FILE).
  *
  * Starts a victim V (a child that waits forever), runs `sh -c PREP` with
  * VICTIM_PID and VICTIM_START (V's start time, /proc/PID/stat field 22) in
@@ -12,7 +13,9 @@
  * Once CMD has exited, prints "moat exited N", then "victim alive" if the
  * process that now has the pid (W, or V if CMD never opened it) is still
  * running, or "victim killed by signal N", and "pid reused" or "pid not
- * reused". --new-netns: W has a network namespace of its own; --after:
+ * reused". --new-netns: W has a network namespace of its own;
+ * --map-root-to: W has a user namespace of its own, whose root is host id
+ * ID (uid and gid); --after:
  * `sh -c CHECK` runs once CMD has exited, while W still runs (its pid in
  * VICTIM_PID). Exits 77 where ptrace or set_tid is not permitted. */
 #define _GNU_SOURCE
@@ -55,14 +58,33 @@ start_waiter (void)
 }
 
 /* A new waiting child whose pid is pid (free: its holder was reaped). */
+/* W's user namespace maps its root onto host id ID: written before CMD
+ * goes on, so CMD reads the maps whole. */
+static void
+map_root_to (pid_t pid, const char *id)
+{
+  static const char *const maps[] = { "uid_map", "gid_map" };
+  char path[64], line[64];
+
+  snprintf (line, sizeof (line), "0 %s 1\n", id);
+  for (size_t i = 0; i < 2; i++)
+    {
+      FILE *f;
+      snprintf (path, sizeof (path), "/proc/%d/%s", pid, maps[i]);
+      f = fopen (path, "we");
+      if (f == NULL || fputs (line, f) < 0 || fclose (f) != 0)
+        die (path);
+    }
+}
+
 static pid_t
-start_waiter_as (pid_t pid, int new_netns)
+start_waiter_as (pid_t pid, int new_netns, const char *root_id)
 {
   struct clone_args args = { 0 };
   pid_t tid = pid;
   long r;
 
-  args.flags = new_netns ? CLONE_NEWNET : 0;
+  args.flags = (new_netns ? CLONE_NEWNET : 0) | (root_id ? CLONE_NEWUSER : 0);
   args.exit_signal = SIGCHLD;
   args.set_tid = (uint64_t)(uintptr_t)&tid;
   args.set_tid_size = 1;
@@ -76,6 +98,8 @@ start_waiter_as (pid_t pid, int new_netns)
     die ("clone3 with set_tid");
   if (r == 0)
     wait_forever ();
+  if (root_id)
+    map_root_to ((pid_t)r, root_id);
   return (pid_t)r;
 }
 
@@ -114,13 +138,13 @@ opens_pidfd_of (pid_t cmd, pid_t pid)
          && (pid_t)info.entry.args[0] == pid;
 }
 
-/* Is CMD, stopped at a system call's entry, about to open a file under
- * /proc/PID/ns/? */
+/* Is CMD, stopped at a system call's entry, about to open /proc/PID/FILE
+ * (FILE a prefix: "ns/" is any file under /proc/PID/ns/)? */
 static int
-opens_ns_of (pid_t cmd, pid_t pid)
+opens_proc_file_of (pid_t cmd, pid_t pid, const char *file)
 {
   struct __ptrace_syscall_info info;
-  char prefix[32], path[64] = "";
+  char prefix[64], path[64] = "";
   struct iovec local = { path, sizeof (path) - 1 }, remote;
 
   if (ptrace (PTRACE_GET_SYSCALL_INFO, cmd, sizeof (info), &info) <= 0
@@ -133,7 +157,7 @@ opens_ns_of (pid_t cmd, pid_t pid)
   /* A short read (the path ends near the end of a page) is fine. */
   if (process_vm_readv (cmd, &local, 1, &remote, 1, 0) <= 0)
     return 0;
-  snprintf (prefix, sizeof (prefix), "/proc/%d/ns/", pid);
+  snprintf (prefix, sizeof (prefix), "/proc/%d/%s", pid, file);
   return strncmp (path, prefix, strlen (prefix)) == 0;
 }
 
@@ -174,26 +198,27 @@ main (int argc, char **argv)
   unsigned long long start;
   char text[32];
   pid_t victim, cmd;
-  int status, reused = 0, at_ns_open = 0, new_netns = 0;
-  const char *after = NULL;
+  int status, reused = 0, new_netns = 0;
+  const char *after = NULL, *at_open = NULL, *root_id = NULL;
 
   for (; argc > 1 && strncmp (argv[1], "--", 2) == 0; argv++, argc--)
     if (strcmp (argv[1], "--at-ns-open") == 0)
-      at_ns_open = 1;
+      at_open = "ns/";
     else if (strcmp (argv[1], "--new-netns") == 0)
       new_netns = 1;
     else if (strcmp (argv[1], "--after") == 0 && argc > 2)
-      {
-        after = argv[2];
-        argv++;
-        argc--;
-      }
+      after = (++argv, --argc, argv[1]);
+    else if (strcmp (argv[1], "--at-open") == 0 && argc > 2)
+      at_open = (++argv, --argc, argv[1]);
+    else if (strcmp (argv[1], "--map-root-to") == 0 && argc > 2)
+      root_id = (++argv, --argc, argv[1]);
     else
       break;
   if (argc < 3)
     {
-      fprintf (stderr, "usage: pidreuse [--at-ns-open] [--new-netns] "
-                       "[--after CHECK] PREP CMD [ARG...]\n");
+      fprintf (stderr, "usage: pidreuse [--at-ns-open | --at-open FILE] "
+                       "[--new-netns] [--map-root-to ID] [--after CHECK] "
+                       "PREP CMD [ARG...]\n");
       return 2;
     }
   victim = start_waiter ();
@@ -221,12 +246,12 @@ main (int argc, char **argv)
         break;
       sig = WSTOPSIG (status);
       if (sig == (SIGTRAP | 0x80) && !reused
-          && (at_ns_open ? opens_ns_of (cmd, victim)
-                         : opens_pidfd_of (cmd, victim)))
+          && (at_open ? opens_proc_file_of (cmd, victim, at_open)
+                      : opens_pidfd_of (cmd, victim)))
         {
           if (kill (victim, SIGKILL) < 0 || waitpid (victim, NULL, 0) != victim)
             die ("ending the victim");
-          if (start_waiter_as (victim, new_netns) != victim)
+          if (start_waiter_as (victim, new_netns, root_id) != victim)
             die ("the new process did not get the pid");
           reused = 1;
         }
