@@ -1,5 +1,6 @@
-/* pidreuse [--at-ns-open | --at-open FILE] [--new-netns] [--map-root-to ID]
- *          [--after CHECK] PREP CMD [ARG...]:
+/* pidreuse [--at-ns-open | --at-open FILE] [--new-netns]
+ *          [--map-root-to ID | --in-userns PATH] [--after CHECK]
+ *          PREP CMD [ARG...]:
  * give a pid to a new process while CMD (moat) is between its look at the
  * pid and its pidfd_open of it (or, with --at-ns-open, its first open of a
  * file under /proc/PID/ns/; with --at-open, of /proc/PID/FILE).
@@ -15,12 +16,14 @@
  * running, or "victim killed by signal N", and "pid reused" or "pid not
  * reused". --new-netns: W has a network namespace of its own;
  * --map-root-to: W has a user namespace of its own, whose root is host id
- * ID (uid and gid); --after:
- * `sh -c CHECK` runs once CMD has exited, while W still runs (its pid in
- * VICTIM_PID). Exits 77 where ptrace or set_tid is not permitted. */
+ * ID (uid and gid); --in-userns: V and W join the user namespace at PATH;
+ * --after: `sh -c CHECK` runs once CMD has exited, while W still runs (its
+ * pid in VICTIM_PID). Exits 77 where ptrace or set_tid is not permitted. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,21 +42,55 @@ die (const char *what)
   exit (1);
 }
 
+/* --in-userns: the user namespace V and W join before they wait. */
+static const char *waiter_userns;
+
+/* In a waiter: join waiter_userns, say so (its end of READY closed), wait. */
 static void
-wait_forever (void)
+wait_forever (int ready[2])
 {
+  close (ready[0]);
+  if (waiter_userns)
+    {
+      int fd = open (waiter_userns, O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || setns (fd, CLONE_NEWUSER) < 0)
+        _exit (1);
+      close (fd);
+    }
+  close (ready[1]);
   for (;;)
     pause ();
+}
+
+/* In the parent: the waiter pid has joined its namespace and waits. */
+static void
+waiter_ready (pid_t pid, int ready[2])
+{
+  char byte;
+
+  close (ready[1]);
+  if (read (ready[0], &byte, 1) != 0 || waitpid (pid, NULL, WNOHANG) != 0)
+    {
+      errno = EINVAL;
+      die ("the waiter did not start (joining its user namespace?)");
+    }
+  close (ready[0]);
 }
 
 static pid_t
 start_waiter (void)
 {
-  pid_t pid = fork ();
+  int ready[2];
+  pid_t pid;
+
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    die ("pipe");
+  pid = fork ();
   if (pid < 0)
     die ("fork");
   if (pid == 0)
-    wait_forever ();
+    wait_forever (ready);
+  waiter_ready (pid, ready);
   return pid;
 }
 
@@ -82,12 +119,15 @@ start_waiter_as (pid_t pid, int new_netns, const char *root_id)
 {
   struct clone_args args = { 0 };
   pid_t tid = pid;
+  int ready[2];
   long r;
 
   args.flags = (new_netns ? CLONE_NEWNET : 0) | (root_id ? CLONE_NEWUSER : 0);
   args.exit_signal = SIGCHLD;
   args.set_tid = (uint64_t)(uintptr_t)&tid;
   args.set_tid_size = 1;
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    die ("pipe");
   r = syscall (SYS_clone3, &args, sizeof (args));
   if (r < 0 && (errno == EPERM || errno == ENOSYS))
     {
@@ -97,7 +137,8 @@ start_waiter_as (pid_t pid, int new_netns, const char *root_id)
   if (r < 0)
     die ("clone3 with set_tid");
   if (r == 0)
-    wait_forever ();
+    wait_forever (ready);
+  waiter_ready ((pid_t)r, ready);
   if (root_id)
     map_root_to ((pid_t)r, root_id);
   return (pid_t)r;
@@ -212,13 +253,15 @@ main (int argc, char **argv)
       at_open = (++argv, --argc, argv[1]);
     else if (strcmp (argv[1], "--map-root-to") == 0 && argc > 2)
       root_id = (++argv, --argc, argv[1]);
+    else if (strcmp (argv[1], "--in-userns") == 0 && argc > 2)
+      waiter_userns = (++argv, --argc, argv[1]);
     else
       break;
   if (argc < 3)
     {
       fprintf (stderr, "usage: pidreuse [--at-ns-open | --at-open FILE] "
-                       "[--new-netns] [--map-root-to ID] [--after CHECK] "
-                       "PREP CMD [ARG...]\n");
+                       "[--new-netns] [--map-root-to ID | --in-userns PATH] "
+                       "[--after CHECK] PREP CMD [ARG...]\n");
       return 2;
     }
   victim = start_waiter ();
