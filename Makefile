@@ -207,10 +207,11 @@ fuzz: deps build-fuzz/fuzz_config
 	build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=200000 \
 	  -dict=tests/fuzz/config.dict build-fuzz/corpus tests/fuzz/corpus
 
-# kill -9 at each stage of create (fault points exist only in DEBUG=1 builds).
+# kill -9 at each stage of create, and the host changed under a paused
+# create (fault points exist only in DEBUG=1 builds).
 check-faults: deps
 	$(MAKE) BUILD=build-debug DEBUG=1 build-debug/moat
-	MOAT=$(CURDIR)/build-debug/moat bats $(BATS_FLAGS) --filter 'kill -9 at' \
+	MOAT=$(CURDIR)/build-debug/moat bats $(BATS_FLAGS) --filter 'kill -9 at|fault point' \
 	  tests/bats/faults.bats
 
 check-fuzz: deps

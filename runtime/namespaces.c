@@ -197,22 +197,30 @@ struct adopt_probe
 };
 
 /* Is OWNER (a state dir the pool names) a live moat container holding
- * FIRST, whose init is in the user namespace probed? */
+ * FIRST, whose init is in the user namespace probed? Its namespace and
+ * maps are read while a pidfd pins the init, and count only if it still
+ * runs after: a process the init's pid went to, in the same namespace
+ * (another holder's), must not pass for a stopped holder's init. */
 static bool
 holder_is (const char *owner, uint32_t first, void *data)
 {
   struct adopt_probe *a = data;
   cleanup_close int dirfd = open (owner, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  cleanup_close int pidfd = -1;
   cleanup_state struct container_state *st = NULL;
   char path[64];
   struct stat sb;
 
   if (dirfd < 0 || statedir_read_state (dirfd, &st, NULL) < 0
-      || st->userns_host_id != first || !container_init_alive (st))
+      || st->userns_host_id != first)
+    return false;
+  pidfd = container_init_pidfd (st);
+  if (pidfd < 0)
     return false;
   snprintf (path, sizeof (path), "/proc/%d/ns/user", st->pid);
   if (stat (path, &sb) < 0 || sb.st_dev != a->userns.st_dev
-      || sb.st_ino != a->userns.st_ino || !maps_are_block (st->pid, first))
+      || sb.st_ino != a->userns.st_ino || !maps_are_block (st->pid, first)
+      || !pidfd_running (pidfd))
     return false;
   a->pid = st->pid;
   a->holder = xstrdup (owner);

@@ -51,28 +51,33 @@ has_pid (const pid_t *pids, size_t n, long pid)
 }
 
 /* The host ids of the container's root (its init's user namespace maps
- * them; 0 without one). */
+ * them; 0 without one, or when the init is gone). The maps are read while
+ * a pidfd pins the init, and kept only if it still runs after: read by
+ * pid alone, a pid the init gave up would lend ps(1) the ids of whichever
+ * process holds it now. */
 static void
-container_root_host_ids (pid_t init, uid_t *ret_uid, gid_t *ret_gid)
+container_root_host_ids (const struct container_state *st, uid_t *ret_uid,
+                         gid_t *ret_gid)
 {
   static const char *const files[] = { "uid_map", "gid_map" };
-  unsigned long inside, outside, count;
+  cleanup_close int pidfd = container_init_pidfd (st);
+  unsigned long inside, outside, count, ids[2] = { 0, 0 };
 
   *ret_uid = 0;
   *ret_gid = 0;
-  for (size_t i = 0; init > 0 && i < 2; i++)
+  for (size_t i = 0; pidfd >= 0 && i < 2; i++)
     {
       cleanup_free char *map = NULL;
-      cleanup_free char *path = xasprintf ("/proc/%d/%s", init, files[i]);
-      if (read_file_at (AT_FDCWD, path, 4096, &map, NULL) < 0
-          || sscanf (map, "%lu %lu %lu", &inside, &outside, &count) != 3
-          || inside != 0)
-        continue;
-      if (i == 0)
-        *ret_uid = (uid_t)outside;
-      else
-        *ret_gid = (gid_t)outside;
+      cleanup_free char *path = xasprintf ("/proc/%d/%s", st->pid, files[i]);
+      if (read_file_at (AT_FDCWD, path, 4096, &map, NULL) == 0
+          && sscanf (map, "%lu %lu %lu", &inside, &outside, &count) == 3
+          && inside == 0)
+        ids[i] = outside;
     }
+  if (pidfd < 0 || !pidfd_running (pidfd))
+    return;
+  *ret_uid = (uid_t)ids[0];
+  *ret_gid = (gid_t)ids[1];
 }
 
 /* Run ps(1) with argv, its stdout into a pipe; *ret_fd reads it. ps runs
@@ -116,8 +121,8 @@ ps_spawn (char **argv, uid_t uid, gid_t gid, pid_t *ret_pid, int *ret_fd,
  * its PID column in the header, print the header and the lines of the
  * container's pids. */
 static int
-ps_filtered (const pid_t *pids, size_t n, pid_t init, char *const *ps_args,
-             FILE *out, struct moat_error **err)
+ps_filtered (const pid_t *pids, size_t n, const struct container_state *st,
+             char *const *ps_args, FILE *out, struct moat_error **err)
 {
   cleanup_strv char **argv = NULL;
   cleanup_free char *text = NULL;
@@ -134,7 +139,7 @@ ps_filtered (const pid_t *pids, size_t n, pid_t init, char *const *ps_args,
     strv_append (&argv, "-ef");
   for (; *ps_args; ps_args++)
     strv_append (&argv, *ps_args);
-  container_root_host_ids (init, &uid, &gid);
+  container_root_host_ids (st, &uid, &gid);
   r = ps_spawn (argv, uid, gid, &child, &fd, err);
   if (r < 0)
     return r;
@@ -198,7 +203,7 @@ container_ps (const struct moat_globals *g, const char *id, bool json,
   if (r < 0)
     return r;
   if (!json)
-    return ps_filtered (pids, n, st->pid, ps_args, out, err);
+    return ps_filtered (pids, n, st, ps_args, out, err);
   fputc ('[', out);
   for (size_t i = 0; i < n; i++)
     fprintf (out, "%s%d", i ? "," : "", pids[i]);

@@ -4,8 +4,8 @@
 # once. After each, `delete --force` (or create's own undo) leaves nothing:
 # no state dir, cgroup in any hierarchy, mount, process or BPF program.
 #
-# The kill -9 tests need the fault points of a DEBUG=1 build
-# (`make BUILD=build-debug DEBUG=1`); with any other binary they skip.
+# The kill -9 and "fault point" tests need the fault points of a DEBUG=1
+# build (`make BUILD=build-debug DEBUG=1`); with any other binary they skip.
 
 load helpers
 
@@ -265,6 +265,25 @@ create_failed_cleanly() {
 	init="$(jq -r .pid "$ROOT/$id/state.json")"
 	kill -9 "$init"
 	create_failed_cleanly "$pid" "$id"
+}
+
+@test "fault point after-clone: the init's start time unreadable, create fails cleanly (no state names an init without it)" {
+	needs_fault_points
+	local id="st-$U" pid init
+	# Appended: the file emptied below takes the next line at its start.
+	MOAT_DEBUG_PAUSE=after-clone "$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" \
+		create -b "$BUNDLE" "$id" >"$BUNDLE/create.out" 2>>"$BUNDLE/create.err" </dev/null &
+	pid=$!
+	wait_for "grep -q 'paused at after-clone' '$BUNDLE/create.err'"
+	# moat's one child is the init; /proc/INIT/stat reads empty under a
+	# mount (gone with the process).
+	init="$(cat /proc/"$pid"/task/*/children)"
+	[[ "$init" =~ ^[0-9]+\ ?$ ]]
+	mount --bind /dev/null "/proc/${init% }/stat"
+	: >"$BUNDLE/create.err"
+	kill -USR1 "$pid"
+	create_failed_cleanly "$pid" "$id"
+	grep -q "^moat: create $id: reading the init's start time: " "$BUNDLE/create.err"
 }
 
 @test "a full state dir (ENOSPC): create fails cleanly at every point, then works" {

@@ -242,6 +242,34 @@ sleeping() {
 	assert_nothing_left "$c1"
 }
 
+@test "ps does not run ps(1) as the host ids of a process given the init's pid since" {
+	command -v ps >/dev/null || skip "no ps"
+	update_config '.process.args = ["sleep", "100"]'
+	moat create -b "$BUNDLE" "$c1"
+	[ "$status" -eq 0 ]
+	# A ps(1) that says which uid it runs as (its directory open to it).
+	local bin
+	bin="$(mktemp -d /tmp/next9-ps.XXXXXX)"
+	chmod 755 "$bin"
+	printf '#!/bin/sh\necho "ps(1) ran as uid $(id -u)" >&2\nexec %s "$@"\n' \
+		"$(command -v ps)" >"$bin/ps"
+	chmod 755 "$bin/ps"
+	# The victim's pid goes, as moat opens its uid_map, to a process whose
+	# user namespace maps root onto host uid 4242.
+	PATH="$bin:$PATH" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		run "$TESTBIN/pidreuse" --at-open uid_map --map-root-to 4242 \
+		"$(forge_state_prep "$c1")" \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" ps "$c1"
+	rm -r "$bin"
+	echo "$output" >&2
+	[ "$status" -ne 77 ] || skip "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"pid reused"* ]]
+	[[ "$output" == *"ps(1) ran as uid "* ]]
+	[[ "$output" != *"ps(1) ran as uid 4242"* ]]
+	[[ "$output" == *"moat exited 0"* ]]
+}
+
 @test "a state without the init's start time names no process to signal" {
 	update_config '.process.args = ["sleep", "100"]'
 	moat create -b "$BUNDLE" "$c1"

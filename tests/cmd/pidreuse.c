@@ -1,7 +1,9 @@
-/* pidreuse [--at-ns-open] [--new-netns] [--after CHECK] PREP CMD [ARG...]:
+/* pidreuse [--at-ns-open | --at-open FILE] [--new-netns]
+ *          [--map-root-to ID | --in-userns PATH] [--after CHECK]
+ *          PREP CMD [ARG...]:
  * give a pid to a new process while CMD (moat) is between its look at the
  * pid and its pidfd_open of it (or, with --at-ns-open, its first open of a
- * file under /proc/PID/ns/).
+ * file under /proc/PID/ns/; with --at-open, of /proc/PID/FILE).
  *
  * Starts a victim V (a child that waits forever), runs `sh -c PREP` with
  * VICTIM_PID and VICTIM_START (V's start time, /proc/PID/stat field 22) in
@@ -12,12 +14,16 @@
  * Once CMD has exited, prints "moat exited N", then "victim alive" if the
  * process that now has the pid (W, or V if CMD never opened it) is still
  * running, or "victim killed by signal N", and "pid reused" or "pid not
- * reused". --new-netns: W has a network namespace of its own; --after:
- * `sh -c CHECK` runs once CMD has exited, while W still runs (its pid in
- * VICTIM_PID). Exits 77 where ptrace or set_tid is not permitted. */
+ * reused". --new-netns: W has a network namespace of its own;
+ * --map-root-to: W has a user namespace of its own, whose root is host id
+ * ID (uid and gid); --in-userns: V and W join the user namespace at PATH;
+ * --after: `sh -c CHECK` runs once CMD has exited, while W still runs (its
+ * pid in VICTIM_PID). Exits 77 where ptrace or set_tid is not permitted. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,36 +42,92 @@ die (const char *what)
   exit (1);
 }
 
+/* --in-userns: the user namespace V and W join before they wait. */
+static const char *waiter_userns;
+
+/* In a waiter: join waiter_userns, say so (its end of READY closed), wait. */
 static void
-wait_forever (void)
+wait_forever (int ready[2])
 {
+  close (ready[0]);
+  if (waiter_userns)
+    {
+      int fd = open (waiter_userns, O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || setns (fd, CLONE_NEWUSER) < 0)
+        _exit (1);
+      close (fd);
+    }
+  close (ready[1]);
   for (;;)
     pause ();
+}
+
+/* In the parent: the waiter pid has joined its namespace and waits. */
+static void
+waiter_ready (pid_t pid, int ready[2])
+{
+  char byte;
+
+  close (ready[1]);
+  if (read (ready[0], &byte, 1) != 0 || waitpid (pid, NULL, WNOHANG) != 0)
+    {
+      errno = EINVAL;
+      die ("the waiter did not start (joining its user namespace?)");
+    }
+  close (ready[0]);
 }
 
 static pid_t
 start_waiter (void)
 {
-  pid_t pid = fork ();
+  int ready[2];
+  pid_t pid;
+
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    die ("pipe");
+  pid = fork ();
   if (pid < 0)
     die ("fork");
   if (pid == 0)
-    wait_forever ();
+    wait_forever (ready);
+  waiter_ready (pid, ready);
   return pid;
 }
 
 /* A new waiting child whose pid is pid (free: its holder was reaped). */
+/* W's user namespace maps its root onto host id ID: written before CMD
+ * goes on, so CMD reads the maps whole. */
+static void
+map_root_to (pid_t pid, const char *id)
+{
+  static const char *const maps[] = { "uid_map", "gid_map" };
+  char path[64], line[64];
+
+  snprintf (line, sizeof (line), "0 %s 1\n", id);
+  for (size_t i = 0; i < 2; i++)
+    {
+      FILE *f;
+      snprintf (path, sizeof (path), "/proc/%d/%s", pid, maps[i]);
+      f = fopen (path, "we");
+      if (f == NULL || fputs (line, f) < 0 || fclose (f) != 0)
+        die (path);
+    }
+}
+
 static pid_t
-start_waiter_as (pid_t pid, int new_netns)
+start_waiter_as (pid_t pid, int new_netns, const char *root_id)
 {
   struct clone_args args = { 0 };
   pid_t tid = pid;
+  int ready[2];
   long r;
 
-  args.flags = new_netns ? CLONE_NEWNET : 0;
+  args.flags = (new_netns ? CLONE_NEWNET : 0) | (root_id ? CLONE_NEWUSER : 0);
   args.exit_signal = SIGCHLD;
   args.set_tid = (uint64_t)(uintptr_t)&tid;
   args.set_tid_size = 1;
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    die ("pipe");
   r = syscall (SYS_clone3, &args, sizeof (args));
   if (r < 0 && (errno == EPERM || errno == ENOSYS))
     {
@@ -75,7 +137,10 @@ start_waiter_as (pid_t pid, int new_netns)
   if (r < 0)
     die ("clone3 with set_tid");
   if (r == 0)
-    wait_forever ();
+    wait_forever (ready);
+  waiter_ready ((pid_t)r, ready);
+  if (root_id)
+    map_root_to ((pid_t)r, root_id);
   return (pid_t)r;
 }
 
@@ -114,13 +179,13 @@ opens_pidfd_of (pid_t cmd, pid_t pid)
          && (pid_t)info.entry.args[0] == pid;
 }
 
-/* Is CMD, stopped at a system call's entry, about to open a file under
- * /proc/PID/ns/? */
+/* Is CMD, stopped at a system call's entry, about to open /proc/PID/FILE
+ * (FILE a prefix: "ns/" is any file under /proc/PID/ns/)? */
 static int
-opens_ns_of (pid_t cmd, pid_t pid)
+opens_proc_file_of (pid_t cmd, pid_t pid, const char *file)
 {
   struct __ptrace_syscall_info info;
-  char prefix[32], path[64] = "";
+  char prefix[64], path[64] = "";
   struct iovec local = { path, sizeof (path) - 1 }, remote;
 
   if (ptrace (PTRACE_GET_SYSCALL_INFO, cmd, sizeof (info), &info) <= 0
@@ -133,7 +198,7 @@ opens_ns_of (pid_t cmd, pid_t pid)
   /* A short read (the path ends near the end of a page) is fine. */
   if (process_vm_readv (cmd, &local, 1, &remote, 1, 0) <= 0)
     return 0;
-  snprintf (prefix, sizeof (prefix), "/proc/%d/ns/", pid);
+  snprintf (prefix, sizeof (prefix), "/proc/%d/%s", pid, file);
   return strncmp (path, prefix, strlen (prefix)) == 0;
 }
 
@@ -174,25 +239,28 @@ main (int argc, char **argv)
   unsigned long long start;
   char text[32];
   pid_t victim, cmd;
-  int status, reused = 0, at_ns_open = 0, new_netns = 0;
-  const char *after = NULL;
+  int status, reused = 0, new_netns = 0;
+  const char *after = NULL, *at_open = NULL, *root_id = NULL;
 
   for (; argc > 1 && strncmp (argv[1], "--", 2) == 0; argv++, argc--)
     if (strcmp (argv[1], "--at-ns-open") == 0)
-      at_ns_open = 1;
+      at_open = "ns/";
     else if (strcmp (argv[1], "--new-netns") == 0)
       new_netns = 1;
     else if (strcmp (argv[1], "--after") == 0 && argc > 2)
-      {
-        after = argv[2];
-        argv++;
-        argc--;
-      }
+      after = (++argv, --argc, argv[1]);
+    else if (strcmp (argv[1], "--at-open") == 0 && argc > 2)
+      at_open = (++argv, --argc, argv[1]);
+    else if (strcmp (argv[1], "--map-root-to") == 0 && argc > 2)
+      root_id = (++argv, --argc, argv[1]);
+    else if (strcmp (argv[1], "--in-userns") == 0 && argc > 2)
+      waiter_userns = (++argv, --argc, argv[1]);
     else
       break;
   if (argc < 3)
     {
-      fprintf (stderr, "usage: pidreuse [--at-ns-open] [--new-netns] "
+      fprintf (stderr, "usage: pidreuse [--at-ns-open | --at-open FILE] "
+                       "[--new-netns] [--map-root-to ID | --in-userns PATH] "
                        "[--after CHECK] PREP CMD [ARG...]\n");
       return 2;
     }
@@ -221,12 +289,12 @@ main (int argc, char **argv)
         break;
       sig = WSTOPSIG (status);
       if (sig == (SIGTRAP | 0x80) && !reused
-          && (at_ns_open ? opens_ns_of (cmd, victim)
-                         : opens_pidfd_of (cmd, victim)))
+          && (at_open ? opens_proc_file_of (cmd, victim, at_open)
+                      : opens_pidfd_of (cmd, victim)))
         {
           if (kill (victim, SIGKILL) < 0 || waitpid (victim, NULL, 0) != victim)
             die ("ending the victim");
-          if (start_waiter_as (victim, new_netns) != victim)
+          if (start_waiter_as (victim, new_netns, root_id) != victim)
             die ("the new process did not get the pid");
           reused = 1;
         }

@@ -393,6 +393,33 @@ join_ns() {
 $(realpath "$ROOT")/$second" ]
 }
 
+@test "g12: a holder whose init's pid went to another process of its user namespace is not taken for live (no block adopted from it)" {
+	prepare_bundle spec
+	start_sleeper
+	first="$CID"
+	init="$(init_pid "$first")"
+	join_ns pid "/proc/$init/ns/pid"
+	next_id
+	# pidreuse: the first's state names a victim in its user namespace,
+	# whose pid goes, as moat reads the victim's uid_map, to another
+	# process of that namespace (as to a process of a container that
+	# shares it, once the first's init has exited).
+	# moat's output to a file: a container made would hold run's pipe.
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		run "$TESTBIN/pidreuse" --at-open uid_map --in-userns "/proc/$init/ns/user" \
+		"$(forge_state_prep "$first")" \
+		sh -c 'exec "$@" >"$0" 2>&1 </dev/null' "$BUNDLE/create.out" \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" create -b "$BUNDLE" "$CID"
+	echo "$output" >&2
+	cat "$BUNDLE/create.out" >&2
+	[ "$status" -ne 77 ] || skip "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"pid reused"* ]]
+	[[ "$output" == *"moat exited 1"* ]]
+	[ "$(cat "$BUNDLE/create.out")" = "moat: create $CID: namespace /proc/$init/ns/pid: joined by path, it belongs to a user namespace that is not a live moat container's: the container's root (G12) could not use it" ]
+	[ ! -e "$ROOT/$CID" ]
+}
+
 @test "g12: a pid namespace shared by two containers keeps its block while any holder's state lives; delete of one does not free it" {
 	prepare_bundle spec
 	POOL="$BUNDLE/pool"
