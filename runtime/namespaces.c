@@ -167,20 +167,21 @@ container_open_namespaces (const struct spec *s, const struct profile *p,
 
 /* ---- G12: a namespace joined by path, and the user namespace it needs ---- */
 
-/* /proc/PID/{uid,gid}_map are exactly moat's block FIRST: one line, ids
- * 0-65535 onto it, nothing onto host 0. */
+/* The {uid,gid}_map of the init of st are exactly moat's block FIRST:
+ * one line, ids 0-65535 onto it, nothing onto host 0. */
 static bool
-maps_are_block (pid_t pid, uint32_t first)
+maps_are_block (const struct container_state *st, uint32_t first)
 {
   static const char *const files[] = { "uid_map", "gid_map" };
   for (size_t i = 0; i < 2; i++)
     {
-      cleanup_free char *path = xasprintf ("/proc/%d/%s", pid, files[i]);
+      cleanup_close int fd
+          = container_init_proc_open (st, files[i], O_RDONLY | O_CLOEXEC);
       cleanup_free char *text = NULL;
       unsigned long long in, out, count;
       int n = 0;
 
-      if (read_file_at (AT_FDCWD, path, 4096, &text, NULL) < 0
+      if (fd < 0 || read_fd_all (fd, 4096, &text, NULL) < 0
           || sscanf (text, " %llu %llu %llu %n", &in, &out, &count, &n) != 3
           || text[n] != '\0' || in != 0 || out != first
           || count != PROFILE_USERNS_BLOCK)
@@ -198,29 +199,25 @@ struct adopt_probe
 
 /* Is OWNER (a state dir the pool names) a live moat container holding
  * FIRST, whose init is in the user namespace probed? Its namespace and
- * maps are read while a pidfd pins the init, and count only if it still
- * runs after: a process the init's pid went to, in the same namespace
- * (another holder's), must not pass for a stopped holder's init. */
+ * maps are opened while a pidfd pins the init, and count only if it still
+ * runs after (container_init_proc_open): a process the init's pid went
+ * to, in the same namespace (another holder's), must not pass for a
+ * stopped holder's init. */
 static bool
 holder_is (const char *owner, uint32_t first, void *data)
 {
   struct adopt_probe *a = data;
   cleanup_close int dirfd = open (owner, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  cleanup_close int pidfd = -1;
+  cleanup_close int userns = -1;
   cleanup_state struct container_state *st = NULL;
-  char path[64];
   struct stat sb;
 
   if (dirfd < 0 || statedir_read_state (dirfd, &st, NULL) < 0
       || st->userns_host_id != first)
     return false;
-  pidfd = container_init_pidfd (st);
-  if (pidfd < 0)
-    return false;
-  snprintf (path, sizeof (path), "/proc/%d/ns/user", st->pid);
-  if (stat (path, &sb) < 0 || sb.st_dev != a->userns.st_dev
-      || sb.st_ino != a->userns.st_ino || !maps_are_block (st->pid, first)
-      || !pidfd_running (pidfd))
+  userns = container_init_proc_open (st, "ns/user", O_RDONLY | O_CLOEXEC);
+  if (userns < 0 || fstat (userns, &sb) < 0 || sb.st_dev != a->userns.st_dev
+      || sb.st_ino != a->userns.st_ino || !maps_are_block (st, first))
     return false;
   a->pid = st->pid;
   a->holder = xstrdup (owner);

@@ -51,31 +51,27 @@ has_pid (const pid_t *pids, size_t n, long pid)
 }
 
 /* The host ids of the container's root (its init's user namespace maps
- * them; 0 without one, or when the init is gone). The maps are read while
- * a pidfd pins the init, and kept only if it still runs after: read by
- * pid alone, a pid the init gave up would lend ps(1) the ids of whichever
+ * them; 0 without one, or when the init is gone). The maps are opened
+ * while a pidfd pins the init (container_init_proc_open): read by pid
+ * alone, a pid the init gave up would lend ps(1) the ids of whichever
  * process holds it now. */
 static void
 container_root_host_ids (const struct container_state *st, uid_t *ret_uid,
                          gid_t *ret_gid)
 {
   static const char *const files[] = { "uid_map", "gid_map" };
-  cleanup_close int pidfd = container_init_pidfd (st);
   unsigned long inside, outside, count, ids[2] = { 0, 0 };
 
-  *ret_uid = 0;
-  *ret_gid = 0;
-  for (size_t i = 0; pidfd >= 0 && i < 2; i++)
+  for (size_t i = 0; i < 2; i++)
     {
+      cleanup_close int fd
+          = container_init_proc_open (st, files[i], O_RDONLY | O_CLOEXEC);
       cleanup_free char *map = NULL;
-      cleanup_free char *path = xasprintf ("/proc/%d/%s", st->pid, files[i]);
-      if (read_file_at (AT_FDCWD, path, 4096, &map, NULL) == 0
+      if (fd >= 0 && read_fd_all (fd, 4096, &map, NULL) == 0
           && sscanf (map, "%lu %lu %lu", &inside, &outside, &count) == 3
           && inside == 0)
         ids[i] = outside;
     }
-  if (pidfd < 0 || !pidfd_running (pidfd))
-    return;
   *ret_uid = (uid_t)ids[0];
   *ret_gid = (gid_t)ids[1];
 }
