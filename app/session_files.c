@@ -567,21 +567,23 @@ static int
 open_namespaces (const struct moat_globals *g, const char *id,
                  struct transfer *t, struct moat_error **err)
 {
+  static const char *const files[] = { "ns/mnt", "ns/user" };
   cleanup_state struct container_state *st = NULL;
   cleanup_close int dirfd = -1;
   struct stat mine, theirs;
+  int fds[2], r;
 
   if (container_load (g, id, false, NULL, &dirfd, &st, err) < 0)
     return moat_error_wrap (err, "the session's container");
   /* The init's, not those of a process its pid went to after it (the
    * files would go into that stranger's mounts). */
-  t->mntns = container_init_proc_open (st, "ns/mnt", O_RDONLY);
-  t->userns = container_init_proc_open (st, "ns/user", O_RDONLY);
-  if (t->mntns == -ESRCH || t->userns == -ESRCH)
+  r = container_init_proc_open (st, files, 2, fds);
+  if (r == -ESRCH)
     return moat_fail (err, 0, "the session's container is gone");
-  if (t->mntns < 0 || t->userns < 0)
-    return moat_fail (err, -(t->mntns < 0 ? t->mntns : t->userns),
-                      "the session's namespaces");
+  if (r < 0)
+    return moat_fail (err, -r, "the session's namespaces");
+  t->mntns = fds[0];
+  t->userns = fds[1];
   /* Joining one's own user namespace is refused (EINVAL). */
   if (stat ("/proc/self/ns/user", &mine) == 0 && fstat (t->userns, &theirs) == 0
       && mine.st_ino == theirs.st_ino)

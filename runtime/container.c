@@ -158,27 +158,31 @@ container_init_pidfd (const struct container_state *st)
 }
 
 int
-container_init_proc_open (const struct container_state *st, const char *file,
-                          int flags)
+container_init_proc_open (const struct container_state *st,
+                          const char *const *files, size_t n, int *ret_fds)
 {
   cleanup_close int pidfd = container_init_pidfd (st);
   char path[64];
-  int fd;
+  int r = 0;
 
+  for (size_t i = 0; i < n; i++)
+    ret_fds[i] = -1;
   if (pidfd < 0)
     return -ESRCH;
-  snprintf (path, sizeof (path), "/proc/%d/%s", st->pid, file);
-  fd = open (path, flags | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
+  for (size_t i = 0; i < n && r == 0; i++)
+    {
+      snprintf (path, sizeof (path), "/proc/%d/%s", st->pid, files[i]);
+      ret_fds[i] = open (path, O_RDONLY | O_CLOEXEC);
+      if (ret_fds[i] < 0)
+        r = -errno;
+    }
   /* Still running: what was opened is the init's, not a file of a
    * process its pid went to since. */
-  if (!pidfd_running (pidfd))
-    {
-      close (fd);
-      return -ESRCH;
-    }
-  return fd;
+  if (r == 0 && !pidfd_running (pidfd))
+    r = -ESRCH;
+  for (size_t i = 0; r < 0 && i < n; i++)
+    close_if_open (&ret_fds[i]);
+  return r;
 }
 
 const char *

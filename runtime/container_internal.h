@@ -115,11 +115,12 @@ bool container_init_alive (const struct container_state *st);
  * no signal can land on a process given the pid later); -ESRCH when it is
  * gone or was never recorded. Signal only through it. */
 int container_init_pidfd (const struct container_state *st);
-/* /proc/PID/FILE of the init of st, opened while a pidfd pins it and
- * checked to be the init's (still running after the open); -ESRCH when
- * the init is gone, else -errno of the open. */
+/* /proc/PID/FILE of the init of st for each of the n files, opened
+ * read-only under one pidfd that pins it, and checked to be the init's
+ * (still running after the opens): 0 with ret_fds[0..n) open; -ESRCH when
+ * the init is gone, else -errno of the open that failed, every fd -1. */
 int container_init_proc_open (const struct container_state *st,
-                              const char *file, int flags);
+                              const char *const *files, size_t n, int *ret_fds);
 /* creating | created | running | paused | stopped */
 const char *container_status (int dirfd, const struct container_state *st);
 /* The same; a running or paused container's cgroup, opened to tell which,

@@ -102,12 +102,14 @@ start_fallback_in_init_ns (const struct container_state *st,
                            const struct netguard_rules *rules,
                            struct moat_error **err)
 {
-  cleanup_close int nsfd = container_init_proc_open (st, "ns/net", O_RDONLY);
+  static const char *const files[] = { "ns/net" };
+  cleanup_close int nsfd = -1;
+  int r = container_init_proc_open (st, files, 1, &nsfd);
 
-  if (nsfd == -ESRCH)
+  if (r == -ESRCH)
     return moat_fail (err, 0, "container init is not waiting for start");
-  if (nsfd < 0)
-    return moat_fail (err, -nsfd, "opening /proc/%d/ns/net", st->pid);
+  if (r < 0)
+    return moat_fail (err, -r, "opening /proc/%d/ns/net", st->pid);
   return netguard_fallback_ns (nsfd, st->pid, rules, err);
 }
 

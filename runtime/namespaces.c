@@ -167,21 +167,18 @@ container_open_namespaces (const struct spec *s, const struct profile *p,
 
 /* ---- G12: a namespace joined by path, and the user namespace it needs ---- */
 
-/* The {uid,gid}_map of the init of st are exactly moat's block FIRST:
- * one line, ids 0-65535 onto it, nothing onto host 0. */
+/* The uid_map and gid_map read from maps[0] and maps[1] are exactly
+ * moat's block FIRST: one line, ids 0-65535 onto it, nothing onto host 0. */
 static bool
-maps_are_block (const struct container_state *st, uint32_t first)
+maps_are_block (const int *maps, uint32_t first)
 {
-  static const char *const files[] = { "uid_map", "gid_map" };
   for (size_t i = 0; i < 2; i++)
     {
-      cleanup_close int fd
-          = container_init_proc_open (st, files[i], O_RDONLY | O_CLOEXEC);
       cleanup_free char *text = NULL;
       unsigned long long in, out, count;
       int n = 0;
 
-      if (fd < 0 || read_fd_all (fd, 4096, &text, NULL) < 0
+      if (read_fd_all (maps[i], 4096, &text, NULL) < 0
           || sscanf (text, " %llu %llu %llu %n", &in, &out, &count, &n) != 3
           || text[n] != '\0' || in != 0 || out != first
           || count != PROFILE_USERNS_BLOCK)
@@ -206,18 +203,23 @@ struct adopt_probe
 static bool
 holder_is (const char *owner, uint32_t first, void *data)
 {
+  static const char *const files[] = { "ns/user", "uid_map", "gid_map" };
   struct adopt_probe *a = data;
   cleanup_close int dirfd = open (owner, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  cleanup_close int userns = -1;
   cleanup_state struct container_state *st = NULL;
+  int fds[3];
   struct stat sb;
+  bool is;
 
   if (dirfd < 0 || statedir_read_state (dirfd, &st, NULL) < 0
-      || st->userns_host_id != first)
+      || st->userns_host_id != first
+      || container_init_proc_open (st, files, 3, fds) < 0)
     return false;
-  userns = container_init_proc_open (st, "ns/user", O_RDONLY | O_CLOEXEC);
-  if (userns < 0 || fstat (userns, &sb) < 0 || sb.st_dev != a->userns.st_dev
-      || sb.st_ino != a->userns.st_ino || !maps_are_block (st, first))
+  is = fstat (fds[0], &sb) == 0 && sb.st_dev == a->userns.st_dev
+       && sb.st_ino == a->userns.st_ino && maps_are_block (fds + 1, first);
+  for (size_t i = 0; i < 3; i++)
+    close (fds[i]);
+  if (!is)
     return false;
   a->pid = st->pid;
   a->holder = xstrdup (owner);

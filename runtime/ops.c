@@ -61,13 +61,14 @@ container_root_host_ids (const struct container_state *st, uid_t *ret_uid,
 {
   static const char *const files[] = { "uid_map", "gid_map" };
   unsigned long inside, outside, count, ids[2] = { 0, 0 };
+  int fds[2];
+  bool opened = container_init_proc_open (st, files, 2, fds) == 0;
 
-  for (size_t i = 0; i < 2; i++)
+  for (size_t i = 0; opened && i < 2; i++)
     {
-      cleanup_close int fd
-          = container_init_proc_open (st, files[i], O_RDONLY | O_CLOEXEC);
+      cleanup_close int fd = fds[i];
       cleanup_free char *map = NULL;
-      if (fd >= 0 && read_fd_all (fd, 4096, &map, NULL) == 0
+      if (read_fd_all (fd, 4096, &map, NULL) == 0
           && sscanf (map, "%lu %lu %lu", &inside, &outside, &count) == 3
           && inside == 0)
         ids[i] = outside;
