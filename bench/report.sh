@@ -91,8 +91,9 @@ def med($m; $rt): .metrics[$m][$rt].median;
                 null; 1.0; "")
        else target("\($e) run --rm true: moat/crun"; $er["moat/crun"]; 1.0; "")
        end),
+    # shared/TARGETS.md: 256 KiB (this line checked 512 until round ten).
     target("smallest memory limit running true (moat)";
-           med("memlimit"; "moat"); 512; " KiB"),
+           med("memlimit"; "moat"); 256; " KiB"),
     (if ($levels | length) > 1 then
        target("create at \($levels[-1] | ltrimstr("scale.create@")) running / at \($levels[0] | ltrimstr("scale.create@")) (moat)";
               ratio(med($levels[-1]; "moat"); med($levels[0]; "moat")); 1.2; "")
