@@ -33,7 +33,14 @@ add (struct mount_plan *p, enum mount_op_kind kind, const char *dest,
 {
   struct mount_op *op;
 
-  p->v = xrealloc (p->v, (p->n + 1) * sizeof (*p->v));
+  /* Doubling, not one more at a time: the init builds its plan inside its
+   * cgroup, where sixty moves of a growing array spread over heap pages
+   * the memory limit counts. */
+  if (p->n == p->cap)
+    {
+      p->cap = p->cap ? 2 * p->cap : 32;
+      p->v = xrealloc (p->v, p->cap * sizeof (*p->v));
+    }
   op = &p->v[p->n++];
   *op = (struct mount_op){
     .kind = kind,
@@ -405,7 +412,7 @@ mount_plan_clear (struct mount_plan *plan)
     }
   free (plan->v);
   plan->v = NULL;
-  plan->n = 0;
+  plan->n = plan->cap = 0;
 }
 
 const char *

@@ -63,7 +63,7 @@ struct mount_op
 struct mount_plan
 {
   struct mount_op *v;
-  size_t n;
+  size_t n, cap;
 };
 
 /* The operations for hardened spec s with its rootfs at rootfs (the host
