@@ -1,6 +1,7 @@
 # moat: a hardened OCI runtime.  `make`, `make check`, `make demo`, `make install`.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 DESTDIR ?=
@@ -35,6 +36,22 @@ LINK_LIBS = $(PC_LIBS)
 NETTLE_ARCHIVE :=
 endif
 
+# moat itself is linked statically as well (STATIC=1, glibc's static-pie:
+# still position independent, so ASLR holds): no dynamic loader runs at
+# every verb's start (0.1-0.2 ms of CPU per verb here, about 6 % of a
+# `run`; bench/ROUNDS.md round eleven). A static glibc cannot load shared
+# libraries safely, so moat-dl, the same objects linked dynamically and
+# installed in LIBEXECDIR/moat, does what needs libselinux, libarchive or
+# libsystemd (lib/dynlib.h). STATIC=0 (implied by SAN= and STATIC_LIBS=0)
+# links moat dynamically and builds no moat-dl.
+STATIC ?= 1
+ifneq ($(SAN),)
+override STATIC := 0
+endif
+ifeq ($(STATIC_LIBS),0)
+override STATIC := 0
+endif
+
 # DEBUG=1 compiles in the test-only fault points (MOAT_DEBUG_PAUSE); never in releases.
 DEBUG ?= 0
 SAN ?=
@@ -60,7 +77,8 @@ endif
 # tests/layers.sh follows calls function by function.
 override LDFLAGS += -pie -Wl,-z,relro,-z,now -Wl,--gc-sections
 
-LIB_SRCS := $(sort $(wildcard lib/*.c oci/*.c policy/*.c runtime/*.c runtime/*/*.c hooks/*.c app/*.c))
+# lib/dynlib_static.c stands in for lib/dynlib.c in the static moat only.
+LIB_SRCS := $(sort $(filter-out lib/dynlib_static.c,$(wildcard lib/*.c oci/*.c policy/*.c runtime/*.c runtime/*/*.c hooks/*.c app/*.c)))
 CMD_SRCS := $(sort $(wildcard cmd/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
@@ -92,7 +110,19 @@ $(BUILD)/libmoat.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/lib/dynlib_helper.o: override CFLAGS += -DMOAT_LIBEXECDIR='"$(LIBEXECDIR)"'
+
+ifeq ($(STATIC),1)
+# dynlib_static.o comes first: the archive's dynlib.o (dlopen) is not taken.
+$(BUILD)/moat: $(CMD_OBJS) $(BUILD)/libmoat.a $(BUILD)/lib/dynlib_static.o | $(BUILD)/moat-dl
+	$(CC) $(LDFLAGS) -static-pie -o $@ $(CMD_OBJS) $(BUILD)/lib/dynlib_static.o \
+	  $(BUILD)/libmoat.a $(LINK_LIBS)
+else
 $(BUILD)/moat: $(CMD_OBJS) $(BUILD)/libmoat.a
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libmoat.a $(LINK_LIBS)
+endif
+
+$(BUILD)/moat-dl: $(CMD_OBJS) $(BUILD)/libmoat.a
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libmoat.a $(LINK_LIBS)
 
 $(BUILD)/tests/unit/libunit.a: $(UNIT_LIB_OBJS)
@@ -228,6 +258,8 @@ $(BUILD)/moat.1: docs/moat.1.scd
 install: $(BUILD)/moat
 	@[ "$(DEBUG)" = 0 ] || { echo "install: refusing a DEBUG=1 build"; exit 1; }
 	install -D -m 0755 $(BUILD)/moat $(DESTDIR)$(BINDIR)/moat
+	if [ "$(STATIC)" = 1 ]; then \
+	  install -D -m 0755 $(BUILD)/moat-dl $(DESTDIR)$(LIBEXECDIR)/moat/moat-dl; fi
 	install -D -m 0644 contrib/moat-config.example.json \
 	  $(DESTDIR)$(SYSCONFDIR)/moat/config.example.json
 	install -D -m 0644 contrib/logrotate.moat $(DESTDIR)$(SYSCONFDIR)/logrotate.d/moat
@@ -235,10 +267,11 @@ install: $(BUILD)/moat
 	  install -D -m 0644 $(BUILD)/moat.1 $(DESTDIR)$(MANDIR)/man1/moat.1; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/moat $(DESTDIR)$(MANDIR)/man1/moat.1 \
+	rm -f $(DESTDIR)$(BINDIR)/moat $(DESTDIR)$(LIBEXECDIR)/moat/moat-dl \
+	  $(DESTDIR)$(MANDIR)/man1/moat.1 \
 	  $(DESTDIR)$(SYSCONFDIR)/moat/config.example.json \
 	  $(DESTDIR)$(SYSCONFDIR)/logrotate.d/moat
-	-rmdir $(DESTDIR)$(SYSCONFDIR)/moat 2>/dev/null
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/moat $(DESTDIR)$(LIBEXECDIR)/moat 2>/dev/null
 
 # Every C source and header of moat and its tests, in the style of the
 # root's .clang-format.

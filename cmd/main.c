@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "../oci/json.h"
+#include "../lib/dynlib.h"
 #include "../runtime/audit.h"
+#include "../runtime/cgroup/cgroup.h"
 #include "../runtime/log/log.h"
 #include "../policy/profile.h"
 #include "../runtime/init/selinux.h"
@@ -38,6 +40,30 @@ struct verb
 
 static int cmd_version (struct cmd_ctx *ctx, int argc, char **argv,
                         struct moat_error **err);
+
+/* Does this invocation need a shared library (lib/dynlib.h), which a
+ * statically linked moat does not load? libselinux on a host with
+ * selinuxfs mounted (any verb may label), libarchive where a sandbox or a
+ * session is made from an image (its layers may need unpacking). The
+ * systemd driver's calls go to moat-dl one by one (cgroup_systemd.c). */
+static const char *
+needs_library (const char *verb, int argc, char **argv)
+{
+  bool image = false;
+
+  if (strcmp (verb, "sandbox") == 0
+      || (strcmp (verb, "session") == 0 && argc > 1
+          && strcmp (argv[1], "create") == 0))
+    for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+      if (strcmp (argv[i], "--image") == 0
+          || strncmp (argv[i], "--image=", 8) == 0)
+        image = true;
+  if (image)
+    return "--image";
+  if (selinux_fs_mounted ())
+    return "SELinux (selinuxfs is mounted)";
+  return NULL;
+}
 
 static const struct verb verbs[] = {
   { "create", cmd_create,
@@ -463,6 +489,18 @@ main (int argc, char **argv)
       usage (gp.help || idx < argc ? stdout : stderr);
       return gp.help || idx < argc ? 0 : 1;
     }
+  /* Not a verb: a statically linked moat's call into moat-dl. */
+  if (strcmp (argv[idx], CGROUP_SYSTEMD_HELPER_VERB) == 0)
+    {
+      r = cgroup_systemd_helper (argc - idx, argv + idx, &err);
+      if (r < 0)
+        {
+          fprintf (stderr, "%s\n", err->msg);
+          moat_error_free (&err);
+          return 1;
+        }
+      return r;
+    }
   for (size_t i = 0; i < sizeof (verbs) / sizeof (verbs[0]); i++)
     if (strcmp (argv[idx], verbs[i].name) == 0)
       v = &verbs[i];
@@ -475,6 +513,17 @@ main (int argc, char **argv)
     }
   ctx.verb = v->name;
   debug_command_line (argc - idx, argv + idx);
+  if (dynlib_static ())
+    {
+      const char *why = needs_library (v->name, argc - idx, argv + idx);
+      if (why && dynlib_reexec (argv, why, &err) < 0)
+        {
+          fprintf (stderr, "moat: %s: %s\n", v->name, err->msg);
+          log_error (err->msg);
+          moat_error_free (&err);
+          return 1;
+        }
+    }
   if (cmd_wants_help (argc - idx, argv + idx))
     {
       verb_usage (v);

@@ -6,6 +6,12 @@
 
 static bool sealed;
 
+bool
+dynlib_static (void)
+{
+  return false;
+}
+
 void
 dynlib_seal (void)
 {

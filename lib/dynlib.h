@@ -6,6 +6,7 @@
 #ifndef MOAT_DYNLIB_H
 #define MOAT_DYNLIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -40,5 +41,20 @@ int dynlib_load (struct dynlib *lib, const struct dynlib_symbol *syms,
  * container's /etc/ld.so.cache and /lib, files its hostile code may have
  * written. What it needs is loaded before (libraries loaded stay). */
 void dynlib_seal (void);
+
+/* Is this moat linked statically (make's STATIC=1, the default; see
+ * dynlib_static.c)? Then dynlib_load always fails, and what needs a library
+ * runs in moat-dl, the same program linked dynamically, installed with it. */
+bool dynlib_static (void);
+
+/* moat-dl's path: beside this program (the build tree), in
+ * ../libexec/moat/ from it (an install), or in the LIBEXECDIR it was built
+ * for. "moat-dl: not found (looked in ...)" if none is executable. */
+int dynlib_helper_path (char **ret, struct moat_error **err);
+
+/* In a static moat: become moat-dl with the same arguments (returns only
+ * on failure, "WHY needs moat-dl: ..."). In moat-dl and in a dynamically
+ * linked moat: 0 at once. */
+int dynlib_reexec (char *const *argv, const char *why, struct moat_error **err);
 
 #endif

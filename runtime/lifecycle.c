@@ -668,18 +668,28 @@ is_id (const struct dirent *de)
   return de->d_name[0] != '.' && container_id_check (de->d_name, NULL) == 0;
 }
 
-/* runc's "owner": the user name of the state dir's owner. */
+/* runc's "owner": the user name of the state dir's owner, from
+ * /etc/passwd as runc reads it (not NSS: a static glibc would have to load
+ * its modules), "#UID" where it has none. */
 static char *
 owner_name (int dirfd)
 {
   struct stat sb;
   struct passwd pw, *res = NULL;
   char buf[1024];
+  FILE *f;
 
   if (fstat (dirfd, &sb) < 0)
     return xstrdup ("");
-  if (getpwuid_r (sb.st_uid, &pw, buf, sizeof (buf), &res) == 0 && res)
-    return xstrdup (res->pw_name);
+  f = fopen ("/etc/passwd", "re");
+  while (f && fgetpwent_r (f, &pw, buf, sizeof (buf), &res) == 0 && res)
+    if (pw.pw_uid == sb.st_uid)
+      {
+        fclose (f);
+        return xstrdup (pw.pw_name);
+      }
+  if (f)
+    fclose (f);
   return xasprintf ("#%u", (unsigned)sb.st_uid);
 }
 

@@ -60,6 +60,16 @@ int cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path,
                              pid_t pid, const struct spec_resources *res,
                              struct moat_error **err);
 
+/* A statically linked moat loads no sd-bus (lib/dynlib.h): it runs each of
+ * the driver's calls as `moat-dl _systemd OP CGROUP [CGROUPS_PATH PID]`,
+ * OP being register (cgroup_systemd_register without res), sync (the unit's
+ * limits follow the cgroup's files) or stop. This is that command, in
+ * moat-dl: it returns its exit status, 0 when done, 3 when there was
+ * nothing to do (no systemd, no unit); its error goes to stderr. */
+#define CGROUP_SYSTEMD_HELPER_VERB "_systemd"
+#define CGROUP_SYSTEMD_HELPER_NOTHING 3
+int cgroup_systemd_helper (int argc, char **argv, struct moat_error **err);
+
 /* Create the cgroup in every hierarchy and apply res (may be NULL).
  * Fails if it already holds processes. */
 int cgroup_create (const char *rel, const struct spec_resources *res,

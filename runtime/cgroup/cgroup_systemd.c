@@ -22,10 +22,14 @@
 #include "cgroup_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
@@ -463,6 +467,78 @@ bus_fail (struct moat_error **err, int r, const sd_bus_error *e,
   return moat_fail (err, -r, "systemd: %s %s", what, unit);
 }
 
+/* A statically linked moat has no sd-bus (lib/dynlib.h): moat-dl makes
+ * the call, `moat-dl _systemd OP REL [CGROUPS_PATH PID]`, with nothing on
+ * its stdin and stdout and its stderr read back as the error. 1 when it
+ * acted, 0 when there was nothing to do. err may be NULL. */
+static int
+via_moat_dl (const char *op, const char *rel, const char *cgroups_path,
+             pid_t pid, struct moat_error **err)
+{
+  cleanup_free char *path = NULL, *out = NULL;
+  char pidbuf[16];
+  char *argv[] = { NULL,
+                   (char *)CGROUP_SYSTEMD_HELPER_VERB,
+                   (char *)op,
+                   (char *)rel,
+                   (char *)cgroups_path,
+                   pidbuf,
+                   NULL };
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  sigset_t none, all;
+  int pipefd[2], status, r;
+  pid_t child;
+
+  if (dynlib_helper_path (&path, err) < 0)
+    return moat_error_wrap (err, "systemd");
+  argv[0] = path;
+  if (cgroups_path)
+    snprintf (pidbuf, sizeof (pidbuf), "%d", (int)pid);
+  else
+    argv[4] = NULL;
+  if (pipe2 (pipefd, O_CLOEXEC) < 0)
+    return moat_fail (err, errno, "systemd: a pipe for moat-dl");
+  sigemptyset (&none);
+  sigfillset (&all);
+  posix_spawnattr_init (&attr);
+  posix_spawnattr_setflags (&attr,
+                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setsigmask (&attr, &none);
+  posix_spawnattr_setsigdefault (&attr, &all);
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen (&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2 (&fa, pipefd[1], 2);
+  r = posix_spawn (&child, path, &fa, &attr, argv, environ);
+  posix_spawn_file_actions_destroy (&fa);
+  posix_spawnattr_destroy (&attr);
+  close (pipefd[1]);
+  if (r != 0)
+    {
+      close (pipefd[0]);
+      return moat_fail (err, r, "systemd: running %s", path);
+    }
+  read_fd_all (pipefd[0], 4096, &out, NULL);
+  close (pipefd[0]);
+  while (waitpid (child, &status, 0) < 0)
+    if (errno != EINTR)
+      return moat_fail (err, errno, "systemd: waiting for %s", path);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    return 1;
+  if (WIFEXITED (status)
+      && WEXITSTATUS (status) == CGROUP_SYSTEMD_HELPER_NOTHING)
+    return 0;
+  if (out)
+    out[strcspn (out, "\n")] = '\0';
+  if (out && *out)
+    return moat_error_setx (err, EIO, "%s", out);
+  return moat_error_setx (err, EIO, "systemd: %s %s: moat-dl %s %d", op, rel,
+                          WIFEXITED (status) ? "exited with" : "killed by",
+                          WIFEXITED (status) ? WEXITSTATUS (status)
+                                             : WTERMSIG (status));
+}
+
 int
 cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
                          const struct spec_resources *res,
@@ -481,6 +557,16 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
   if (!cg_is_systemd_form (cgroups_path, true) || cg->mode != CGROUP_MODE_V2
       || h == NULL || !h->fs->systemd_booted ())
     return 0;
+  if (dynlib_static ())
+    {
+      r = via_moat_dl ("register", cg->rel, cgroups_path, pid, err);
+      if (r <= 0 || res == NULL)
+        return r;
+      r = cg->backend->apply (cg, res, err);
+      if (r < 0)
+        via_moat_dl ("stop", cg->rel, NULL, 0, NULL);
+      return r < 0 ? r : 1;
+    }
   r = cg_systemd_unit (cgroups_path, &slice, &unit, err);
   if (r < 0)
     return r;
@@ -557,32 +643,52 @@ cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path, pid_t pid,
   return 1;
 }
 
-/* The systemd unit whose cgroup is cg->rel, if systemd runs and has one:
- * the last component names it, and its ControlGroup must be cg->rel (never
- * a stranger of that name). 1 with *ret_bus and *ret_unit set, else 0. */
-static int
-find_unit (struct cgroup *cg, sd_bus **ret_bus, const char **ret_unit)
+/* The unit cgroup rel would be the cgroup of: its last component, when
+ * that names a scope or a slice. NULL otherwise. */
+static const char *
+unit_of_rel (const char *rel)
 {
-  cleanup_bus sd_bus *bus = NULL;
-  cleanup_free char *got = NULL;
-  const char *unit = strrchr (cg->rel, '/');
+  const char *unit = strrchr (rel, '/');
   size_t len;
 
-  if (unit == NULL || cg->mode != CGROUP_MODE_V2 || cg->n_hiers == 0)
-    return 0;
+  if (unit == NULL)
+    return NULL;
   unit++;
   len = strlen (unit);
   if (len <= 6
       || (strcmp (unit + len - 6, ".scope") != 0
           && strcmp (unit + len - 6, ".slice") != 0))
-    return 0;
-  if (!cg->hiers[0].fs->systemd_booted () || bus_open (&bus, NULL) < 0)
+    return NULL;
+  return unit;
+}
+
+/* Could cg be a unit's cgroup: cgroup v2, systemd running, a unit's name?
+ * The name, or NULL (no library is loaded to tell). */
+static const char *
+unit_of (struct cgroup *cg)
+{
+  const char *unit = unit_of_rel (cg->rel);
+
+  if (unit == NULL || cg->mode != CGROUP_MODE_V2 || cg->n_hiers == 0
+      || !cg->hiers[0].fs->systemd_booted ())
+    return NULL;
+  return unit;
+}
+
+/* Is unit the systemd unit whose cgroup is rel (never a stranger of that
+ * name)? 1 with *ret_bus set, else 0. */
+static int
+find_unit (const char *rel, const char *unit, sd_bus **ret_bus)
+{
+  cleanup_bus sd_bus *bus = NULL;
+  cleanup_free char *got = NULL;
+
+  if (bus_open (&bus, NULL) < 0)
     return 0;
   if (unit_control_group (bus, unit, &got) < 0 || got == NULL
-      || strcmp (got, cg->rel) != 0)
+      || strcmp (got, rel) != 0)
     return 0;
   *ret_bus = steal_pointer (&bus);
-  *ret_unit = unit;
   return 1;
 }
 
@@ -590,8 +696,13 @@ void
 cg_systemd_release (struct cgroup *cg)
 {
   cleanup_bus sd_bus *bus = NULL;
-  const char *unit;
-  if (find_unit (cg, &bus, &unit) > 0)
+  const char *unit = unit_of (cg);
+
+  if (unit == NULL)
+    return;
+  if (dynlib_static ())
+    via_moat_dl ("stop", cg->rel, NULL, 0, NULL);
+  else if (find_unit (cg->rel, unit, &bus) > 0)
     stop_unit (bus, unit);
 }
 
@@ -602,10 +713,14 @@ cg_systemd_sync (struct cgroup *cg, struct moat_error **err)
   cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
   cleanup_msg sd_bus_message *m = NULL;
   struct cgroup_hier *h = cgroup_hier_for (cg, CG_UNIFIED);
-  const char *unit;
+  const char *unit = unit_of (cg);
   int r;
 
-  if (h == NULL || find_unit (cg, &bus, &unit) <= 0)
+  if (h == NULL || unit == NULL)
+    return 0;
+  if (dynlib_static ())
+    return via_moat_dl ("sync", cg->rel, NULL, 0, err);
+  if (find_unit (cg->rel, unit, &bus) <= 0)
     return 0;
   r = sym_sd_bus_message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
                                           "SetUnitProperties");
@@ -622,6 +737,43 @@ cg_systemd_sync (struct cgroup *cg, struct moat_error **err)
   if (r < 0)
     return bus_fail (err, r, &e, "setting the limits of", unit);
   return 1;
+}
+
+int
+cgroup_systemd_helper (int argc, char **argv, struct moat_error **err)
+{
+  const char *op = argc > 1 ? argv[1] : "";
+  const char *rel = argc > 2 ? argv[2] : "";
+  struct cgroup *cg = NULL;
+  int pid = 0, r;
+
+  if (strcmp (op, "stop") == 0 && argc == 3)
+    {
+      cleanup_bus sd_bus *bus = NULL;
+      const char *unit = unit_of_rel (rel);
+      if (unit == NULL || find_unit (rel, unit, &bus) <= 0)
+        return CGROUP_SYSTEMD_HELPER_NOTHING;
+      stop_unit (bus, unit);
+      return 0;
+    }
+  if (!((strcmp (op, "register") == 0 && argc == 5
+         && parse_int (argv[4], &pid) == 0 && pid > 0)
+        || (strcmp (op, "sync") == 0 && argc == 3)))
+    return moat_error_setx (err, EINVAL,
+                            "usage: moat-dl " CGROUP_SYSTEMD_HELPER_VERB
+                            " register CGROUP CGROUPS_PATH PID | sync CGROUP "
+                            "| stop CGROUP");
+  r = cgroup_open (rel, &cg, err);
+  if (r < 0)
+    return r;
+  if (op[0] == 'r')
+    r = cgroup_systemd_register (cg, argv[3], pid, NULL, err);
+  else
+    r = cg_systemd_sync (cg, err);
+  cgroup_free (cg);
+  if (r < 0)
+    return r;
+  return r > 0 ? 0 : CGROUP_SYSTEMD_HELPER_NOTHING;
 }
 
 int

@@ -22,8 +22,8 @@ static const struct dynlib_symbol libselinux_symbols[] = {
 #define SELINUX_MAGIC 0xf97cff8c
 
 /* Where libselinux itself looks first for selinuxfs. */
-static bool
-selinuxfs_mounted (void)
+bool
+selinux_fs_mounted (void)
 {
   static const char *const where[] = { "/sys/fs/selinux", "/selinux" };
   struct statfs sfs;
@@ -38,7 +38,7 @@ lib_is_enabled (void)
 {
   static int enabled = -1;
   if (enabled < 0)
-    enabled = selinuxfs_mounted ()
+    enabled = selinux_fs_mounted ()
                       && dynlib_load (&libselinux_so, libselinux_symbols,
                                       sizeof (libselinux_symbols)
                                           / sizeof (*libselinux_symbols),

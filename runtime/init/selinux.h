@@ -22,6 +22,10 @@ struct selinux_backend
 extern const struct selinux_backend *selinux_backend;
 
 bool selinux_enabled (void);
+/* Is selinuxfs mounted (two statfs calls, no library)? Only then is
+ * libselinux loaded: a statically linked moat hands such a host's every
+ * verb to moat-dl (lib/dynlib.h). */
+bool selinux_fs_mounted (void);
 /* For `moat features` and `moat --version`: "selinux" or "selinux: not
  * enabled on this host". */
 const char *selinux_status (void);

@@ -24,6 +24,9 @@ echo "check-host: image $img ($((t1 - t0)) s)"
 # A copy of what `make check-host` built: a rebuild during the run must
 # not change the binaries under the guest's feet.
 cp build/moat "$out/bin/moat"
+# A statically linked moat runs the systemd driver's calls in moat-dl,
+# which it finds beside itself (lib/dynlib.h).
+[ ! -e build/moat-dl ] || cp build/moat-dl "$out/bin/moat-dl"
 cp -r build/tests/cmd build/tests/unit "$out/bin/tests/"
 if [ -n "${MOAT_HOST_BATS:-}" ]; then
   printf '%s\n' "$MOAT_HOST_BATS" >"$out/bats.list"

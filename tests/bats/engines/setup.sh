@@ -261,6 +261,11 @@ mkdir -p "$ENG_RUN/bin" "$ENG_STATE" "$ENG_LOG"
 MOAT="$ENG_RUN/bin/moat"
 cp "$MOAT_BUILT" "$MOAT_BIN.new"
 mv "$MOAT_BIN.new" "$MOAT_BIN"
+# moat-dl, when moat is linked statically: it is looked for beside moat.
+if [ -e "$(dirname "$MOAT_BUILT")/moat-dl" ]; then
+	cp "$(dirname "$MOAT_BUILT")/moat-dl" "$ENG_RUN/bin/moat-dl.new"
+	mv "$ENG_RUN/bin/moat-dl.new" "$ENG_RUN/bin/moat-dl"
+fi
 # The engines here keep their state in private roots, not where moat looks
 # by default (/var/lib/docker ...): an operator says so with engine_roots
 # (G5: binds are writable only in the engines' per-container and volume
