@@ -512,7 +512,6 @@ main (int argc, char **argv)
       return 1;
     }
   ctx.verb = v->name;
-  debug_command_line (argc - idx, argv + idx);
   if (dynlib_static ())
     {
       const char *why = needs_library (v->name, argc - idx, argv + idx);
@@ -524,6 +523,7 @@ main (int argc, char **argv)
           return 1;
         }
     }
+  debug_command_line (argc - idx, argv + idx);
   if (cmd_wants_help (argc - idx, argv + idx))
     {
       verb_usage (v);
