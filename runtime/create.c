@@ -277,6 +277,7 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
     }
   if (cgroup_unified_fd (c->cg) >= 0)
     {
+      cgroup_hold_bpf_keys (c->cg);
       r = netguard_attach (cgroup_unified_fd (c->cg), &rules, NETGUARD_PIN_DIR,
                            err);
       if (r < 0)

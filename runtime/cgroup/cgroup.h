@@ -70,6 +70,12 @@ int cgroup_systemd_register (struct cgroup *cg, const char *cgroups_path,
 #define CGROUP_SYSTEMD_HELPER_NOTHING 3
 int cgroup_systemd_helper (int argc, char **argv, struct moat_error **err);
 
+/* Keep the kernel's cgroup-BPF hooks switched on between containers: one
+ * allow-all program on each hook moat uses, on the empty cgroup
+ * /moat/.bpf-keys of the unified hierarchy (cgroup_keys.c). Best effort:
+ * where it cannot, each create switches them on as before. */
+void cgroup_hold_bpf_keys (struct cgroup *cg);
+
 /* Create the cgroup in every hierarchy and apply res (may be NULL).
  * Fails if it already holds processes. */
 int cgroup_create (const char *rel, const struct spec_resources *res,

@@ -137,3 +137,30 @@ config_with_deny() {
 	moat delete -f "$b"
 	moat delete -f "$c"
 }
+
+# The kernel switches a cgroup-BPF hook on for the whole host when its first
+# program is attached and off when the last goes, patching its text on every
+# CPU each time: moat keeps one allow-all program per hook it uses on an
+# empty cgroup of its own, so that containers coming and going do not.
+@test "G1 shared: /moat/.bpf-keys keeps the hooks on: one allow-all program per hook, no process, made again once removed" {
+	local v2=/sys/fs/cgroup/unified/moat/.bpf-keys
+	[ -e /sys/fs/cgroup/unified/cgroup.procs ] || v2=/sys/fs/cgroup/moat/.bpf-keys
+	# Removing it is safe at any time; the next create makes it again.
+	[ ! -d "$v2" ] || rmdir "$v2"
+	prepare_bundle spec
+	start_sleeper
+	[ -d "$v2" ]
+	[ -z "$(cat "$v2/cgroup.procs")" ]
+	hooks() { bpftool cgroup show "$v2" | awk '$NF == "moat_keys" { print $2 }' | sort | tr '\n' ' '; }
+	want="cgroup_device cgroup_inet4_connect cgroup_inet6_connect cgroup_inet_egress cgroup_inet_ingress cgroup_udp4_sendmsg cgroup_udp6_sendmsg "
+	[ "$(hooks)" = "$want" ]
+	# A second container leaves them as they are: one of each.
+	start_sleeper
+	[ "$(hooks)" = "$want" ]
+	# Each allows everything (r0 = 1, exit), and only there.
+	id=$(bpftool cgroup show "$v2" | awk '$2 == "cgroup_inet4_connect" { print $1 }')
+	[ "$(bpftool prog dump xlated id "$id" | grep -c '^ *[0-9]*:')" -eq 2 ]
+	bpftool prog dump xlated id "$id" | grep -q 'r0 = 1'
+	# Attached nowhere else, so that no process ever runs under them.
+	[ "$(bpftool cgroup tree "${v2%/moat/.bpf-keys}" | awk '/^\// { p = $1 } $NF == "moat_keys" { print p }' | sort -u)" = "$v2" ]
+}
