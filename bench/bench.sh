@@ -64,11 +64,22 @@ is_static "$BUSYBOX" || die "$BUSYBOX is not static"
 
 # ---------- scratch, and undoing what we did ----------
 T=$(mktemp -d /run/moat-bench.XXXXXX)
+# The state roots live under $T. /run is a tmpfs on a systemd host (Debian
+# 12's too); where it is not (a VM whose /run is its root ext4 without a
+# journal), ext4 skips every inode freed in the last minute when it allocates
+# one, so the cost of a create follows how many files the previous minute
+# deleted, for every runtime: there the scratch gets a tmpfs of its own.
+T_TMPFS=0
+if [ "$(stat -f -c %T /run)" != tmpfs ]; then
+    mount -t tmpfs -o mode=0700 moat-bench "$T" || die "could not mount a tmpfs on $T"
+    T_TMPFS=1
+    say "/run is $(stat -f -c %T /run), not tmpfs: the scratch and the state roots are on a tmpfs at $T"
+fi
 export BENCH_TMP=$T BENCH_ID_PREFIX=$PREFIX
 mounted_cgroups=()
 DEPTH_NAMES=()
 cleanup() {
-    local rt d
+    local rt d c
     # Anything a failed phase left (ours only: ids carry our prefix).
     for rt in "${RT_NAMES[@]}" "${DEPTH_NAMES[@]}"; do
         for d in "$T/root-$rt"/"$PREFIX"-*; do
@@ -82,9 +93,17 @@ cleanup() {
         # is ours to remove here.
         rmdir "$d/moat" 2>/dev/null || true
         if [ -z "$(find "$d" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ]; then
+            c=${d##*/}
             if umount "$d"; then
-                rmdir "$d" 2>/dev/null || true
-                say "unmounted $d"
+                # The kernel may keep the unmounted hierarchy, holding the
+                # controller away from cgroup2 (seen with hugetlb on 6.18):
+                # then only a v1 mount reaches it, so one is put back.
+                if grep -qw "$c" /sys/fs/cgroup/unified/cgroup.controllers; then
+                    rmdir "$d" 2>/dev/null || true
+                    say "unmounted $d"
+                elif mount -t cgroup -o "$c" cgroup "$d"; then
+                    say "left v1 $c mounted at $d: unmounted, the kernel kept it from cgroup2"
+                fi
             fi
         else
             say "left $d mounted: it has cgroups now"
@@ -99,7 +118,12 @@ cleanup() {
     fi
     if [ "${BENCH_KEEP:-0}" = 1 ]; then
         say "kept $T (BENCH_KEEP=1)"
-    elif grep -q " $T" /proc/self/mountinfo; then
+        return
+    fi
+    if [ $T_TMPFS = 1 ]; then
+        umount "$T" 2>/dev/null || say "could not unmount the tmpfs on $T"
+    fi
+    if grep -q " $T" /proc/self/mountinfo; then
         say "mounts left under $T; not removing it"
     else
         rm -rf "$T"

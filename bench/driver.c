@@ -498,11 +498,11 @@ bench_scale (const char *levels, int extra, const char *dir,
                   failures++;
                   force_delete (rt, cs[n].id);
                   reap_orphans ();
+                  if (failures > 10)
+                    break;
                   continue; /* retried under a new id */
                 }
               n++;
-              if (failures > 10)
-                break;
             }
           if (failures > 10)
             {

@@ -25,6 +25,14 @@ say() { printf 'bench-sandbox: %s\n' "$*" >&2; }
 [ "$(id -u)" = 0 ] || { say "needs root"; exit 1; }
 T=$(mktemp -d /var/tmp/moat-bench-sandbox.XXXXXX)
 ROOT=$T/state
+# The state root on a tmpfs, as /run is on a systemd host; see bench.sh for
+# what ext4 without a journal does to a create where /run is not one.
+ROOT_TMPFS=0
+if [ "$(stat -f -c %T /run)" != tmpfs ]; then
+	mkdir "$ROOT"
+	mount -t tmpfs -o mode=0700 moat-bench "$ROOT" || { say "could not mount a tmpfs on $ROOT"; exit 1; }
+	ROOT_TMPFS=1
+fi
 cleanup() {
 	for s in $(ls "$ROOT/.session" 2>/dev/null); do
 		"$MOAT" --root "$ROOT" --config "$T/log/config.json" session rm "$s" >/dev/null 2>&1
@@ -32,6 +40,7 @@ cleanup() {
 	for d in "$ROOT"/*/; do
 		[ -d "$d" ] && "$MOAT" --root "$ROOT" --config "$T/log/config.json" delete --force "$(basename "$d")" >/dev/null 2>&1
 	done
+	[ $ROOT_TMPFS = 0 ] || umount "$ROOT" || { say "could not unmount $ROOT; $T left"; return; }
 	rm -rf "$T"
 }
 trap cleanup EXIT
