@@ -103,7 +103,7 @@ layout_fs (void)
 }
 
 static void
-layout_add (const char *name, const char *dir, unsigned ctrls)
+layout_add (const char *name, const char *dir, unsigned ctrls, int fd)
 {
   struct layout_hier *h;
   layout.hiers
@@ -112,18 +112,23 @@ layout_add (const char *name, const char *dir, unsigned ctrls)
   h->name = xstrdup (name);
   h->dir = xstrdup (dir);
   h->ctrls = ctrls;
-  h->fd = -1;
+  h->fd = fd;
 }
 
-/* A hierarchy is usable if it is the filesystem it should be. */
+/* A hierarchy is usable if it is the filesystem it should be: its
+ * directory, opened once (the fd is the layout's), or -1. */
 static int
-hierarchy_kind (const char *dir, long magic, struct stat *ret_st)
+hierarchy_open (const char *dir, long magic, struct stat *ret_st)
 {
-  if (stat (dir, ret_st) < 0)
-    return -errno;
-  if (!S_ISDIR (ret_st->st_mode))
-    return -ENOTDIR;
-  return layout_fs ()->magic (dir) == magic ? 0 : -ENOMEDIUM;
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, ret_st) < 0 || layout_fs ()->magic (dir) != magic)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
 }
 
 static void
@@ -139,8 +144,9 @@ probe_v1 (const char *root)
       cleanup_free char *dir = xasprintf ("%s/%s", root, v1_hierarchies[i].dir);
       struct stat st;
       bool dup = false;
+      int fd = hierarchy_open (dir, CGROUP_SUPER_MAGIC, &st);
 
-      if (hierarchy_kind (dir, CGROUP_SUPER_MAGIC, &st) < 0)
+      if (fd < 0)
         continue;
       /* Co-mounted controllers (cpu,cpuacct) are one hierarchy behind two
        * names: one directory, joined once. */
@@ -155,10 +161,13 @@ probe_v1 (const char *root)
             dup = true;
           }
       if (dup)
-        continue;
+        {
+          close (fd);
+          continue;
+        }
       seen[n_seen] = st;
       first_of[n_seen++] = layout.n_hiers;
-      layout_add (v1_hierarchies[i].name, dir, v1_hierarchies[i].ctrl);
+      layout_add (v1_hierarchies[i].name, dir, v1_hierarchies[i].ctrl, fd);
     }
 }
 
@@ -168,16 +177,14 @@ probe_v1 (const char *root)
  * hugetlb is taken from cgroup2 so far; the others are all on v1 in every
  * hybrid layout seen. */
 static unsigned
-unified_only_ctrls (const char *unified)
+unified_only_ctrls (int unified_fd)
 {
   cleanup_free char *available = NULL;
-  cleanup_close int fd = -1;
 
   for (size_t i = 0; i < layout.n_hiers; i++)
     if (layout.hiers[i].ctrls & CG_HUGETLB)
       return 0;
-  fd = open (unified, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || cg_read (fd, "cgroup.controllers", &available) < 0)
+  if (cg_read (unified_fd, "cgroup.controllers", &available) < 0)
     return 0;
   return cg_has_word (available, "hugetlb") ? CG_HUGETLB : 0;
 }
@@ -189,6 +196,7 @@ probe_layout (struct moat_error **err)
   cleanup_free char *unified = xasprintf ("%s/unified", root);
   struct stat st;
   long magic;
+  int fd;
 
   if (layout.probed)
     return 0;
@@ -200,7 +208,7 @@ probe_layout (struct moat_error **err)
 
   if (magic == CGROUP2_SUPER_MAGIC)
     {
-      layout_add ("unified", root, ~0u);
+      layout_add ("unified", root, ~0u, -1);
       layout.mode = CGROUP_MODE_V2;
       layout.probed = true;
       return 0;
@@ -211,10 +219,10 @@ probe_layout (struct moat_error **err)
     return moat_fail (err, ENOENT, "probing cgroups at %s: no hierarchy found",
                       root);
   layout.mode = CGROUP_MODE_V1;
-  if (hierarchy_kind (unified, CGROUP2_SUPER_MAGIC, &st) == 0)
+  fd = hierarchy_open (unified, CGROUP2_SUPER_MAGIC, &st);
+  if (fd >= 0)
     {
-      layout_add ("unified", unified,
-                  CG_UNIFIED | unified_only_ctrls (unified));
+      layout_add ("unified", unified, CG_UNIFIED | unified_only_ctrls (fd), fd);
       layout.mode = CGROUP_MODE_HYBRID;
     }
   layout.probed = true;

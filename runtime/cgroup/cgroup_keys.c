@@ -27,7 +27,7 @@
 #include "../bpf/bpf_asm.h"
 #include "../../lib/util.h"
 
-#define KEYS_DIR ".bpf-keys"
+#define KEYS_PATH "moat/.bpf-keys"
 
 static const struct
 {
@@ -48,19 +48,19 @@ cgroup_hold_bpf_keys (struct cgroup *cg)
 {
   static const struct bpf_insn allow[] = { MOV64_IMM (BPF_REG_0, 1), EXIT () };
   struct cgroup_hier *h = cgroup_hier_for (cg, CG_UNIFIED);
-  cleanup_close int moat_fd = -1, fd = -1;
+  cleanup_close int fd = -1;
 
   /* The unit tests' emulated hierarchies have no BPF. */
   if (h == NULL || h->fs != &cgroup_fs_kernel)
     return;
-  moat_fd = openat (h->mount_fd, "moat", O_DIRECTORY | O_CLOEXEC);
-  if (moat_fd < 0 && errno == ENOENT
-      && mkdirat (h->mount_fd, "moat", 0755) == 0)
-    moat_fd = openat (h->mount_fd, "moat", O_DIRECTORY | O_CLOEXEC);
-  /* EEXIST: held already, or being set up by a create running now. */
-  if (moat_fd < 0 || mkdirat (moat_fd, KEYS_DIR, 0755) < 0)
+  /* One mkdirat when held already (EEXIST), as at every create but the
+   * first; EEXIST too while a create running now sets it up. */
+  if (mkdirat (h->mount_fd, KEYS_PATH, 0755) < 0
+      && (errno != ENOENT
+          || (mkdirat (h->mount_fd, "moat", 0755) < 0 && errno != EEXIST)
+          || mkdirat (h->mount_fd, KEYS_PATH, 0755) < 0))
     return;
-  fd = openat (moat_fd, KEYS_DIR, O_DIRECTORY | O_CLOEXEC);
+  fd = openat (h->mount_fd, KEYS_PATH, O_DIRECTORY | O_CLOEXEC);
   for (size_t i = 0; fd >= 0 && i < sizeof (keys) / sizeof (keys[0]); i++)
     {
       cleanup_close int prog = -1;
@@ -77,5 +77,5 @@ cgroup_hold_bpf_keys (struct cgroup *cg)
         }
     }
   if (fd < 0)
-    (void)unlinkat (moat_fd, KEYS_DIR, AT_REMOVEDIR);
+    (void)unlinkat (h->mount_fd, KEYS_PATH, AT_REMOVEDIR);
 }

@@ -32,11 +32,11 @@ is_blank (const char *s)
  * is, or holds the parent's already where clone_children is set). */
 static int
 inherit_cpuset_file (struct cgroup_hier *h, int parent_fd, int dir_fd,
-                     bool made, const char *file, struct moat_error **err)
+                     const char *file, struct moat_error **err)
 {
   cleanup_free char *mine = NULL, *parents = NULL;
   int r;
-  if (!made && cg_read (dir_fd, file, &mine) == 0 && !is_blank (mine))
+  if (cg_read (dir_fd, file, &mine) == 0 && !is_blank (mine))
     return 0;
   r = cg_read (parent_fd, file, &parents);
   if (r < 0)
@@ -58,9 +58,15 @@ v1_prepare_dir (struct cgroup_hier *h, int parent_fd, int dir_fd, bool is_leaf,
     cg_enable_v2_controller (dir_fd, h->fs, "hugetlb");
   if (!(h->ctrls & CG_CPUSET) || parent_fd < 0)
     return 0;
-  r = inherit_cpuset_file (h, parent_fd, dir_fd, made, "cpuset.cpus", err);
+  /* A parent moat made hands its cpus and mems to each child as the
+   * kernel makes it (clone_children), so that a create at 200 running
+   * neither reads them nor writes them: each write of cpuset.cpus is
+   * checked against every sibling. */
+  if (made && !is_leaf)
+    (void)cg_write_fd (dir_fd, h->fs, "cgroup.clone_children", "1");
+  r = inherit_cpuset_file (h, parent_fd, dir_fd, "cpuset.cpus", err);
   if (r == 0)
-    r = inherit_cpuset_file (h, parent_fd, dir_fd, made, "cpuset.mems", err);
+    r = inherit_cpuset_file (h, parent_fd, dir_fd, "cpuset.mems", err);
   return r;
 }
 

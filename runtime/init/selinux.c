@@ -21,16 +21,21 @@ static const struct dynlib_symbol libselinux_symbols[] = {
 
 #define SELINUX_MAGIC 0xf97cff8c
 
-/* Where libselinux itself looks first for selinuxfs. */
+/* Where libselinux itself looks first for selinuxfs; asked once per
+ * process (main asks before a verb, the verb again). */
 bool
 selinux_fs_mounted (void)
 {
   static const char *const where[] = { "/sys/fs/selinux", "/selinux" };
+  static int mounted = -1;
   struct statfs sfs;
+  if (mounted >= 0)
+    return mounted;
+  mounted = 0;
   for (size_t i = 0; i < sizeof (where) / sizeof (*where); i++)
     if (statfs (where[i], &sfs) == 0 && (uint32_t)sfs.f_type == SELINUX_MAGIC)
-      return true;
-  return false;
+      mounted = 1;
+  return mounted;
 }
 
 static int

@@ -186,6 +186,35 @@ cgroup_gone() {
 	assert_nothing_left "$ID"
 }
 
+# v1: a parent moat makes hands its cpus and mems to each new child
+# (clone_children), so a create neither reads nor writes them; a child
+# under a parent it did not make (no clone_children) is still given them.
+@test "cpuset v1: a parent moat makes passes cpus and mems to its children" {
+	$CG_V2 && skip "pure cgroup v2: no v1 cpuset hierarchy"
+	[ -d /sys/fs/cgroup/cpuset ] || skip "no v1 cpuset hierarchy mounted"
+	local top=/sys/fs/cgroup/cpuset
+	update_config --arg p "/$CG_TOP/$ID" '.linux.cgroupsPath = $p'
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$top/$CG_TOP/cgroup.clone_children")" = 1 ]
+	[ "$(cg_value "/$CG_TOP/$ID" cpus)" = "$(cat "$top/cpuset.cpus")" ]
+	[ "$(cg_value "/$CG_TOP/$ID" mems)" = "$(cat "$top/cpuset.mems")" ]
+	moat exec "$ID" true
+	[ "$status" -eq 0 ]
+	moat delete --force "$ID"
+
+	# A parent made by someone else, without clone_children.
+	rmdir "$top/$CG_TOP"
+	mkdir "$top/$CG_TOP"
+	cat "$top/cpuset.cpus" >"$top/$CG_TOP/cpuset.cpus"
+	cat "$top/cpuset.mems" >"$top/$CG_TOP/cpuset.mems"
+	moat run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$top/$CG_TOP/cgroup.clone_children")" = 0 ]
+	[ "$(cg_value "/$CG_TOP/$ID" cpus)" = "$(cat "$top/cpuset.cpus")" ]
+	[ "$(cg_value "/$CG_TOP/$ID" mems)" = "$(cat "$top/cpuset.mems")" ]
+}
+
 @test "cgroupsPath absolute: the cgroup is exactly there" {
 	update_config --arg p "/$CG_TOP/$ID" '.linux.cgroupsPath = $p'
 	moat run -d -b "$BUNDLE" "$ID"
