@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -357,6 +358,47 @@ mountinfo_unescape (char *s)
         *o++ = *s;
     }
   *o = '\0';
+}
+
+int
+mountinfo_split (char *line, struct mountinfo_entry *ret)
+{
+  char *save = NULL, *tok, *sep = strstr (line, " - ");
+  int field = 0;
+
+  *ret = (struct mountinfo_entry){ 0 };
+  if (sep == NULL)
+    return -1;
+  *sep = '\0';
+  /* id parent major:minor root mount-point options ... */
+  for (tok = strtok_r (line, " ", &save); tok && field < 6;
+       tok = strtok_r (NULL, " ", &save))
+    {
+      char **slot[]
+          = { NULL, NULL, NULL, NULL, &ret->mount_point, &ret->options };
+      if (field == 0)
+        ret->id = strtoull (tok, NULL, 10);
+      else if (slot[field])
+        *slot[field] = tok;
+      field++;
+    }
+  save = NULL;
+  ret->fstype = strtok_r (sep + 3, " \n", &save);
+  if (ret->mount_point == NULL || ret->options == NULL || ret->fstype == NULL)
+    return -1;
+  mountinfo_unescape (ret->mount_point);
+  return 0;
+}
+
+const char *
+kernel_identity (void)
+{
+  static char id[2 * sizeof (((struct utsname *)0)->release) + 2];
+  struct utsname u;
+
+  if (id[0] == '\0' && uname (&u) == 0)
+    snprintf (id, sizeof (id), "%s %s", u.release, u.version);
+  return id;
 }
 
 char *

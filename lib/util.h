@@ -160,6 +160,21 @@ int mkdir_p (const char *path, mode_t mode);
 /* Undo mountinfo's octal escapes (\040 for a space ...) in place. */
 void mountinfo_unescape (char *s);
 
+/* One line of /proc/self/mountinfo split in place: its mount id, mount
+ * point (unescaped), per-mount options and filesystem type; -1 where the
+ * line is not one. */
+struct mountinfo_entry
+{
+  unsigned long long id;
+  char *mount_point;
+  char *options;
+  char *fstype;
+};
+int mountinfo_split (char *line, struct mountinfo_entry *ret);
+
+/* The running kernel, "RELEASE VERSION" (uname), for caches keyed by it. */
+const char *kernel_identity (void);
+
 /* A NULL-terminated vector joined with sep (newly allocated). */
 char *strv_join (char *const *v, const char *sep);
 

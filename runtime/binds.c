@@ -74,24 +74,15 @@ tree_holds_pseudo_fs (const char *dir, bool *ret)
     return -errno;
   while (getline (&line, &cap, f) > 0 && !*ret)
     {
-      char *save = NULL, *mnt = NULL, *tok, *sep;
-      int field = 0;
+      struct mountinfo_entry e;
+      const char *mnt;
 
-      sep = strstr (line, " - ");
-      if (sep == NULL)
+      if (mountinfo_split (line, &e) < 0)
         continue;
-      *sep = '\0';
-      for (tok = strtok_r (line, " ", &save); tok && field < 5;
-           tok = strtok_r (NULL, " ", &save))
-        if (++field == 5)
-          mnt = tok;
-      if (mnt == NULL)
-        continue;
-      mountinfo_unescape (mnt);
+      mnt = e.mount_point;
       if (strncmp (mnt, dir, n) != 0 || (mnt[n] != '/' && mnt[n] != '\0'))
         continue;
-      tok = strtok_r (sep + 3, " ", &save);
-      *ret = tok && is_pseudo_type (tok);
+      *ret = is_pseudo_type (e.fstype);
     }
   fclose (f);
   return 0;
@@ -130,7 +121,7 @@ static int
 open_one (struct spec_mount *m, size_t i, const char *bundle,
           const char *rootfs, const struct profile *p,
           const struct operator_config *cfg, struct override_list *ov,
-          bool keep, bool *idmap, const struct idmap_probe *probe, int *fd,
+          bool keep, bool *idmap, struct idmap_probe *probe, int *fd,
           struct moat_error **err)
 {
   cleanup_free char *src = NULL, *warning = NULL;
@@ -190,7 +181,7 @@ container_open_bind_sources (struct spec *s, const char *bundle,
                              const char *rootfs, const struct profile *p,
                              const struct operator_config *cfg,
                              struct override_list *ov, int **ret_fds,
-                             bool *idmap, const struct idmap_probe *probe,
+                             bool *idmap, struct idmap_probe *probe,
                              struct moat_error **err)
 {
   int *fds = xcalloc (s->n_mounts + 1, sizeof (int));

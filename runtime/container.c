@@ -102,7 +102,7 @@ proc_stat_read (pid_t pid, char *ret_state, uint64_t *ret_starttime)
 }
 
 char *
-container_seccomp_cache_dir (const struct moat_globals *g)
+container_cache_dir (const struct moat_globals *g)
 {
   return xasprintf ("%s/.cache", g->root);
 }

@@ -82,18 +82,20 @@ int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
 struct idmap_probe;
 /* create's first step after reading config.json (facts.c): the host's
  * facts the policy judges (verdicts.h), for spec s (not yet hardened)
- * under base; probe is opened where G12 may idmap (the caller closes it:
- * the bind sources are probed with it too). */
+ * under base; probe is opened where G12 may idmap, unless the state
+ * root's cache (cache_dir, NULL for none) answers for the rootfs (the
+ * caller closes it: the bind sources are probed with it too, opening it
+ * if it was not). */
 struct host_facts;
 int container_gather_facts (const struct spec *s, const struct profile *base,
                             const char *bundle, const char *rootfs,
-                            struct host_facts *ret, struct idmap_probe *probe,
-                            struct moat_error **err);
+                            const char *cache_dir, struct host_facts *ret,
+                            struct idmap_probe *probe, struct moat_error **err);
 int container_open_bind_sources (struct spec *s, const char *bundle,
                                  const char *rootfs, const struct profile *p,
                                  const struct operator_config *cfg,
                                  struct override_list *ov, int **ret_fds,
-                                 bool *idmap, const struct idmap_probe *probe,
+                                 bool *idmap, struct idmap_probe *probe,
                                  struct moat_error **err);
 
 /* Record the bundle for the audit line (G11). */
@@ -130,7 +132,7 @@ const char *container_status_cgroup (int dirfd,
                                      const struct container_state *st,
                                      struct cgroup **ret_cg);
 /* ROOT/.cache: compiled seccomp filters, for create and exec. */
-char *container_seccomp_cache_dir (const struct moat_globals *g);
+char *container_cache_dir (const struct moat_globals *g);
 /* Open ROOT/ID (locked if lock) and read its state. */
 int container_load (const struct moat_globals *g, const char *id, bool lock,
                     int *ret_rootfd, int *ret_dirfd,

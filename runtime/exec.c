@@ -443,7 +443,7 @@ exec_phase_process (struct exec_ctx *c, struct moat_error **err)
                         c->g->audit ? c->g->audit->overrides : NULL);
   if (c->s->linux_.seccomp.present)
     r = seccomp_compile_config (&c->s->linux_.seccomp, &c->sc_config, err);
-  cache = container_seccomp_cache_dir (c->g);
+  cache = container_cache_dir (c->g);
   if (r == 0)
     r = seccomp_builtin_level (
         seccomp_level_of (c->st->annotations, c->st->n_annotations), cache,

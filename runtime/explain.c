@@ -36,7 +36,7 @@ print_overrides (FILE *out, const struct override_list *ov)
 static int
 host_checks (struct spec *s, const char *bundle, const char *rootfs,
              const struct profile *eff, const struct operator_config *cfg,
-             const struct idmap_probe *probe, struct override_list *ov,
+             struct idmap_probe *probe, struct override_list *ov,
              struct moat_error **err)
 {
   int ns_fds[NS__MAX];
@@ -79,8 +79,8 @@ container_explain (const struct moat_globals *g, const char *bundle_arg,
   /* Judged as create judges: on the same facts. */
   r = resolve_rootfs (s, bundle, &rootfs, err);
   if (r == 0)
-    r = container_gather_facts (s, g->profile, bundle, rootfs, &facts, &probe,
-                                err);
+    r = container_gather_facts (s, g->profile, bundle, rootfs, NULL, &facts,
+                                &probe, err);
   if (r == 0)
     r = profile_judge (s, g->profile, g->operator_config, &facts, &j, err);
   if (r == 0 && s->process == NULL)

@@ -16,8 +16,8 @@
 int
 container_gather_facts (const struct spec *s, const struct profile *base,
                         const char *bundle, const char *rootfs,
-                        struct host_facts *ret, struct idmap_probe *probe,
-                        struct moat_error **err)
+                        const char *cache_dir, struct host_facts *ret,
+                        struct idmap_probe *probe, struct moat_error **err)
 {
   *ret = (struct host_facts){
     .landlock_abi = landlock_abi (),
@@ -29,9 +29,10 @@ container_gather_facts (const struct spec *s, const struct profile *base,
    * by moat (config.json's own, or the profile's). */
   if (userns_moat_maps (s) || base->userns)
     {
-      idmap_probe_open (probe);
-      idmap_probe_rootfs (probe, rootfs, &ret->rootfs_idmap_errno,
-                          &ret->rootfs_rebuild_errno);
+      *probe = (struct idmap_probe){ .userns_fd = -1 };
+      idmap_probe_rootfs_cached (probe, rootfs, cache_dir,
+                                 &ret->rootfs_idmap_errno,
+                                 &ret->rootfs_rebuild_errno);
     }
   /* egress: the nameservers port 53 is let through to (annotations cannot
    * turn egress on). */

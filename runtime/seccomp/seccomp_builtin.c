@@ -397,7 +397,11 @@ builtin_key (enum seccomp_level level)
                                   seccomp_arch_native () };
   uint64_t h = fnv1a64 (header, sizeof (header), FNV1A64_INIT);
 
-  h = key_word (h, seccomp_kernel_identity ());
+  /* The running kernel (uname's release and build) in place of
+   * libseccomp's API level: the level is a function of the kernel, and
+   * seccomp_api_get () finds it with 9 probing syscalls, where a cache hit
+   * needs none of libseccomp. */
+  h = key_word (h, kernel_identity ());
   h = key_word (h, program_identity ());
 
   h = key_word (h, seccomp_level_name (level));

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "seccomp_internal.h"
@@ -33,17 +32,6 @@ struct config_cache_header
   uint32_t flags;    /* SECCOMP_FILTER_FLAG_* of the filter */
   uint32_t pad;
 };
-
-const char *
-seccomp_kernel_identity (void)
-{
-  static char id[2 * sizeof (((struct utsname *)0)->release) + 2];
-  struct utsname u;
-
-  if (id[0] == '\0' && uname (&u) == 0)
-    snprintf (id, sizeof (id), "%s %s", u.release, u.version);
-  return id;
-}
 
 int
 seccomp_cache_read (const char *path, size_t min_len, size_t max_len,
@@ -115,7 +103,7 @@ describe (const struct spec_seccomp *s, size_t *ret_len)
   if (f == NULL)
     return NULL;
   fprintf (f, "%s libseccomp %u.%u.%u kernel %s arch %u\n", program_identity (),
-           v->major, v->minor, v->micro, seccomp_kernel_identity (),
+           v->major, v->minor, v->micro, kernel_identity (),
            seccomp_arch_native ());
   put_str (f, "default", s->default_action);
   fprintf (f, "errno %d %" PRIu32 "\n", s->has_default_errno_ret,

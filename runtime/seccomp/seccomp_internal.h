@@ -32,12 +32,6 @@ uint64_t seccomp_agent_key (uint64_t h);
 /* Read exactly len bytes from offset 0 of fd. */
 int seccomp_read_fd (int fd, void *buf, size_t len, struct moat_error **err);
 
-/* The running kernel (uname's release and build), in the cache keys in
- * place of libseccomp's API level: the level is a function of the kernel,
- * and seccomp_api_get () finds it with 9 probing syscalls, where a cache
- * hit needs none of libseccomp. */
-const char *seccomp_kernel_identity (void);
-
 /* Read a cache file whole, if it can be trusted: a regular file owned by
  * us, writable by nobody else, of min_len..max_len bytes. The program in it
  * weakens the sandbox if forged, so anything else is a miss (-1). */

@@ -144,7 +144,7 @@ idmap_probe_open (struct idmap_probe *p)
   char path[64];
   pid_t pid;
 
-  *p = (struct idmap_probe){ .userns_fd = -1 };
+  *p = (struct idmap_probe){ .userns_fd = -1, .opened = true };
   pid = clone (exit_at_once, stack + sizeof (stack),
                CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | SIGCHLD, NULL);
   if (pid < 0)
@@ -172,12 +172,14 @@ idmap_probe_open (struct idmap_probe *p)
 }
 
 int
-idmap_probe_tree (const struct idmap_probe *p, int dirfd, const char *path,
+idmap_probe_tree (struct idmap_probe *p, int dirfd, const char *path,
                   bool recursive)
 {
   cleanup_close int tree = -1;
   unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
 
+  if (!p->opened)
+    idmap_probe_open (p);
   if (p->userns_fd < 0)
     return p->errnum;
   if (path[0] == '\0')
@@ -191,8 +193,8 @@ idmap_probe_tree (const struct idmap_probe *p, int dirfd, const char *path,
 }
 
 void
-idmap_probe_rootfs (const struct idmap_probe *p, const char *rootfs,
-                    int *ret_direct, int *ret_rebuild)
+idmap_probe_rootfs (struct idmap_probe *p, const char *rootfs, int *ret_direct,
+                    int *ret_rebuild)
 {
   *ret_direct = *ret_rebuild = idmap_probe_tree (p, AT_FDCWD, rootfs, true);
   /* overlayfs cannot be idmapped as a whole (EINVAL); its layers can. */

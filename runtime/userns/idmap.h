@@ -27,20 +27,29 @@ int idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
  * container's would (any user namespace moat controls, with maps). */
 struct idmap_probe
 {
-  int userns_fd; /* -1: none, errnum says why */
+  int userns_fd; /* -1: none (not yet made, or errnum says why) */
   int errnum;
+  bool opened; /* made (or tried): idmap_probe_tree makes it when not */
 };
 void idmap_probe_open (struct idmap_probe *p);
 void idmap_probe_close (struct idmap_probe *p);
 /* 0 if the tree at dirfd/path ("": dirfd itself) can be idmapped (a clone
  * of it is, then dropped), else why not (an errno). */
-int idmap_probe_tree (const struct idmap_probe *p, int dirfd, const char *path,
+int idmap_probe_tree (struct idmap_probe *p, int dirfd, const char *path,
                       bool recursive);
 /* The rootfs' facts (verdicts.h host_facts): *ret_direct as
  * idmap_probe_tree says, and where that is EINVAL (an overlay),
  * *ret_rebuild: 0 if it can be rebuilt from idmapped layers. */
-void idmap_probe_rootfs (const struct idmap_probe *p, const char *rootfs,
+void idmap_probe_rootfs (struct idmap_probe *p, const char *rootfs,
                          int *ret_direct, int *ret_rebuild);
+/* The same, not probed where ROOT/.cache/idmap (cache_dir; NULL: no
+ * cache) says every filesystem type of the rootfs' tree was idmapped by an
+ * earlier probe on this kernel (idmap_cache.c); a probe that passes adds
+ * its types. p is made only where a probe is run (or later, by
+ * idmap_probe_tree). */
+void idmap_probe_rootfs_cached (struct idmap_probe *p, const char *rootfs,
+                                const char *cache_dir, int *ret_direct,
+                                int *ret_rebuild);
 /* For an overlay rootfs (idmap_overlay.c): a read-only overlay of the same
  * layers, each idmapped with userns_fd, as a detached mount in *ret_tree;
  * -errno where the layers are not what it knows. */

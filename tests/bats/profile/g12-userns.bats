@@ -19,6 +19,7 @@ setup() {
 teardown() {
 	[ -n "${HOSTNS_PID:-}" ] && kill -9 "$HOSTNS_PID" 2>/dev/null
 	[ -n "${OVL:-}" ] && umount "$OVL/merged" 2>/dev/null
+	[ -n "${SUBMOUNT:-}" ] && umount "$SUBMOUNT" 2>/dev/null
 	[ -n "$VOLUME" ] && mountpoint -q "$VOLUME" && umount "$VOLUME"
 	[ -n "$VOLUME" ] && rm -rf "$(dirname "$VOLUME")"
 	[ -n "${NETNS:-}" ] && ip netns del "$NETNS" 2>/dev/null
@@ -611,4 +612,48 @@ $(realpath "$ROOT")/$third" ]
 	[ "${#lines[@]}" -eq 4 ]
 	# The engine's own mount is left as it was.
 	[ "$(stat -c %u "$OVL/merged/bin/busybox")" = 0 ]
+}
+
+# The number of G12 rootfs probes in one `moat run` of the bundle: the probe
+# makes a user namespace of its own with clone(CLONE_VFORK|CLONE_NEWUSER).
+probes_in_run() {
+	next_id
+	update_config --arg c "$1" '.process.args = ["sh", "-c", $c]'
+	# LeakSanitizer cannot run under ptrace (check-asan runs this file).
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=clone -o "$BUNDLE/trace" \
+		"$MOAT" --root "$ROOT" --config "$MOAT_CONFIG" run -b "$BUNDLE" "$CID" >"$BUNDLE/out" 2>&1
+	grep -c 'CLONE_VFORK|CLONE_NEWUSER' "$BUNDLE/trace" || true
+}
+
+@test "g12: the rootfs probe is remembered per filesystem type (ROOT/.cache/idmap): a tree of types seen is not probed again, one with a new type is" {
+	command -v strace >/dev/null || skip "needs strace"
+	prepare_bundle spec
+	local cache="$ROOT/.cache/idmap" type
+	type=$(findmnt -n -o FSTYPE -T "$BUNDLE/rootfs")
+	rm -f "$cache"
+	[ "$(probes_in_run 'stat -c %u:%g /bin/busybox')" = 1 ]
+	[ "$(cat "$BUNDLE/out")" = 0:0 ]
+	[ "$(head -n 1 "$cache")" = "kernel $(uname -r) $(uname -v)" ]
+	grep -qx "$type" "$cache"
+	[ "$(stat -c %a:%u "$cache")" = 600:0 ]
+	# Known now: not probed, idmapped all the same (seen from inside).
+	[ "$(probes_in_run 'stat -c %u:%g /bin/busybox')" = 0 ]
+	[ "$(cat "$BUNDLE/out")" = 0:0 ]
+
+	# A mount below the rootfs of a type not yet seen: probed.
+	mkdir -p "$BUNDLE/rootfs/mnt"
+	mount -t ramfs ramfs "$BUNDLE/rootfs/mnt"
+	SUBMOUNT="$BUNDLE/rootfs/mnt"
+	[ "$(probes_in_run 'id -u')" = 1 ]
+	umount "$SUBMOUNT"
+	SUBMOUNT=""
+
+	# A file another kernel wrote, or one others may write, is not read.
+	sed -i '1s/.*/kernel 0.0.0 #1/' "$cache"
+	[ "$(probes_in_run 'id -u')" = 1 ]
+	[ "$(head -n 1 "$cache")" = "kernel $(uname -r) $(uname -v)" ]
+	chmod 0666 "$cache"
+	[ "$(probes_in_run 'id -u')" = 1 ]
+	[ "$(stat -c %a "$cache")" = 600 ]
+	[ "$(probes_in_run 'id -u')" = 0 ]
 }
