@@ -82,14 +82,14 @@ int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
 struct idmap_probe;
 /* create's first step after reading config.json (facts.c): the host's
  * facts the policy judges (verdicts.h), for spec s (not yet hardened)
- * under base; probe is opened where G12 may idmap, unless the state
- * root's cache (cache_dir, NULL for none) answers for the rootfs (the
+ * under base; probe is opened where G12 may idmap, unless the cache of
+ * state_root (NULL: none) answers for the rootfs (the
  * caller closes it: the bind sources are probed with it too, opening it
  * if it was not). */
 struct host_facts;
 int container_gather_facts (const struct spec *s, const struct profile *base,
                             const char *bundle, const char *rootfs,
-                            const char *cache_dir, struct host_facts *ret,
+                            const char *state_root, struct host_facts *ret,
                             struct idmap_probe *probe, struct moat_error **err);
 int container_open_bind_sources (struct spec *s, const char *bundle,
                                  const char *rootfs, const struct profile *p,

@@ -693,7 +693,6 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
   cleanup_free char *landlock_text = NULL;
-  cleanup_free char *idmap_cache = container_cache_dir (g);
   struct host_facts facts;
   size_t config_len = 0;
   char real[PATH_MAX];
@@ -718,8 +717,8 @@ create_judged (const struct moat_globals *g, const struct create_opts *o,
     return r;
   if (g->audit)
     g->audit->config_digest = audit_digest (config_text, config_len);
-  r = container_gather_facts (s, g->profile, bundle, rootfs, idmap_cache,
-                              &facts, &c.idmap_probe, err);
+  r = container_gather_facts (s, g->profile, bundle, rootfs, g->root, &facts,
+                              &c.idmap_probe, err);
   if (r == 0)
     r = profile_judge (s, g->profile, g->operator_config, &facts, j, err);
   if (r < 0)

@@ -3,6 +3,9 @@
  * probes, the scratch mount points a read-only rootfs lacks, what the
  * kernel can idmap (G12), egress' nameservers. The policy judges them
  * (verdicts.h); nothing here decides. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "container_internal.h"
@@ -10,13 +13,45 @@
 #include "init/landlock.h"
 #include "init/linux.h"
 #include "netguard_dns.h"
+#include "statedir.h"
 #include "userns/idmap.h"
 #include "userns/userns.h"
+#include "../lib/util.h"
+
+/* ROOT/.cache, where create keeps what it may reuse: opened only under a
+ * state root that passes create's own check (moat's, writable by nobody
+ * else), made there if missing, never through a link, and only if it is
+ * moat's and writable by nobody else; -1 where not (no root yet: the
+ * first create makes it later). */
+static int
+open_cache_dir (const char *state_root)
+{
+  const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  cleanup_close int rootfd = -1;
+  struct stat st;
+  int fd;
+
+  if (state_root == NULL
+      || statedir_root_open (state_root, false, &rootfd, NULL) < 0
+      || rootfd < 0)
+    return -1;
+  fd = openat (rootfd, ".cache", flags);
+  if (fd < 0 && errno == ENOENT && mkdirat (rootfd, ".cache", 0700) == 0)
+    fd = openat (rootfd, ".cache", flags);
+  if (fd >= 0
+      && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()
+          || (st.st_mode & (S_IWGRP | S_IWOTH))))
+    {
+      close (fd);
+      fd = -1;
+    }
+  return fd;
+}
 
 int
 container_gather_facts (const struct spec *s, const struct profile *base,
                         const char *bundle, const char *rootfs,
-                        const char *cache_dir, struct host_facts *ret,
+                        const char *state_root, struct host_facts *ret,
                         struct idmap_probe *probe, struct moat_error **err)
 {
   *ret = (struct host_facts){
@@ -30,7 +65,8 @@ container_gather_facts (const struct spec *s, const struct profile *base,
   if (userns_moat_maps (s) || base->userns)
     {
       *probe = (struct idmap_probe){ .userns_fd = -1 };
-      idmap_probe_rootfs_cached (probe, rootfs, cache_dir,
+      cleanup_close int cache_fd = open_cache_dir (state_root);
+      idmap_probe_rootfs_cached (probe, rootfs, cache_fd,
                                  &ret->rootfs_idmap_errno,
                                  &ret->rootfs_rebuild_errno);
     }

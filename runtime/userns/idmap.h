@@ -42,13 +42,13 @@ int idmap_probe_tree (struct idmap_probe *p, int dirfd, const char *path,
  * *ret_rebuild: 0 if it can be rebuilt from idmapped layers. */
 void idmap_probe_rootfs (struct idmap_probe *p, const char *rootfs,
                          int *ret_direct, int *ret_rebuild);
-/* The same, not probed where ROOT/.cache/idmap (cache_dir; NULL: no
- * cache) says every filesystem type of the rootfs' tree was idmapped by an
- * earlier probe on this kernel (idmap_cache.c); a probe that passes adds
- * its types. p is made only where a probe is run (or later, by
- * idmap_probe_tree). */
+/* The same, not probed where the file "idmap" of the cache directory
+ * cache_fd (ROOT/.cache, checked by the caller; -1: no cache) says every
+ * filesystem type of the rootfs' tree was idmapped by an earlier probe on
+ * this kernel (idmap_cache.c); a probe that passes adds its types. p is
+ * made only where a probe is run (or later, by idmap_probe_tree). */
 void idmap_probe_rootfs_cached (struct idmap_probe *p, const char *rootfs,
-                                const char *cache_dir, int *ret_direct,
+                                int cache_fd, int *ret_direct,
                                 int *ret_rebuild);
 /* For an overlay rootfs (idmap_overlay.c): a read-only overlay of the same
  * layers, each idmapped with userns_fd, as a detached mount in *ret_tree;

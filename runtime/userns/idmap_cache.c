@@ -9,10 +9,13 @@
  * same kernel. The types a probe passed are kept in ROOT/.cache/idmap,
  * with the kernel they were found on; a rootfs whose mounts (the one that
  * holds it and every one below it, from /proc/self/mountinfo) are all of
- * such types and none idmapped is not probed again. Only passes are kept:
+ * such types and none idmapped is not probed again (where moat runs in the
+ * initial user namespace). Only passes are kept:
  * a refusal is probed each time, so nothing can be refused from the cache.
  * A wrong "can" (a file planted by root) would only make create's own
- * idmap fail, and create with it. */
+ * idmap fail, and create with it. The directory comes open from create,
+ * checked as the state root is; the file is opened beside it, never
+ * through a link. */
 #include "idmap.h"
 
 #include <errno.h>
@@ -103,6 +106,27 @@ tree_types (const char *rootfs, struct fs_types *t)
   return t->n > 0 && !t->too_many ? 0 : -1;
 }
 
+/* Root of the initial user namespace may act for every superblock's
+ * owner; moat run in another user namespace may not, and that is a fact
+ * of each superblock, which a type does not name: there every rootfs is
+ * probed. */
+static bool
+in_initial_userns (void)
+{
+  cleanup_close int fd = open ("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+  char buf[128];
+  unsigned long inside, outside, count;
+  ssize_t len;
+  int used = 0;
+
+  if (fd < 0 || (len = read (fd, buf, sizeof (buf) - 1)) <= 0)
+    return false;
+  buf[len] = '\0';
+  return sscanf (buf, "%lu %lu %lu %n", &inside, &outside, &count, &used) == 3
+         && inside == 0 && outside == 0 && count == 4294967295UL
+         && buf[used] == '\0';
+}
+
 static const char *
 kernel_line (void)
 {
@@ -115,10 +139,10 @@ kernel_line (void)
 /* The cache's text, if it is ours (root's, written by nobody else) and
  * of this kernel; else NULL. */
 static char *
-cache_read (const char *path)
+cache_read (int cache_fd)
 {
-  cleanup_close int fd
-      = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  cleanup_close int fd = openat (cache_fd, CACHE_FILE,
+                                 O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   char buf[CACHE_MAX + 1];
   struct stat st;
   ssize_t len;
@@ -148,17 +172,17 @@ listed (const char *text, const char *type)
 
 void
 idmap_probe_rootfs_cached (struct idmap_probe *p, const char *rootfs,
-                           const char *cache_dir, int *ret_direct,
-                           int *ret_rebuild)
+                           int cache_fd, int *ret_direct, int *ret_rebuild)
 {
-  cleanup_free char *path = NULL, *text = NULL;
+  cleanup_free char *text = NULL;
   struct fs_types t = { .n = 0 };
-  bool known = false;
+  bool usable = false, known = false;
 
-  if (cache_dir && tree_types (rootfs, &t) == 0 && !t.idmapped)
+  if (cache_fd >= 0 && in_initial_userns () && tree_types (rootfs, &t) == 0
+      && !t.idmapped)
     {
-      path = xasprintf ("%s/" CACHE_FILE, cache_dir);
-      text = cache_read (path);
+      usable = true;
+      text = cache_read (cache_fd);
       known = text != NULL;
       for (size_t i = 0; known && i < t.n; i++)
         known = listed (text, t.v[i]);
@@ -172,7 +196,7 @@ idmap_probe_rootfs_cached (struct idmap_probe *p, const char *rootfs,
     }
   idmap_probe_open (p);
   idmap_probe_rootfs (p, rootfs, ret_direct, ret_rebuild);
-  if (path && *ret_direct == 0)
+  if (usable && *ret_direct == 0)
     {
       /* Kept: what the file had, and these types. */
       cleanup_free char *out = NULL;
@@ -186,9 +210,8 @@ idmap_probe_rootfs_cached (struct idmap_probe *p, const char *rootfs,
           for (size_t i = 0; i < t.n; i++)
             if (!text || !listed (text, t.v[i]))
               fprintf (f, "%s\n", t.v[i]);
-          if (fclose (f) == 0 && len <= CACHE_MAX
-              && mkdir_p (cache_dir, 0700) == 0)
-            (void)write_file_atomic (AT_FDCWD, path, out, len, 0600);
+          if (fclose (f) == 0 && len <= CACHE_MAX)
+            (void)write_file_atomic (cache_fd, CACHE_FILE, out, len, 0600);
         }
     }
   clear_types (&t);

@@ -656,4 +656,16 @@ probes_in_run() {
 	[ "$(probes_in_run 'id -u')" = 1 ]
 	[ "$(stat -c %a "$cache")" = 600 ]
 	[ "$(probes_in_run 'id -u')" = 0 ]
+
+	# ROOT/.cache as a link elsewhere: idmap is neither read nor written
+	# through it.
+	local elsewhere="$BUNDLE/elsewhere"
+	mkdir -m 0700 "$elsewhere"
+	cp -p "$cache" "$elsewhere/idmap"
+	mv "$ROOT/.cache" "$BUNDLE/cache.real"
+	ln -s "$elsewhere" "$ROOT/.cache"
+	[ "$(probes_in_run 'id -u')" = 1 ]
+	rm "$elsewhere/idmap"
+	[ "$(probes_in_run 'id -u')" = 1 ]
+	[ ! -e "$elsewhere/idmap" ]
 }
