@@ -390,6 +390,39 @@ mountinfo_split (char *line, struct mountinfo_entry *ret)
   return 0;
 }
 
+bool
+path_at_or_below (const char *path, const char *dir)
+{
+  size_t n = strlen (dir);
+  return strncmp (path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+int
+read_trusted_file_at (int dirfd, const char *path, size_t min_len,
+                      size_t max_len, char **ret_buf, size_t *ret_len)
+{
+  cleanup_close int fd
+      = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  cleanup_free char *buf = NULL;
+  struct stat st;
+  size_t len;
+
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return -1;
+  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid ()
+      || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return -1;
+  len = (size_t)st.st_size;
+  if (len < min_len || len > max_len)
+    return -1;
+  buf = xmalloc (len);
+  if (pread_all (fd, buf, len, 0) < 0)
+    return -1;
+  *ret_buf = steal_pointer (&buf);
+  *ret_len = len;
+  return 0;
+}
+
 const char *
 kernel_identity (void)
 {

@@ -172,6 +172,16 @@ struct mountinfo_entry
 };
 int mountinfo_split (char *line, struct mountinfo_entry *ret);
 
+/* Whether path is dir or below it, by its text ("/a/b" is below "/a", "/ab"
+ * is not). */
+bool path_at_or_below (const char *path, const char *dir);
+
+/* Read a cache file whole (dirfd/path, not following a last link), if it
+ * can be trusted: a regular file owned by us, writable by nobody else, of
+ * min_len..max_len bytes; else -1 (a miss). */
+int read_trusted_file_at (int dirfd, const char *path, size_t min_len,
+                          size_t max_len, char **ret_buf, size_t *ret_len);
+
 /* The running kernel, "RELEASE VERSION" (uname), for caches keyed by it. */
 const char *kernel_identity (void);
 

@@ -149,10 +149,7 @@ strv_has (const char *const *v, const char *s)
 bool
 profile_path_in_tree (const char *path, const char *tree)
 {
-  size_t n = strlen (tree);
-  if (n == 1 && tree[0] == '/')
-    return true;
-  return strncmp (path, tree, n) == 0 && (path[n] == '\0' || path[n] == '/');
+  return strcmp (tree, "/") == 0 || path_at_or_below (path, tree);
 }
 
 static bool

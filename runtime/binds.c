@@ -66,7 +66,7 @@ static int
 tree_holds_pseudo_fs (const char *dir, bool *ret)
 {
   cleanup_free char *line = NULL;
-  size_t cap = 0, n = strlen (dir);
+  size_t cap = 0;
   FILE *f = fopen ("/proc/self/mountinfo", "re");
 
   *ret = false;
@@ -75,14 +75,10 @@ tree_holds_pseudo_fs (const char *dir, bool *ret)
   while (getline (&line, &cap, f) > 0 && !*ret)
     {
       struct mountinfo_entry e;
-      const char *mnt;
 
-      if (mountinfo_split (line, &e) < 0)
-        continue;
-      mnt = e.mount_point;
-      if (strncmp (mnt, dir, n) != 0 || (mnt[n] != '/' && mnt[n] != '\0'))
-        continue;
-      *ret = is_pseudo_type (e.fstype);
+      if (mountinfo_split (line, &e) == 0
+          && path_at_or_below (e.mount_point, dir))
+        *ret = is_pseudo_type (e.fstype);
     }
   fclose (f);
   return 0;

@@ -28,7 +28,6 @@ open_cache_dir (const char *state_root)
 {
   const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   cleanup_close int rootfd = -1;
-  struct stat st;
   int fd;
 
   if (state_root == NULL
@@ -38,9 +37,7 @@ open_cache_dir (const char *state_root)
   fd = openat (rootfd, ".cache", flags);
   if (fd < 0 && errno == ENOENT && mkdirat (rootfd, ".cache", 0700) == 0)
     fd = openat (rootfd, ".cache", flags);
-  if (fd >= 0
-      && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()
-          || (st.st_mode & (S_IWGRP | S_IWOTH))))
+  if (fd >= 0 && statedir_root_check (fd, ".cache", NULL) < 0)
     {
       close (fd);
       fd = -1;

@@ -519,23 +519,6 @@ exec_mkdir (struct rootfs_run *x, const struct mount_op *op,
   return 0;
 }
 
-/* mountinfo's octal escapes (\040 for a space) undone in place. */
-static void
-unescape_mountinfo (char *s)
-{
-  char *o = s;
-  for (; *s; s++)
-    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7'
-        && s[3] >= '0' && s[3] <= '7')
-      {
-        *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-        s += 3;
-      }
-    else
-      *o++ = *s;
-  *o = '\0';
-}
-
 /* Without pivot_root the host's mounts stay in the container's mount
  * namespace, hidden below the rootfs moved onto /. A host procfs or sysfs
  * among them counts as fully visible to the kernel, which then lets a
@@ -546,7 +529,6 @@ static int
 hide_host_pseudo_fs (const char *rootfs, struct moat_error **err)
 {
   cleanup_free char *info = NULL;
-  size_t len = strlen (rootfs);
   char *line, *save = NULL;
 
   if (read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16u << 20, &info, NULL)
@@ -561,9 +543,8 @@ hide_host_pseudo_fs (const char *rootfs, struct moat_error **err)
           || sscanf (sep + 3, "%63s", fstype) != 1
           || (strcmp (fstype, "proc") != 0 && strcmp (fstype, "sysfs") != 0))
         continue;
-      unescape_mountinfo (target);
-      if (strncmp (target, rootfs, len) == 0
-          && (target[len] == '/' || target[len] == '\0'))
+      mountinfo_unescape (target);
+      if (path_at_or_below (target, rootfs))
         continue;
       if (umount2 (target, MNT_DETACH) == 0 || errno == ENOENT)
         continue;

@@ -448,8 +448,10 @@ cache_read (const char *path, uint64_t key, struct seccomp_prog *ret)
   struct cache_header h;
   size_t len, insns_len;
 
-  if (seccomp_cache_read (
-          path, sizeof (h) + 1,
+  /* A forged program would weaken the sandbox: anything untrusted is a
+   * miss. */
+  if (read_trusted_file_at (
+          AT_FDCWD, path, sizeof (h) + 1,
           sizeof (h) + BPF_MAXINSNS * sizeof (struct sock_filter), &buf, &len)
           < 0
       || len % sizeof (struct sock_filter) != 0)

@@ -33,32 +33,6 @@ struct config_cache_header
   uint32_t pad;
 };
 
-int
-seccomp_cache_read (const char *path, size_t min_len, size_t max_len,
-                    char **ret_buf, size_t *ret_len)
-{
-  cleanup_close int fd
-      = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-  cleanup_free char *buf = NULL;
-  struct stat st;
-  size_t len;
-
-  if (fd < 0 || fstat (fd, &st) < 0)
-    return -1;
-  if (!S_ISREG (st.st_mode) || st.st_uid != geteuid ()
-      || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return -1;
-  len = (size_t)st.st_size;
-  if (len < min_len || len > max_len)
-    return -1;
-  buf = xmalloc (len);
-  if (seccomp_read_fd (fd, buf, len, NULL) < 0)
-    return -1;
-  *ret_buf = steal_pointer (&buf);
-  *ret_len = len;
-  return 0;
-}
-
 void
 seccomp_cache_write (const char *dir, const char *path, const char *buf,
                      size_t len)
@@ -142,10 +116,10 @@ cache_load (const char *path, const char *desc, size_t desc_len,
   struct config_cache_header h;
   size_t len, insns_len;
 
-  if (seccomp_cache_read (path, sizeof (h) + desc_len + 1,
-                          sizeof (h) + desc_len
-                              + BPF_MAXINSNS * sizeof (struct sock_filter),
-                          &buf, &len)
+  if (read_trusted_file_at (AT_FDCWD, path, sizeof (h) + desc_len + 1,
+                            sizeof (h) + desc_len
+                                + BPF_MAXINSNS * sizeof (struct sock_filter),
+                            &buf, &len)
       < 0)
     return -1;
   memcpy (&h, buf, sizeof (h));

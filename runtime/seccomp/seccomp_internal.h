@@ -32,11 +32,6 @@ uint64_t seccomp_agent_key (uint64_t h);
 /* Read exactly len bytes from offset 0 of fd. */
 int seccomp_read_fd (int fd, void *buf, size_t len, struct moat_error **err);
 
-/* Read a cache file whole, if it can be trusted: a regular file owned by
- * us, writable by nobody else, of min_len..max_len bytes. The program in it
- * weakens the sandbox if forged, so anything else is a miss (-1). */
-int seccomp_cache_read (const char *path, size_t min_len, size_t max_len,
-                        char **ret_buf, size_t *ret_len);
 /* Best effort: a cache that cannot be written only costs the compile. */
 void seccomp_cache_write (const char *dir, const char *path, const char *buf,
                           size_t len);

@@ -10,8 +10,8 @@
  * with the kernel they were found on; a rootfs whose mounts (the one that
  * holds it and every one below it, from /proc/self/mountinfo) are all of
  * such types and none idmapped is not probed again (where moat runs in the
- * initial user namespace). Only passes are kept:
- * a refusal is probed each time, so nothing can be refused from the cache.
+ * initial user namespace). Only passes are kept: a refusal is probed each
+ * time, so nothing can be refused from the cache.
  * A wrong "can" (a file planted by root) would only make create's own
  * idmap fail, and create with it. The directory comes open from create,
  * checked as the state root is; the file is opened beside it, never
@@ -76,7 +76,7 @@ static int
 tree_types (const char *rootfs, struct fs_types *t)
 {
   cleanup_free char *line = NULL;
-  size_t cap = 0, n = strlen (rootfs);
+  size_t cap = 0;
   struct statx stx;
   FILE *f;
 
@@ -89,14 +89,10 @@ tree_types (const char *rootfs, struct fs_types *t)
   while (getline (&line, &cap, f) > 0)
     {
       struct mountinfo_entry e;
-      const char *mnt;
 
-      if (mountinfo_split (line, &e) < 0)
-        continue;
-      mnt = e.mount_point;
-      if (e.id != stx.stx_mnt_id
-          && (strncmp (mnt, rootfs, n) != 0
-              || (mnt[n] != '/' && mnt[n] != '\0')))
+      if (mountinfo_split (line, &e) < 0
+          || (e.id != stx.stx_mnt_id
+              && !path_at_or_below (e.mount_point, rootfs)))
         continue;
       add_type (t, e.fstype);
       if (has_option (e.options, "idmapped"))
@@ -136,28 +132,20 @@ kernel_line (void)
   return line;
 }
 
-/* The cache's text, if it is ours (root's, written by nobody else) and
- * of this kernel; else NULL. */
+/* The cache's text after its kernel line, if it is ours (root's, written
+ * by nobody else) and of this kernel; else NULL. */
 static char *
 cache_read (int cache_fd)
 {
-  cleanup_close int fd = openat (cache_fd, CACHE_FILE,
-                                 O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-  char buf[CACHE_MAX + 1];
-  struct stat st;
-  ssize_t len;
+  cleanup_free char *buf = NULL;
   const char *k = kernel_line ();
+  size_t len, klen = strlen (k);
 
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)
-      || st.st_uid != geteuid () || (st.st_mode & (S_IWGRP | S_IWOTH)))
+  if (read_trusted_file_at (cache_fd, CACHE_FILE, klen, CACHE_MAX, &buf, &len)
+          < 0
+      || memcmp (buf, k, klen) != 0)
     return NULL;
-  len = read (fd, buf, CACHE_MAX);
-  if (len <= 0)
-    return NULL;
-  buf[len] = '\0';
-  if (strncmp (buf, k, strlen (k)) != 0)
-    return NULL;
-  return xstrdup (buf + strlen (k));
+  return xasprintf ("%.*s", (int)(len - klen), buf + klen);
 }
 
 static bool
