@@ -31,6 +31,7 @@
 #include "../oci/json.h"
 #include "../runtime/cgroup/cgroup.h"
 #include "../runtime/container_internal.h"
+#include "../runtime/statedir.h"
 #include "image.h"
 #include "sandbox_internal.h"
 #include "../lib/util.h"
@@ -97,15 +98,7 @@ int
 sandbox_dir_open (const struct moat_globals *g, const char *name, int *ret,
                   struct moat_error **err)
 {
-  cleanup_free char *dir = xasprintf ("%s/%s", g->root, name);
-  int r = mkdir_p (dir, 0700);
-
-  if (r < 0)
-    return moat_fail (err, -r, "%s", dir);
-  *ret = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (*ret < 0)
-    return moat_fail (err, errno, "%s", dir);
-  return 0;
+  return statedir_subdir_open (g->root, name, 0700, ret, err);
 }
 
 /* Delete the container and the bundle of sandbox id. */
@@ -122,13 +115,13 @@ sandbox_remove (const struct moat_globals *g, int sbfd, const char *id)
 void
 sandbox_reap_stale (const struct moat_globals *g)
 {
-  cleanup_free char *dir = xasprintf ("%s/.sandbox", g->root);
-  cleanup_close int sbfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int sbfd = -1;
   DIR *d;
   struct dirent *de;
   int fd;
 
-  if (sbfd < 0)
+  if (statedir_subdir_open (g->root, ".sandbox", 0, &sbfd, NULL) < 0
+      || sbfd < 0)
     return;
   fd = dup (sbfd);
   d = fd >= 0 ? fdopendir (fd) : NULL;

@@ -15,6 +15,7 @@
 #include "../oci/json.h"
 #include "../runtime/cgroup/cgroup.h"
 #include "../runtime/container_internal.h"
+#include "../runtime/statedir.h"
 #include "image.h"
 #include "sandbox_internal.h"
 #include "session.h"
@@ -233,13 +234,9 @@ host_usr_root (const struct moat_globals *g, char **ret,
       = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
   cleanup_free char *root = xasprintf ("%s/.host-usr", g->root);
   cleanup_close int fd = -1;
-  int r = mkdir_p (root, 0755);
 
-  if (r < 0)
-    return moat_fail (err, -r, "--host-usr: %s", root);
-  fd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return moat_fail (err, errno, "--host-usr: %s", root);
+  if (statedir_subdir_open (g->root, ".host-usr", 0755, &fd, err) < 0)
+    return moat_error_wrap (err, "--host-usr");
   for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++)
     if (mkdirat (fd, dirs[i], strcmp (dirs[i], "tmp") == 0 ? 01777 : 0755) < 0
         && errno != EEXIST)

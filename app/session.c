@@ -18,6 +18,7 @@
 
 #include "../oci/json.h"
 #include "../runtime/container_internal.h"
+#include "../runtime/statedir.h"
 #include "image.h"
 #include "sandbox_internal.h"
 #include "session_internal.h"
@@ -157,17 +158,20 @@ int
 session_open (const struct moat_globals *g, const char *id, int *ret_sdfd,
               struct moat_error **err)
 {
-  cleanup_free char *dir = NULL;
+  cleanup_close int dirfd = -1;
   int fd;
 
   if (container_id_check (id, err) < 0)
     return -1;
-  dir = xasprintf ("%s/.session/%s", g->root, id);
-  fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT)
+  if (statedir_subdir_open (g->root, ".session", 0, &dirfd, err) < 0)
+    return -1;
+  fd = dirfd < 0 ? -1
+                 : openat (dirfd, id,
+                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && (dirfd < 0 || errno == ENOENT))
     return moat_fail (err, ENOENT, "no such session");
   if (fd < 0)
-    return moat_fail (err, errno, "%s", dir);
+    return moat_fail (err, errno, "%s/.session/%s", g->root, id);
   *ret_sdfd = fd;
   return 0;
 }
@@ -188,13 +192,12 @@ session_rm (const struct moat_globals *g, const char *id,
             struct moat_error **err)
 {
   cleanup_close int dirfd = -1;
-  cleanup_free char *dir = NULL;
 
   session_reap_expired (g);
   if (container_id_check (id, err) < 0)
     return -1;
-  dir = xasprintf ("%s/.session", g->root);
-  dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (statedir_subdir_open (g->root, ".session", 0, &dirfd, err) < 0)
+    return -1;
   if (dirfd < 0)
     return 0;
   /* Only a session's own container: not any container the id names. */
@@ -276,8 +279,8 @@ reap_if_expired (const struct moat_globals *g, int dirfd, const char *id,
 static int
 sessions_dir_open (const struct moat_globals *g)
 {
-  cleanup_free char *dir = xasprintf ("%s/.session", g->root);
-  return open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = -1;
+  return statedir_subdir_open (g->root, ".session", 0, &fd, NULL) < 0 ? -1 : fd;
 }
 
 void
@@ -487,7 +490,6 @@ int
 session_list (const struct moat_globals *g, bool json, FILE *out,
               struct moat_error **err)
 {
-  cleanup_free char *dir = xasprintf ("%s/.session", g->root);
   cleanup_close int dirfd = -1;
   cleanup_strv char **names = NULL;
   struct json_writer *w = json ? json_writer_new (false) : NULL;
@@ -497,7 +499,7 @@ session_list (const struct moat_globals *g, bool json, FILE *out,
 
   (void)err;
   session_reap_expired (g);
-  dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  dirfd = sessions_dir_open (g);
   d = dirfd >= 0 ? fdopendir (dup (dirfd)) : NULL;
   while (d && (de = readdir (d)))
     if (de->d_name[0] != '.' && container_id_check (de->d_name, NULL) == 0)

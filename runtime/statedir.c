@@ -59,6 +59,34 @@ statedir_root_check (int rootfd, const char *root, struct moat_error **err)
   return 0;
 }
 
+int
+statedir_subdir_open (const char *root, const char *name, mode_t mode,
+                      int *ret_fd, struct moat_error **err)
+{
+  cleanup_close int rootfd = -1;
+  cleanup_close int fd = -1;
+  cleanup_free char *path = xasprintf ("%s/%s", root, name);
+  bool create = mode != 0;
+  int r = statedir_root_open (root, create, &rootfd, err);
+
+  *ret_fd = -1;
+  if (r < 0 || rootfd < 0)
+    return r;
+  if (create && mkdirat (rootfd, name, mode) < 0 && errno != EEXIST)
+    return moat_fail (err, errno, "creating %s", path);
+  fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && !create)
+    return 0;
+  if (fd < 0)
+    return moat_fail (err, errno == ELOOP || errno == ENOTDIR ? ENOTDIR : errno,
+                      "opening %s (a directory, not a link)", path);
+  r = statedir_root_check (fd, path, err);
+  if (r < 0)
+    return r;
+  *ret_fd = steal_fd (&fd);
+  return 0;
+}
+
 /* The text the engines match; errnum ENOENT without strerror appended. */
 static int
 not_exist (struct moat_error **err, const char *id)

@@ -6,6 +6,7 @@
 #define MOAT_STATEDIR_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "../lib/error.h"
 #include "../oci/state.h"
@@ -19,6 +20,13 @@ int statedir_root_open (const char *root, bool create, int *ret_fd,
  * to, they could plant a state dir the verbs would act on, or a link
  * where moat writes (ROOT/.cache, ROOT/ID). EPERM, saying which. */
 int statedir_root_check (int rootfd, const char *root, struct moat_error **err);
+/* ROOT/NAME, one of moat's housekeeping dirs (.sandbox, .session,
+ * .host-usr): the root opened and checked as above, NAME made with mode
+ * when mode is not 0 (else a missing one is 0 with *ret_fd -1), opened
+ * beneath the root's fd without following a link, and held to the root's
+ * rule (owned by moat's user, writable by no group or other). */
+int statedir_subdir_open (const char *root, const char *name, mode_t mode,
+                          int *ret_fd, struct moat_error **err);
 /* Create ROOT/ID and lock it; EEXIST -> "container ID already exists". */
 int statedir_create (int rootfd, const char *id, int *ret_dirfd,
                      struct moat_error **err);
