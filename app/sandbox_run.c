@@ -204,12 +204,19 @@ resolve_binds (const struct sandbox_opts *o, char **ret_workdir,
       cleanup_free char *src
           = colon ? strndup (spec, (size_t)(colon - spec)) : NULL;
       cleanup_free char *real = NULL;
+      cleanup_close int src_fd = -1;
       const char *dst = colon ? colon + 1 : NULL;
       if (src == NULL || *src == '\0' || dst == NULL || dst[0] != '/'
           || strstr (dst, "/../") || strcmp (dst, "/") == 0
           || (strlen (dst) >= 3 && strcmp (dst + strlen (dst) - 3, "/..") == 0))
         return moat_fail (
             err, 0, "--ro-bind %s: expected SRC:DST with DST absolute", spec);
+      /* A source in a tree a payload wrote (a workdir) may hold its links:
+       * none is followed, so the path names what the caller saw. */
+      src_fd = hostpath_open (src, O_PATH, 0);
+      if (src_fd < 0)
+        return moat_fail (err, 0, "--ro-bind %s: %s", src,
+                          hostpath_error_text (src_fd));
       real = realpath (src, NULL);
       if (real == NULL)
         return moat_fail (err, errno, "--ro-bind %s", src);
