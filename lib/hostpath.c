@@ -46,6 +46,12 @@ hostpath_open_walking (const char *path, int flags, mode_t mode)
           fd = openat (
               cur, *p ? p : ".",
               flags | (slash ? O_DIRECTORY : 0) | O_NOFOLLOW | O_CLOEXEC, mode);
+          /* O_DIRECTORY|O_NOFOLLOW on a link fails ENOTDIR: say ELOOP,
+           * as openat2 does. */
+          if (fd < 0 && errno == ENOTDIR
+              && fstatat (cur, *p ? p : ".", &st, AT_SYMLINK_NOFOLLOW) == 0
+              && S_ISLNK (st.st_mode))
+            return -ELOOP;
           if (fd < 0)
             return -errno;
           /* O_PATH|O_NOFOLLOW opens a link itself rather than fail. */
