@@ -57,6 +57,8 @@ struct copy_budget
 };
 #define COPY_OVER_ENTRIES (-100000)
 #define COPY_OVER_BYTES (-100001)
+/* The top of a copy is neither a regular file nor a directory. */
+#define COPY_NOT_COPYABLE (-100002)
 
 static char *
 copy_error_text (const char *what, int r, const struct session_copy_limits *l)
@@ -67,6 +69,9 @@ copy_error_text (const char *what, int r, const struct session_copy_limits *l)
   if (r == COPY_OVER_BYTES)
     return xasprintf ("%s: more than %llu bytes (--max-bytes)", what,
                       (unsigned long long)l->max_bytes);
+  if (r == COPY_NOT_COPYABLE)
+    return xasprintf ("%s: neither a regular file nor a directory; not copied",
+                      what);
   return xasprintf ("%s: %s", what, strerror (-r));
 }
 
@@ -225,6 +230,8 @@ send_tree (int out, int fd, const char *name, const char *verb, int depth)
     return -ELOOP;
   if (S_ISDIR (st.st_mode))
     return send_dir (out, fd, name, st.st_mode, verb, depth);
+  if (!S_ISREG (st.st_mode) && depth == 0)
+    return COPY_NOT_COPYABLE;
   if (!S_ISREG (st.st_mode))
     {
       skipped (verb, name, "not a regular file");

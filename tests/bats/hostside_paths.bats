@@ -157,6 +157,12 @@ sys.exit(subprocess.call(sys.argv[1:], stdin=a))' \
 	mt session exec "$SID" -- ls -A /tmp
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
+	# get's top the same way: a FIFO (or device, socket) is refused
+	payload 'mkfifo /tmp/ff'
+	mt session get "$SID" /tmp/ff "$WORK/ff"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: session get $SID: /tmp/ff: neither a regular file nor a directory; not copied" ]
+	[ ! -e "$WORK/ff" ]
 }
 
 @test "hostside session get: modes no more than 0755/0644, less the caller's umask" {
