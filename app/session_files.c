@@ -6,9 +6,14 @@
  * root: what it makes belongs to the container's root, what it reads is
  * what the container's root may read, and every path it is given resolves
  * beneath the container's root (RESOLVE_IN_ROOT). Outside it is moat, as
- * the caller. Symlinks and special files are never followed nor copied:
- * each is told on stderr and skipped; names from the stream are checked to
- * be one plain component. */
+ * the caller, in trees a payload may have written (its workdir): put's
+ * source and get's destination are reached through no link at all
+ * (lib/hostpath.h), and what get makes has no more than 0755 or 0644, less
+ * the caller's umask. Symlinks and special files inside a tree are never
+ * followed nor copied (a link made on the host would point wherever the
+ * payload chose): each is told on stderr, its name escaped, and skipped;
+ * the top of a copy must be a regular file or a directory. Names from the
+ * stream are checked to be one plain component. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
