@@ -95,6 +95,15 @@ char *sandbox_record_json (const struct moat_globals *g, const char *id,
                            const struct sandbox_run_state *rs,
                            const struct sandbox_limits *lim, const char *digest,
                            const struct override_list *ov);
+/* --stdin for the payload's fd 0: /dev/null without one; "-" is moat's own
+ * stdin, passed on as it is where it is a pipe or a regular file (what the
+ * caller piped or redirected in; a terminal or a socket is refused); a
+ * path is opened following no link, without blocking, and must be a
+ * regular file or a FIFO (never a directory, device or socket of the
+ * host's). */
+int sandbox_stdin_open (const char *file, int *ret_fd, struct moat_error **err);
+int sandbox_result_write (const char *file, const char *line,
+                          struct moat_error **err);
 /* --result FILE and --json (on a line of its own whatever the command's
  * stdout ended with); a deadline or an OOM kill told in one line on
  * stderr ("sandbox ID", "session exec ID"). */

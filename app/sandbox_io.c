@@ -2,7 +2,9 @@
  * a pipe moat reads without blocking: the first `limit` bytes go on to
  * moat's own stream, the rest is drained with splice(2) into /dev/null
  * (no copy through user space, so a flood costs little) and counted. The
- * container never waits on a full pipe for long, whatever it writes. */
+ * container never waits on a full pipe for long, whatever it writes.
+ * Also the host files the run reads or writes for its caller (--stdin,
+ * --result), opened following no link. */
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -10,9 +12,11 @@
 #include <signal.h>
 #include <sys/time.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox_internal.h"
+#include "../lib/hostpath.h"
 #include "../lib/util.h"
 
 void
@@ -159,4 +163,71 @@ sandbox_stream_pump (struct sandbox_stream *s)
         }
     }
   return false;
+}
+
+/* Why "-" passes moat's stdin on rather than a pipe moat would feed: the
+ * Python package keeps one exec reading requests for a whole session, at
+ * the pace its caller writes them, which a pump in moat's run loop would
+ * only slow; and a pipe, or a file the caller redirected in, is no handle
+ * on anything else of the host's. */
+int
+sandbox_stdin_open (const char *file, int *ret_fd, struct moat_error **err)
+{
+  struct stat st;
+  int fd;
+
+  if (file == NULL)
+    {
+      fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return moat_fail (err, errno, "/dev/null");
+    }
+  else if (strcmp (file, "-") == 0)
+    {
+      if (fstat (STDIN_FILENO, &st) < 0)
+        return moat_fail (err, errno, "--stdin -: moat's stdin");
+      if (!S_ISFIFO (st.st_mode) && !S_ISREG (st.st_mode))
+        return moat_fail (err, 0,
+                          "--stdin -: moat's stdin is %s; a pipe or a "
+                          "regular file only",
+                          hostpath_type_text (st.st_mode));
+      fd = fcntl (STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+      if (fd < 0)
+        return moat_fail (err, errno, "--stdin -");
+    }
+  else
+    {
+      cleanup_free char *what = xasprintf ("--stdin %s", file);
+      if (hostpath_open_typed (file, O_RDONLY, 0, HOSTPATH_REG | HOSTPATH_FIFO,
+                               what, &fd, err)
+          < 0)
+        return -1;
+    }
+  *ret_fd = fd;
+  return 0;
+}
+
+/* --result FILE: made or replaced following no link; what is there
+ * already must be a regular file of one name (a FIFO would hang moat, a
+ * hard link the payload made would carry the record elsewhere). */
+int
+sandbox_result_write (const char *file, const char *line,
+                      struct moat_error **err)
+{
+  cleanup_free char *what = xasprintf ("--result %s", file);
+  cleanup_close int fd = -1;
+  struct stat st;
+
+  if (hostpath_open_typed (file, O_WRONLY | O_CREAT, 0644, HOSTPATH_REG, what,
+                           &fd, err)
+      < 0)
+    return -1;
+  if (fstat (fd, &st) < 0)
+    return moat_fail (err, errno, "%s", what);
+  if (st.st_nlink > 1)
+    return moat_fail (err, 0, "%s: a file with another name (a hard link)",
+                      what);
+  if (ftruncate (fd, 0) < 0 || write_all (fd, line, strlen (line)) < 0)
+    return moat_fail (err, errno, "%s", what);
+  return 0;
 }

@@ -19,6 +19,7 @@
 #include "image.h"
 #include "sandbox_internal.h"
 #include "session.h"
+#include "../lib/hostpath.h"
 #include "../lib/util.h"
 
 static void
@@ -204,12 +205,19 @@ resolve_binds (const struct sandbox_opts *o, char **ret_workdir,
       cleanup_free char *src
           = colon ? strndup (spec, (size_t)(colon - spec)) : NULL;
       cleanup_free char *real = NULL;
+      cleanup_close int src_fd = -1;
       const char *dst = colon ? colon + 1 : NULL;
       if (src == NULL || *src == '\0' || dst == NULL || dst[0] != '/'
           || strstr (dst, "/../") || strcmp (dst, "/") == 0
           || (strlen (dst) >= 3 && strcmp (dst + strlen (dst) - 3, "/..") == 0))
         return moat_fail (
             err, 0, "--ro-bind %s: expected SRC:DST with DST absolute", spec);
+      /* A source in a tree a payload wrote (a workdir) may hold its links:
+       * none is followed, so the path names what the caller saw. */
+      src_fd = hostpath_open (src, O_PATH, 0);
+      if (src_fd < 0)
+        return moat_fail (err, 0, "--ro-bind %s: %s", src,
+                          hostpath_error_text (src_fd));
       real = realpath (src, NULL);
       if (real == NULL)
         return moat_fail (err, errno, "--ro-bind %s", src);
@@ -297,12 +305,9 @@ sandbox_write_record (const struct sandbox_opts *o,
              rs->use.oom_kills);
   if (o->result_file)
     {
-      cleanup_close int fd
-          = open (o->result_file,
-                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
       cleanup_free char *line = xasprintf ("%s\n", json);
-      if (fd < 0 || write_all (fd, line, strlen (line)) < 0)
-        return moat_fail (err, errno, "--result %s", o->result_file);
+      if (sandbox_result_write (o->result_file, line, err) < 0)
+        return -1;
     }
   if (o->json)
     {
@@ -483,12 +488,7 @@ sandbox_run (const struct moat_globals *g, const struct sandbox_opts *o,
   session_reap_expired (g);
   r = sandbox_prepare (g, o, "sandbox", ov, &prep, err);
   if (r == 0)
-    {
-      infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
-                   O_RDONLY | O_CLOEXEC);
-      if (infd < 0)
-        r = moat_fail (err, errno, "--stdin %s", o->stdin_file);
-    }
+    r = sandbox_stdin_open (o->stdin_file, &infd, err);
   if (r == 0
       && (sandbox_dir_open (g, ".sandbox", &sbfd, err) < 0
           || sandbox_bundle_make (sbfd, "sandbox", id, &lockfd, &bfd, err) < 0))

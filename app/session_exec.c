@@ -258,10 +258,7 @@ session_exec (const struct moat_globals *g, const struct session_exec_opts *o,
   r = session_enter (g, o->id, &sdfd, &lockfd, &m, &cdirfd, &st, err);
   if (r < 0)
     return r;
-  infd = open (o->stdin_file ? o->stdin_file : "/dev/null",
-               O_RDONLY | O_CLOEXEC);
-  if (infd < 0)
-    r = moat_fail (err, errno, "--stdin %s", o->stdin_file);
+  r = sandbox_stdin_open (o->stdin_file, &infd, err);
   if (r == 0)
     r = exec_cgroup_path (st, &cgpath, err);
   if (r == 0)

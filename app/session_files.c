@@ -6,9 +6,14 @@
  * root: what it makes belongs to the container's root, what it reads is
  * what the container's root may read, and every path it is given resolves
  * beneath the container's root (RESOLVE_IN_ROOT). Outside it is moat, as
- * the caller. Symlinks and special files are never followed nor copied:
- * each is told on stderr and skipped; names from the stream are checked to
- * be one plain component. */
+ * the caller, in trees a payload may have written (its workdir): put's
+ * source and get's destination are reached through no link at all
+ * (lib/hostpath.h), and what get makes has no more than 0755 or 0644, less
+ * the caller's umask. Symlinks and special files inside a tree are never
+ * followed nor copied (a link made on the host would point wherever the
+ * payload chose): each is told on stderr, its name escaped, and skipped;
+ * the top of a copy must be a regular file or a directory. Names from the
+ * stream are checked to be one plain component. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +36,7 @@
 #include "../runtime/init/linux.h"
 #include "image.h"
 #include "session_internal.h"
+#include "../lib/hostpath.h"
 #include "../lib/util.h"
 
 #define TREE_MAX_DEPTH 64
@@ -50,9 +56,14 @@ struct copy_budget
   const struct session_copy_limits *limits;
   uint64_t entries;
   uint64_t bytes;
+  /* On the host (get): the caller's umask, and modes clamped. */
+  bool on_host;
+  mode_t umask;
 };
 #define COPY_OVER_ENTRIES (-100000)
 #define COPY_OVER_BYTES (-100001)
+/* The top of a copy is neither a regular file nor a directory. */
+#define COPY_NOT_COPYABLE (-100002)
 
 static char *
 copy_error_text (const char *what, int r, const struct session_copy_limits *l)
@@ -63,6 +74,9 @@ copy_error_text (const char *what, int r, const struct session_copy_limits *l)
   if (r == COPY_OVER_BYTES)
     return xasprintf ("%s: more than %llu bytes (--max-bytes)", what,
                       (unsigned long long)l->max_bytes);
+  if (r == COPY_NOT_COPYABLE)
+    return xasprintf ("%s: neither a regular file nor a directory; not copied",
+                      what);
   return xasprintf ("%s: %s", what, strerror (-r));
 }
 
@@ -168,6 +182,16 @@ send_extents (int out, int fd, uint64_t size)
 static int send_tree (int out, int fd, const char *name, const char *verb,
                       int depth);
 
+/* One line on stderr for what a copy leaves out. The name is the
+ * payload's (or is in a tree it wrote): escaped, so that it can neither
+ * forge a line nor send the caller's terminal an escape sequence. */
+static void
+skipped (const char *verb, const char *name, const char *why)
+{
+  cleanup_free char *shown = printable_text (name, 1024);
+  fprintf (stderr, "moat: %s: skipped %s: %s\n", verb, shown, why);
+}
+
 static int
 send_dir (int out, int fd, const char *name, mode_t mode, const char *verb,
           int depth)
@@ -188,8 +212,8 @@ send_dir (int out, int fd, const char *name, mode_t mode, const char *verb,
                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (sub < 0)
         {
-          fprintf (stderr, "moat: %s: skipped %s/%s: %s\n", verb, name,
-                   de->d_name, errno == ELOOP ? "a symlink" : strerror (errno));
+          cleanup_free char *path = xasprintf ("%s/%s", name, de->d_name);
+          skipped (verb, path, errno == ELOOP ? "a symlink" : strerror (errno));
           continue;
         }
       r = send_tree (out, sub, de->d_name, verb, depth + 1);
@@ -211,10 +235,11 @@ send_tree (int out, int fd, const char *name, const char *verb, int depth)
     return -ELOOP;
   if (S_ISDIR (st.st_mode))
     return send_dir (out, fd, name, st.st_mode, verb, depth);
+  if (!S_ISREG (st.st_mode) && depth == 0)
+    return COPY_NOT_COPYABLE;
   if (!S_ISREG (st.st_mode))
     {
-      fprintf (stderr, "moat: %s: skipped %s: not a regular file\n", verb,
-               name);
+      skipped (verb, name, "not a regular file");
       return 0;
     }
   if (send_header (out, 'F', st.st_mode, name, (uint64_t)st.st_size) < 0)
@@ -231,6 +256,24 @@ plain_name (const char *s)
 
 static int recv_tree (int in, int dirfd, const char *top, int depth,
                       struct copy_budget *b);
+
+/* The mode of what a copy made. In the session, the sender's permission
+ * bits. On the host, what the payload asked for is no more than 0755 for
+ * a directory or an executable, 0644 for any other file, less the
+ * caller's umask, and the caller keeps reading and writing it: the
+ * payload's 0777 directory or 4777 file is no door into the caller's
+ * tree. */
+static mode_t
+received_mode (uint32_t mode, bool dir, const struct copy_budget *b)
+{
+  mode_t m = (mode_t)mode & 0777;
+
+  if (!b->on_host)
+    return m;
+  m |= dir ? 0700 : 0600;
+  m &= (dir || (m & 0111)) ? 0755 : 0644;
+  return m & ~b->umask;
+}
 
 /* A regular file only: what is there already may be the payload's fifo
  * (a blocking open would wait for its reader for ever) or device node;
@@ -285,7 +328,7 @@ recv_file (int in, int dirfd, const char *name, const struct entry_header *h,
   /* A hole at the end: the size alone. */
   if (ftruncate (fd, (off_t)h->size) < 0)
     return -errno;
-  return fchmod (fd, h->mode & 0777) < 0 ? -errno : 0;
+  return fchmod (fd, received_mode (h->mode, false, b)) < 0 ? -errno : 0;
 }
 
 static int
@@ -304,7 +347,7 @@ recv_dir (int in, int dirfd, const char *name, const struct entry_header *h,
     ;
   if (r != 1)
     return r;
-  return fchmod (fd, h->mode & 0777) < 0 ? -errno : 0;
+  return fchmod (fd, received_mode (h->mode, true, b)) < 0 ? -errno : 0;
 }
 
 /* One entry into dirfd, named top (the first) or as the stream says.
@@ -423,6 +466,21 @@ open_in_root (const char *path, uint64_t flags, int *ret)
   return 0;
 }
 
+static int
+open_dest_dir (const char *path, bool in_root, int *ret)
+{
+  int fd;
+
+  if (in_root)
+    return open_in_root (path, O_RDONLY | O_DIRECTORY, ret);
+  /* On the host, in a tree the payload may have written: no link. */
+  fd = hostpath_open (path, O_RDONLY | O_DIRECTORY, 0);
+  if (fd < 0)
+    return fd;
+  *ret = fd;
+  return 0;
+}
+
 /* DEST as cp takes it: an existing directory receives NAME; anything else
  * is the path to make. */
 static int
@@ -431,22 +489,17 @@ open_dest (const char *dest, const char *name, bool in_root, int *ret_dir,
 {
   cleanup_free char *copy1 = xstrdup (dest);
   cleanup_free char *copy2 = xstrdup (dest);
-  uint64_t dflags = O_RDONLY | O_DIRECTORY;
-  int r;
+  int r = open_dest_dir (dest, in_root, ret_dir);
 
-  r = in_root ? open_in_root (dest, dflags, ret_dir)
-              : ((*ret_dir = open (dest, (int)dflags | O_CLOEXEC)) < 0 ? -errno
-                                                                       : 0);
   if (r == 0)
     {
       *ret_name = xstrdup (name);
       return 0;
     }
-  r = in_root
-          ? open_in_root (dirname (copy1), dflags, ret_dir)
-          : ((*ret_dir = open (dirname (copy1), (int)dflags | O_CLOEXEC)) < 0
-                 ? -errno
-                 : 0);
+  /* A link at or above DEST is not a name to make. */
+  if (r == -ELOOP)
+    return r;
+  r = open_dest_dir (dirname (copy1), in_root, ret_dir);
   *ret_name = xstrdup (basename (copy2));
   return r;
 }
@@ -538,7 +591,10 @@ transfer_run (struct transfer *t, struct moat_error **err)
     r = send_tree (data[1], t->host_fd, t->from, t->verb, 0);
   else
     {
-      struct copy_budget b = { .limits = t->limits };
+      mode_t mask = umask (0);
+      struct copy_budget b
+          = { .limits = t->limits, .on_host = true, .umask = mask };
+      umask (mask);
       r = recv_top (data[0], t->host_fd, t->host_name, &b);
     }
   close (t->put ? data[1] : data[0]);
@@ -559,7 +615,8 @@ transfer_run (struct transfer *t, struct moat_error **err)
       return moat_fail (err, 0, "%s", n > 0 ? msg : "the copy failed");
     }
   if (r < 0)
-    return moat_fail (err, -r, "%s", t->put ? t->from : t->to);
+    return moat_fail (err, 0, "%s: %s", t->put ? t->from : t->to,
+                      hostpath_error_text (r));
   return 0;
 }
 
@@ -638,9 +695,11 @@ session_put (const struct moat_globals *g, const char *id,
 
   if (dest[0] != '/')
     return moat_fail (err, 0, "%s: the destination must be absolute", dest);
-  t.host_fd = open (host_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (t.host_fd < 0)
-    return moat_fail (err, errno, "%s", host_path);
+  /* What is in the tree is opened O_NOFOLLOW entry by entry (send_dir). */
+  if (hostpath_open_typed (host_path, O_RDONLY, 0, HOSTPATH_REG | HOSTPATH_DIR,
+                           host_path, &t.host_fd, err)
+      < 0)
+    return -1;
   r = session_transfer (g, id, &t, err);
   close (t.host_fd);
   return r;
@@ -661,7 +720,7 @@ session_get (const struct moat_globals *g, const char *id, const char *src,
   r = open_dest (host_path, basename (src_copy), false, &t.host_fd,
                  &t.host_name);
   if (r < 0)
-    return moat_fail (err, -r, "%s", host_path);
+    return moat_fail (err, 0, "%s: %s", host_path, hostpath_error_text (r));
   r = session_transfer (g, id, &t, err);
   close (t.host_fd);
   free (t.host_name);

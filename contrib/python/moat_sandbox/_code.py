@@ -78,8 +78,9 @@ class CodeInterpreter:
     def _start(self, head: List[str], session_id: str) -> None:
         # moat's own deadline and cap would end the interpreter: the cells
         # have theirs. Its stderr is moat's alone (the cells' goes to files).
-        # Requests reach it through moat's stdin, reopened (a pipe).
-        argv = head + ["--timeout", "24h", "--output-limit", "1g", "--stdin", "/dev/stdin",
+        # Requests reach it through moat's stdin, passed on ("-": a pipe;
+        # moat follows no link such as /dev/stdin on the host side).
+        argv = head + ["--timeout", "24h", "--output-limit", "1g", "--stdin", "-",
                        session_id, "--", "python3", "-u", "-c", _SERVER]
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE)
