@@ -208,12 +208,23 @@ int profile_harden_bind (struct spec_mount *m, size_t index,
                          const struct operator_config *cfg,
                          struct override_list *ov, char **ret_warning,
                          struct moat_error **err);
-/* G12 for the runtime: is this bind (by the realpath of its source) one of
- * the engines' per-container files or volumes (or the sandbox's workdir),
- * which moat idmaps so that the container's root owns what host root owns
- * there? Every other bind shows host files as the overflow id. */
-bool profile_bind_idmapped (const char *resolved_path,
-                            const struct operator_config *cfg);
+/* G12 for the runtime: how a bind (by the realpath of its source) is
+ * idmapped. The engines' per-container files and volumes with the
+ * container's user namespace, so that the container's root owns what host
+ * root owns there; the caller's workdir (caller_volume) with the
+ * container's user (root unless --user) as the workdir's owner on disk, and
+ * no other id: what the payload writes there is the caller's, never host
+ * root's (unless root owns the workdir). Every other bind is not idmapped:
+ * host files show as the overflow id. */
+enum profile_bind_idmap
+{
+  PROFILE_BIND_IDMAP_NONE,
+  PROFILE_BIND_IDMAP_CONTAINER,
+  PROFILE_BIND_IDMAP_OWNER,
+};
+enum profile_bind_idmap
+profile_bind_idmapped (const char *resolved_path,
+                       const struct operator_config *cfg);
 /* G12: the tree at dest (a bind's destination, "root.path") that the
  * policy idmaps: can it be, as the runtime probed before judging
  * (probe_errno 0: yes; else the kernel's errno for a user namespace of

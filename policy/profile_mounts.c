@@ -379,19 +379,21 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   return 0;
 }
 
-bool
+enum profile_bind_idmap
 profile_bind_idmapped (const char *resolved_path,
                        const struct operator_config *cfg)
 {
   cleanup_free char *norm = NULL;
 
   if (resolved_path == NULL || resolved_path[0] != '/')
-    return false;
+    return PROFILE_BIND_IDMAP_NONE;
   cfg = operator_config_or_builtin (cfg);
   norm = profile_path_normalize (resolved_path);
   if (cfg->caller_volume && profile_path_in_tree (norm, cfg->caller_volume))
-    return true;
-  return engine_tree_class (norm, cfg) != BIND_OTHER;
+    return PROFILE_BIND_IDMAP_OWNER;
+  return engine_tree_class (norm, cfg) != BIND_OTHER
+             ? PROFILE_BIND_IDMAP_CONTAINER
+             : PROFILE_BIND_IDMAP_NONE;
 }
 
 /* ---- options ---- */

@@ -117,8 +117,8 @@ static int
 open_one (struct spec_mount *m, size_t i, const char *bundle,
           const char *rootfs, const struct profile *p,
           const struct operator_config *cfg, struct override_list *ov,
-          bool keep, bool *idmap, struct idmap_probe *probe, int *fd,
-          struct moat_error **err)
+          bool keep, enum profile_bind_idmap *idmap, struct idmap_probe *probe,
+          int *fd, struct moat_error **err)
 {
   cleanup_free char *src = NULL, *warning = NULL;
   char real[PATH_MAX], link[64];
@@ -166,9 +166,10 @@ open_one (struct spec_mount *m, size_t i, const char *bundle,
    * what the kernel does with that tree, probed first. */
   if (idmap)
     *idmap = profile_bind_idmapped (real, cfg);
-  if (idmap && *idmap && probe)
-    *idmap = profile_idmap_possible (
-        m->destination, idmap_probe_tree (probe, *fd, "", rbind), ov);
+  if (idmap && *idmap && probe
+      && !profile_idmap_possible (m->destination,
+                                  idmap_probe_tree (probe, *fd, "", rbind), ov))
+    *idmap = PROFILE_BIND_IDMAP_NONE;
   return detach_bind_source (m, rbind, fd, err);
 }
 
@@ -177,8 +178,8 @@ container_open_bind_sources (struct spec *s, const char *bundle,
                              const char *rootfs, const struct profile *p,
                              const struct operator_config *cfg,
                              struct override_list *ov, int **ret_fds,
-                             bool *idmap, struct idmap_probe *probe,
-                             struct moat_error **err)
+                             enum profile_bind_idmap *idmap,
+                             struct idmap_probe *probe, struct moat_error **err)
 {
   int *fds = xcalloc (s->n_mounts + 1, sizeof (int));
   int r = 0;

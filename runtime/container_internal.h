@@ -77,7 +77,7 @@ int resolve_rootfs (const struct spec *s, const char *bundle, char **ret,
 /* Open and judge every bind source of s (G5, G13) under p and cfg, hardening
  * their options, every verdict in ov; *ret_fds holds, per mount, a detached
  * tree or -1 (ret_fds NULL: judge only, as `profile explain` does), and
- * idmap[i] (when not NULL) whether G12 idmaps it: where the policy would,
+ * idmap[i] (when not NULL) how G12 idmaps it: as the policy would,
  * and probe (not NULL: a user namespace moat maps) finds the kernel can. */
 struct idmap_probe;
 /* create's first step after reading config.json (facts.c): the host's
@@ -95,7 +95,8 @@ int container_open_bind_sources (struct spec *s, const char *bundle,
                                  const char *rootfs, const struct profile *p,
                                  const struct operator_config *cfg,
                                  struct override_list *ov, int **ret_fds,
-                                 bool *idmap, struct idmap_probe *probe,
+                                 enum profile_bind_idmap *idmap,
+                                 struct idmap_probe *probe,
                                  struct moat_error **err);
 
 /* Record the bundle for the audit line (G11). */

@@ -71,7 +71,7 @@ struct create_ctx
   uint32_t userns_first;
   char *root_path;
   int rootfs_tree;
-  bool *idmap;
+  enum profile_bind_idmap *idmap;
   struct idmap_probe idmap_probe; /* made before judging */
   int *cg_self_fds;
 
@@ -302,7 +302,7 @@ static int
 phase_bind_sources (struct create_ctx *c, struct moat_error **err)
 {
   c->n_src = c->s->n_mounts;
-  c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (bool));
+  c->idmap = xcalloc (c->s->n_mounts + 1, sizeof (*c->idmap));
   return container_open_bind_sources (
       c->s, c->bundle, c->rootfs, c->j->values, c->g->operator_config,
       &c->j->overrides, &c->src_fds, c->idmap,
@@ -490,8 +490,9 @@ phase_after_clone (struct create_ctx *c, struct moat_error **err)
     r = userns_write_maps (c->pid, &s->linux_, c->userns_first, err);
   if (r == 0 && c->userns_first)
     r = idmap_container_mounts (c->ia.new_userns ? -1 : c->ns_fds[NS_USER],
-                                c->pid, s, c->rootfs, c->j->rootfs_idmap,
-                                &c->rootfs_tree, c->src_fds, c->idmap, err);
+                                c->pid, c->userns_first, s, c->rootfs,
+                                c->j->rootfs_idmap, &c->rootfs_tree, c->src_fds,
+                                c->idmap, err);
   if (r < 0)
     return r;
   r = process_raise_rlimits (c->pid, s->process, err);

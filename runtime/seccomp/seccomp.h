@@ -34,9 +34,11 @@ int seccomp_compile_config_cached (const struct spec_seccomp *s,
                                    struct moat_error **err);
 /* The built-in filter of G8: an allowlist (default ENOSYS) at least as strict
  * as Docker's default, EPERM for the listed dangerous syscalls and socket
- * families. Cached as BPF in CACHE_DIR/seccomp-<hash>.bpf (keyed by a hash of
- * the filter's definition and the libseccomp version) so a create does not
- * recompile; cache_dir NULL disables the cache. */
+ * families, and for any mode with S_ISUID or S_ISGID (chmod, open with
+ * O_CREAT, mkdir, mknod ...: G12). Cached as BPF in
+ * CACHE_DIR/seccomp-<hash>.bpf (keyed by a hash of the filter's definition and
+ * the libseccomp version) so a create does not recompile; cache_dir NULL
+ * disables the cache. */
 int seccomp_builtin (const char *cache_dir, struct seccomp_prog *ret,
                      struct moat_error **err);
 

@@ -2,7 +2,9 @@
  * The rootfs the engine prepared, and the engines' per-container files and
  * volumes, are owned by host root; idmapped with the container's user
  * namespace they show as owned by container root, and what it writes there
- * lands on disk as host root's, as Docker users expect. The trees were
+ * lands on disk as host root's, as Docker users expect. The caller's
+ * workdir (moat sandbox and session) is not host root's: its owner on disk
+ * is the container's process user there, and nobody else. The trees were
  * cloned detached before clone (OPEN_TREE_CLONE); the kernel only idmaps a
  * mount not yet attached, and only for a caller with CAP_SYS_ADMIN over the
  * filesystem, so moat does it here, between writing the maps and letting
@@ -13,6 +15,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sched.h>
@@ -61,11 +65,89 @@ make_mountpoints (const struct spec *s, int rootfs_tree, const int *src_fds,
   return 0;
 }
 
+static int
+exit_at_once (void *unused)
+{
+  (void)unused;
+  return 0;
+}
+
+/* A user namespace of moat's with these maps ("INSIDE OUTSIDE COUNT"
+ * lines), held by *ret_fd: nothing ever runs in it, it only idmaps. */
+static int
+make_userns (const char *uid_map, const char *gid_map, int *ret_fd)
+{
+  /* The child only returns, on this stack, while moat waits for it
+   * (CLONE_VFORK); the namespace outlives it through the fd. */
+  static char stack[4096] __attribute__ ((aligned (16)));
+  const char *const files[] = { "uid_map", "gid_map" };
+  const char *const maps[] = { uid_map, gid_map };
+  cleanup_close int fd = -1;
+  char path[64];
+  pid_t pid;
+  int r = 0;
+
+  pid = clone (exit_at_once, stack + sizeof (stack),
+               CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | SIGCHLD, NULL);
+  if (pid < 0)
+    return -errno;
+  snprintf (path, sizeof (path), "/proc/%d/ns/user", pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    r = -errno;
+  for (size_t i = 0; i < 2 && r == 0; i++)
+    {
+      snprintf (path, sizeof (path), "/proc/%d/%s", pid, files[i]);
+      r = write_file_at (AT_FDCWD, path, maps[i]);
+    }
+  waitpid (pid, NULL, 0);
+  if (r == 0)
+    *ret_fd = steal_fd (&fd);
+  return r;
+}
+
+/* G12 for the caller's workdir: the tree's owner and group on disk are
+ * the container's process user and group (host ids first + uid, first +
+ * gid of its block), and no other id is mapped. What that user writes
+ * there is the owner's; any other container id cannot create there
+ * (EOVERFLOW) and sees every other owner's file as nobody's. */
+static int
+idmap_owner_tree (int tree, bool recursive, uint32_t first,
+                  const struct spec *s, struct moat_error **err)
+{
+  cleanup_close int userns = -1;
+  cleanup_free char *uid_map = NULL, *gid_map = NULL;
+  uint32_t uid = s->process ? s->process->user.uid : 0;
+  uint32_t gid = s->process ? s->process->user.gid : 0;
+  struct stat st;
+  int r;
+
+  if (uid >= PROFILE_USERNS_BLOCK || gid >= PROFILE_USERNS_BLOCK)
+    return moat_fail (err, 0,
+                      "process.user %" PRIu32 ":%" PRIu32
+                      " is outside the container's %u ids",
+                      uid, gid, PROFILE_USERNS_BLOCK);
+  if (fstat (tree, &st) < 0)
+    return moat_fail (err, errno, "fstat");
+  uid_map = xasprintf ("%ju %" PRIu32 " 1", (uintmax_t)st.st_uid, first + uid);
+  gid_map = xasprintf ("%ju %" PRIu32 " 1", (uintmax_t)st.st_gid, first + gid);
+  r = make_userns (uid_map, gid_map, &userns);
+  if (r == 0)
+    r = userns_idmap_tree (tree, userns, recursive);
+  if (r < 0)
+    return moat_fail (err, -r,
+                      "mapping its owner %ju:%ju to the container's "
+                      "%" PRIu32 ":%" PRIu32,
+                      (uintmax_t)st.st_uid, (uintmax_t)st.st_gid, uid, gid);
+  return 0;
+}
+
 int
-idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
-                        const char *rootfs,
+idmap_container_mounts (int userns_fd, pid_t pid, uint32_t first,
+                        const struct spec *s, const char *rootfs,
                         enum profile_rootfs_idmap rootfs_idmap,
-                        int *rootfs_tree, const int *src_fds, const bool *idmap,
+                        int *rootfs_tree, const int *src_fds,
+                        const enum profile_bind_idmap *idmap,
                         struct moat_error **err)
 {
   cleanup_close int own = -1;
@@ -109,6 +191,13 @@ idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
         continue;
       for (char **o = m->options; o && *o; o++)
         recursive |= strcmp (*o, "rbind") == 0;
+      if (idmap[i] == PROFILE_BIND_IDMAP_OWNER)
+        {
+          if (idmap_owner_tree (src_fds[i], recursive, first, s, err) < 0)
+            return moat_error_wrap (err, "mount %s: idmapping its source (G12)",
+                                    m->destination);
+          continue;
+        }
       r = userns_idmap_tree (src_fds[i], userns, recursive);
       if (r < 0)
         return moat_fail (err, -r, "mount %s: idmapping its source (G12)",
@@ -118,13 +207,6 @@ idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
 }
 
 /* ---- facts gathered before judging ---- */
-
-static int
-exit_at_once (void *unused)
-{
-  (void)unused;
-  return 0;
-}
 
 void
 idmap_probe_close (struct idmap_probe *p)
@@ -137,38 +219,14 @@ idmap_probe_close (struct idmap_probe *p)
 void
 idmap_probe_open (struct idmap_probe *p)
 {
-  /* The child only returns, on this stack, while moat waits for it
-   * (CLONE_VFORK); the namespace outlives it through the fd. */
-  static char stack[4096] __attribute__ ((aligned (16)));
-  static const char *const maps[] = { "uid_map", "gid_map" };
-  char path[64];
-  pid_t pid;
+  int r;
 
   *p = (struct idmap_probe){ .userns_fd = -1, .opened = true };
-  pid = clone (exit_at_once, stack + sizeof (stack),
-               CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | SIGCHLD, NULL);
-  if (pid < 0)
-    {
-      p->errnum = errno;
-      return;
-    }
-  snprintf (path, sizeof (path), "/proc/%d/ns/user", pid);
-  p->userns_fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (p->userns_fd < 0)
-    p->errnum = errno;
   /* The kernel idmaps only with a namespace that maps ids: one id, the
-   * overflow one, and nothing ever runs in it. */
-  for (size_t i = 0; i < 2 && p->errnum == 0; i++)
-    {
-      int r;
-      snprintf (path, sizeof (path), "/proc/%d/%s", pid, maps[i]);
-      r = write_file_at (AT_FDCWD, path, "0 65534 1");
-      if (r < 0)
-        p->errnum = -r;
-    }
-  waitpid (pid, NULL, 0);
-  if (p->errnum)
-    idmap_probe_close (p);
+   * overflow one. */
+  r = make_userns ("0 65534 1", "0 65534 1", &p->userns_fd);
+  if (r < 0)
+    p->errnum = -r;
 }
 
 int

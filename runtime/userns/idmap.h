@@ -4,6 +4,7 @@
 #define MOAT_IDMAP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../../lib/error.h"
@@ -11,16 +12,20 @@
 #include "../../oci/spec.h"
 
 /* With the user namespace userns_fd (-1: pid's, its maps written), as
- * G12 maps it on the container's block: the detached rootfs tree (-1:
- * none) as the policy judged (rootfs_idmap: idmapped, or an overlay
- * rebuilt from idmapped layers and *rootfs_tree replaced, or left as it
- * is), and the bind trees src_fds[i] where idmap[i]. The policy judged on
- * what idmap_probe_* found: a tree the kernel then refuses is an error. */
-int idmap_container_mounts (int userns_fd, pid_t pid, const struct spec *s,
-                            const char *rootfs,
+ * G12 maps it on the container's block from host id first: the detached
+ * rootfs tree (-1: none) as the policy judged (rootfs_idmap: idmapped, or
+ * an overlay rebuilt from idmapped layers and *rootfs_tree replaced, or
+ * left as it is), and the bind trees src_fds[i] as idmap[i] says (OWNER:
+ * with a user namespace of its own that maps the tree's owner and group
+ * to the container's process user and group, nothing else). The policy
+ * judged on what idmap_probe_* found: a tree the kernel then refuses is an
+ * error. */
+int idmap_container_mounts (int userns_fd, pid_t pid, uint32_t first,
+                            const struct spec *s, const char *rootfs,
                             enum profile_rootfs_idmap rootfs_idmap,
                             int *rootfs_tree, const int *src_fds,
-                            const bool *idmap, struct moat_error **err);
+                            const enum profile_bind_idmap *idmap,
+                            struct moat_error **err);
 
 /* A user namespace of moat's, made before judging to probe which trees
  * the kernel and their filesystems can idmap: it answers as the

@@ -284,6 +284,134 @@ test_builtin_kills_other_abis (void **state)
 }
 #endif
 
+/* ---- no set-user-ID or set-group-ID bit (G12) ---- */
+
+static char suid_dir[] = "/tmp/moat-test-suid-XXXXXX";
+
+/* A path in suid_dir, in one of a few rotating buffers (no malloc in a
+ * filtered child). */
+static char *
+in_suid_dir (const char *name)
+{
+  static char paths[4][128];
+  static unsigned int next;
+  char *p = paths[next++ % 4];
+  snprintf (p, sizeof (paths[0]), "%s/%s", suid_dir, name);
+  return p;
+}
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/* Refused at every level, each bit alone and both, whatever junk sits in
+ * the upper half of the register. */
+static void
+body_suid_refused (int fd)
+{
+  static const mode_t modes[] = { 04755, 02755, 06755, 02775 | S_IFREG };
+  char f[128];
+  int o;
+
+  snprintf (f, sizeof (f), "%s/plain", suid_dir);
+  o = open (f, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+
+  if (o < 0)
+    child_fail (fd, "open %s: errno %d", f, errno);
+  for (size_t i = 0; i < sizeof (modes) / sizeof (modes[0]); i++)
+    {
+      mode_t m = modes[i];
+      EXPECT_ERRNO (fd, syscall (SYS_chmod, f, m), EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_chmod, f, (1UL << 32) | m), EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_fchmodat, AT_FDCWD, f, m), EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_fchmodat2, AT_FDCWD, f, m, 0), EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_fchmod, o, m), EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_creat, in_suid_dir ("c"), m), EPERM);
+      EXPECT_ERRNO (fd,
+                    syscall (SYS_open, in_suid_dir ("o"),
+                             O_CREAT | O_WRONLY | O_CLOEXEC, m),
+                    EPERM);
+      EXPECT_ERRNO (fd,
+                    syscall (SYS_openat, AT_FDCWD, in_suid_dir ("o"),
+                             O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, m),
+                    EPERM);
+      EXPECT_ERRNO (fd,
+                    syscall (SYS_openat, AT_FDCWD, suid_dir,
+                             O_TMPFILE | O_RDWR | O_CLOEXEC, m),
+                    EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_mkdir, in_suid_dir ("d"), m), EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_mkdirat, AT_FDCWD, in_suid_dir ("d"), m),
+                    EPERM);
+      EXPECT_ERRNO (fd, syscall (SYS_mknod, in_suid_dir ("n"), S_IFREG | m, 0),
+                    EPERM);
+      EXPECT_ERRNO (
+          fd,
+          syscall (SYS_mknodat, AT_FDCWD, in_suid_dir ("n"), S_IFIFO | m, 0),
+          EPERM);
+    }
+  /* Its mode is in memory: ENOSYS, and libc falls back to openat. */
+  EXPECT_ERRNO (fd, syscall (SYS_openat2, AT_FDCWD, f, NULL, 0), ENOSYS);
+  if (stat (f, &st) < 0 || (st.st_mode & (S_ISUID | S_ISGID)) != 0)
+    child_fail (fd, "%s: mode %o", f, st.st_mode);
+}
+
+/* What the bits do not touch still works (the default level). */
+static void
+body_suid_plain_allowed (int fd)
+{
+  char f[128];
+  int o;
+
+  snprintf (f, sizeof (f), "%s/plain", suid_dir);
+  EXPECT_OK (fd, chmod (f, 0755));
+  EXPECT_OK (fd, syscall (SYS_fchmodat2, AT_FDCWD, f, 01777, 0));
+  /* Without O_CREAT the mode is not looked at: junk passes. */
+  EXPECT_OK (fd, o = (int)syscall (SYS_open, f, O_RDONLY | O_CLOEXEC, 06777));
+  EXPECT_OK (fd, syscall (SYS_fchmod, o, 0644));
+  close (o);
+  EXPECT_OK (fd, o = (int)syscall (SYS_openat, AT_FDCWD, f,
+                                   O_WRONLY | O_CLOEXEC, 04755));
+  close (o);
+  EXPECT_OK (
+      fd, o = open (in_suid_dir ("new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0755));
+  close (o);
+  EXPECT_OK (fd, mkdir (in_suid_dir ("dir"), 0755));
+  EXPECT_OK (fd, mknod (in_suid_dir ("fifo"), S_IFIFO | 0600, 0));
+}
+
+static void
+test_builtin_refuses_suid (void **state)
+{
+  struct seccomp_prog agent = { 0 };
+  struct moat_error *err = NULL;
+  int fd;
+
+  assert_non_null (mkdtemp (suid_dir));
+  fd = open (in_suid_dir ("plain"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  assert_true (fd >= 0);
+  close (fd);
+  assert_child_passes (&builtin, NULL, body_suid_refused);
+  assert_child_passes (&builtin, NULL, body_suid_plain_allowed);
+  assert_int_equal (
+      seccomp_builtin_level (SECCOMP_LEVEL_AGENT, NULL, &agent, &err), 0);
+  assert_child_passes (&agent, NULL, body_suid_refused);
+  seccomp_prog_clear (&agent);
+}
+
+static int
+teardown_suid_dir (void **state)
+{
+  static const char *const names[]
+      = { "plain", "new", "fifo", "c", "o", "n", NULL };
+  for (size_t i = 0; names[i]; i++)
+    unlink (in_suid_dir (names[i]));
+  rmdir (in_suid_dir ("dir"));
+  rmdir (in_suid_dir ("d"));
+  rmdir (suid_dir);
+  return 0;
+}
+
 /* ---- both filters ---- */
 
 static void
@@ -508,15 +636,16 @@ test_builtin_cache (void **state)
 int
 main (void)
 {
-  const struct CMUnitTest tests[]
-      = { cmocka_unit_test (test_builtin_allows_ordinary_work),
-          cmocka_unit_test (test_builtin_denies),
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_builtin_allows_ordinary_work),
+    cmocka_unit_test (test_builtin_denies),
 #if defined(__x86_64__)
-          cmocka_unit_test (test_builtin_kills_other_abis),
+    cmocka_unit_test (test_builtin_kills_other_abis),
 #endif
-          cmocka_unit_test (test_stacked),
-          cmocka_unit_test (test_fixtures),
-          cmocka_unit_test_teardown (test_builtin_cache, teardown_cache_dir),
-        };
+    cmocka_unit_test_teardown (test_builtin_refuses_suid, teardown_suid_dir),
+    cmocka_unit_test (test_stacked),
+    cmocka_unit_test (test_fixtures),
+    cmocka_unit_test_teardown (test_builtin_cache, teardown_cache_dir),
+  };
   return cmocka_run_group_tests (tests, setup_builtin, teardown_builtin);
 }
