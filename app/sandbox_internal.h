@@ -85,6 +85,11 @@ struct sandbox_prep
   struct operator_config *operator_config;
 };
 
+/* --workdir: its real path, reached without following a link and judged
+ * by the policy (profile_workdir_refusal); a refusal names why. */
+int sandbox_workdir_resolve (const struct moat_globals *g, const char *workdir,
+                             char **ret, struct moat_error **err);
+
 /* verb: for the error message ("sandbox", "session create"). */
 int sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
                      const char *verb, struct override_list *ov,

@@ -184,20 +184,14 @@ sandbox_record_json (const struct moat_globals *g, const char *id,
 /* --workdir and --ro-bind sources by realpath (what the profile's bind
  * check judges), destinations checked; pairs: src, dst, src, dst ... */
 static int
-resolve_binds (const struct sandbox_opts *o, char **ret_workdir,
-               char ***ret_pairs, struct moat_error **err)
+resolve_binds (const struct moat_globals *g, const struct sandbox_opts *o,
+               char **ret_workdir, char ***ret_pairs, struct moat_error **err)
 {
   cleanup_strv char **pairs = NULL;
-  struct stat st;
 
-  if (o->workdir)
-    {
-      *ret_workdir = realpath (o->workdir, NULL);
-      if (*ret_workdir == NULL || stat (*ret_workdir, &st) < 0
-          || !S_ISDIR (st.st_mode))
-        return moat_fail (err, *ret_workdir ? ENOTDIR : errno, "--workdir %s",
-                          o->workdir);
-    }
+  if (o->workdir
+      && sandbox_workdir_resolve (g, o->workdir, ret_workdir, err) < 0)
+    return -1;
   for (size_t i = 0; o->ro_binds && o->ro_binds[i]; i++)
     {
       const char *spec = o->ro_binds[i];
@@ -424,7 +418,7 @@ sandbox_prepare (const struct moat_globals *g, const struct sandbox_opts *o,
   if (o->argv == NULL || o->argv[0] == NULL)
     return moat_fail (
         err, 0, "missing command (moat %s [OPTIONS] -- CMD [ARG...])", verb);
-  if (resolve_binds (o, &ret->workdir, &ret->pairs, err) < 0
+  if (resolve_binds (g, o, &ret->workdir, &ret->pairs, err) < 0
       || find_rootfs (g, o, &ret->rootfs, &ret->digest, &ret->imglock,
                       &ret->img, err)
              < 0)

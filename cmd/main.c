@@ -9,6 +9,7 @@
 
 #include "../oci/json.h"
 #include "../lib/dynlib.h"
+#include "../lib/procargs.h"
 #include "../runtime/audit.h"
 #include "../runtime/cgroup/cgroup.h"
 #include "../runtime/log/log.h"
@@ -469,6 +470,7 @@ main (int argc, char **argv)
   int audit_fd = -1;
   int idx, r;
 
+  procargs_take (argc, argv);
   r = cmd_parse (NULL, argc, argv, 1, gopts, global_cb, &gp, &idx, &err);
   log_setup (gp.log, gp.log_format && strcmp (gp.log_format, "json") == 0,
              ctx.g.debug);

@@ -208,6 +208,25 @@ int profile_harden_bind (struct spec_mount *m, size_t index,
                          const struct operator_config *cfg,
                          struct override_list *ov, char **ret_warning,
                          struct moat_error **err);
+/* What `--workdir` names, as the caller's side found it without following
+ * a link. */
+struct workdir_facts
+{
+  const char *path;        /* its real path */
+  uid_t owner;             /* st_uid */
+  mode_t mode;             /* st_mode */
+  uid_t caller;            /* SUDO_UID under sudo, else the real uid */
+  const char *state_root;  /* moat's --root (real path where it exists) */
+  const char *image_cache; /* the same for the image cache */
+};
+/* G5 for the sandbox's and the session's workdir (bound writable and
+ * executable at /work): NULL if it may be, else why not. A directory of the
+ * caller's outside the system trees, moat's own state and the shared
+ * parents (/home, /tmp ...), not writable by every user; or one in
+ * writable_bind_trees. The same answer under any operator config but for
+ * that key. */
+const char *profile_workdir_refusal (const struct workdir_facts *f,
+                                     const struct operator_config *cfg);
 /* G12 for the runtime: how a bind (by the realpath of its source) is
  * idmapped. The engines' per-container files and volumes with the
  * container's user namespace, so that the container's root owns what host

@@ -24,6 +24,24 @@ char *profile_path_normalize (const char *path);
 /* Is path tree itself or beneath it (both normalized)? */
 bool profile_path_in_tree (const char *path, const char *tree);
 
+/* What a bind source may be, by where it really is. */
+enum bind_class
+{
+  BIND_REFUSED,
+  BIND_HOST_FILE,     /* resolv.conf and friends: read-only */
+  BIND_HOST_PROGRAMS, /* /usr and friends: read-only, executable */
+  BIND_ENGINE_FILE,   /* an engine's per-container files: writable */
+  BIND_VOLUME,        /* an engine's volumes: writable, executable */
+  BIND_WRITABLE,      /* the bundle, the operator's trees: writable */
+  BIND_OTHER,         /* any other host path: read-only */
+};
+/* G5's class of path (absolute, normalized); bundle and rootfs are
+ * realpaths, or NULL where not known. */
+enum bind_class
+profile_classify_bind_source (const char *path, const char *bundle,
+                              const char *rootfs,
+                              const struct operator_config *cfg);
+
 /* Built-in defaults of a profile name ("strict" / "egress"). */
 int profile_init_default (struct profile *p, const char *name,
                           struct moat_error **err);

@@ -11,18 +11,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* What a bind source may be, by where it really is. */
-enum bind_class
-{
-  BIND_REFUSED,
-  BIND_HOST_FILE,     /* resolv.conf and friends: read-only */
-  BIND_HOST_PROGRAMS, /* /usr and friends: read-only, executable */
-  BIND_ENGINE_FILE,   /* an engine's per-container files: writable */
-  BIND_VOLUME,        /* an engine's volumes: writable, executable */
-  BIND_WRITABLE,      /* the bundle, the operator's trees: writable */
-  BIND_OTHER,         /* any other host path: read-only */
-};
-
 /* Anything whose last component is one of these is an engine's API. */
 static const char *const engine_sockets[] = {
   "docker.sock",      "containerd.sock", "containerd.sock.ttrpc",
@@ -152,6 +140,15 @@ profile_path_in_tree (const char *path, const char *tree)
   return strcmp (tree, "/") == 0 || path_at_or_below (path, tree);
 }
 
+/* Is path an entry of dir itself (both normalized)? */
+static bool
+path_in_dir (const char *path, const char *dir)
+{
+  size_t n = strlen (dir);
+  return strncmp (path, dir, n) == 0 && path[n] == '/'
+         && strchr (path + n + 1, '/') == NULL;
+}
+
 static bool
 path_in_or_above_tree (const char *path, const char *tree)
 {
@@ -206,9 +203,10 @@ engine_tree_class (const char *path, const struct operator_config *cfg)
 
 /* path is absolute and normalized; bundle and rootfs are realpaths (NULL
  * when not known: profile_apply's lexical pass). */
-static enum bind_class
-classify_bind_source (const char *path, const char *bundle, const char *rootfs,
-                      const struct operator_config *cfg)
+enum bind_class
+profile_classify_bind_source (const char *path, const char *bundle,
+                              const char *rootfs,
+                              const struct operator_config *cfg)
 {
   const char *base = strrchr (path, '/') + 1;
   enum bind_class c;
@@ -229,12 +227,19 @@ classify_bind_source (const char *path, const char *bundle, const char *rootfs,
   for (size_t i = 0; podman_state_dirs[i]; i++)
     if (path_in_or_above_tree (path, podman_state_dirs[i]))
       return BIND_REFUSED;
-  /* The audit log records what hostile code did: it must not edit it. */
+  /* The audit log records what hostile code did: it must not edit it,
+   * through its directory or above, or the log and its rotations (NAME.1,
+   * NAME-DATE). Anything else in its directory cannot reach it: a
+   * --workdir beside an audit log in /tmp is as good as any. */
   if (cfg->audit_log && cfg->audit_log[0] == '/')
     {
       cleanup_free char *dir = profile_path_normalize (cfg->audit_log);
-      *strrchr (dir, '/') = '\0';
-      if (dir[0] != '\0' && path_in_or_above_tree (path, dir))
+      char *name = strrchr (dir, '/');
+      *name++ = '\0';
+      if (dir[0] != '\0'
+          && (profile_path_in_tree (dir, path)
+              || (path_in_dir (path, dir)
+                  && strncmp (base, name, strlen (name)) == 0)))
         return BIND_REFUSED;
     }
   if (cfg->caller_volume && profile_path_in_tree (path, cfg->caller_volume))
@@ -265,7 +270,8 @@ profile_check_bind_source (const char *resolved_path, const struct profile *p,
     return moat_fail (err, EINVAL, "bind source %s: not an absolute path",
                       resolved_path ? resolved_path : "(none)");
   norm = profile_path_normalize (resolved_path);
-  if (classify_bind_source (norm, NULL, NULL, operator_config_or_builtin (cfg))
+  if (profile_classify_bind_source (norm, NULL, NULL,
+                                    operator_config_or_builtin (cfg))
       != BIND_REFUSED)
     return 0;
   return moat_fail (err, 0,
@@ -321,7 +327,7 @@ profile_harden_bind (struct spec_mount *m, size_t index,
   bundle = f->bundle ? profile_path_normalize (f->bundle) : NULL;
   rootfs = f->rootfs ? profile_path_normalize (f->rootfs) : NULL;
   cfg = operator_config_or_builtin (cfg);
-  c = classify_bind_source (norm, bundle, rootfs, cfg);
+  c = profile_classify_bind_source (norm, bundle, rootfs, cfg);
   if (c != BIND_REFUSED && f->pseudo_fs)
     c = BIND_REFUSED, why = "it is on or holds a pseudo filesystem";
   /* A socket is reached with connect(), which no mount option stops. */
@@ -681,7 +687,8 @@ harden_mount (struct spec_mount *m, size_t index, const struct profile *p,
       if (m->source && m->source[0] == '/')
         {
           cleanup_free char *src = profile_path_normalize (m->source);
-          enum bind_class c = classify_bind_source (src, NULL, NULL, cfg);
+          enum bind_class c
+              = profile_classify_bind_source (src, NULL, NULL, cfg);
           if (c == BIND_REFUSED)
             {
               cleanup_free char *asked = xasprintf ("bind %s", m->source);

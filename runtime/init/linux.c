@@ -29,6 +29,7 @@
 #include "mount_ops.h"
 #include "selinux.h"
 #include "../../lib/dynlib.h"
+#include "../../lib/procargs.h"
 #include "../../lib/util.h"
 
 /* A user namespace joined by path: the namespaces made for the init must
@@ -74,10 +75,9 @@ load_init_libraries (void)
   (void)selinux_enabled ();
 }
 
-pid_t
-linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
+static pid_t
+clone_into (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
 {
-  load_init_libraries ();
   *ret_in_cgroup = false;
   if (cgroup_fd >= 0)
     {
@@ -97,6 +97,27 @@ linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
         return -1;
     }
   return (pid_t)syscall (SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+}
+
+pid_t
+linux_clone (unsigned long flags, int cgroup_fd, bool *ret_in_cgroup)
+{
+  pid_t pid;
+  int saved;
+
+  load_init_libraries ();
+  /* G15: the child, in the container's pid namespace from birth, never
+   * shows moat's argv and environment there (the --env values the profile
+   * stripped, host paths): born with them hidden, for good. */
+  procargs_hide ();
+  pid = clone_into (flags, cgroup_fd, ret_in_cgroup);
+  if (pid != 0)
+    {
+      saved = errno;
+      procargs_show ();
+      errno = saved;
+    }
+  return pid;
 }
 
 int
