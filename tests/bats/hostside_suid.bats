@@ -16,6 +16,8 @@ setup() {
 	setup_bundle
 	WORK="$(mktemp -d /tmp/moat-suidwork.XXXXXX)"
 	chown "$OWNER:$GROUP" "$WORK"
+	# moat run for that user through sudo: --workdir must be the caller's.
+	export SUDO_UID="$OWNER"
 }
 
 teardown() {
@@ -149,20 +151,24 @@ print("done")
 	# A session's user owns the workdir; another id (exec --user 0) cannot
 	# create there, even in a directory open to all (EOVERFLOW: its id has
 	# no owner on disk): no id but the owner's ever lands on the host.
-	chmod 0777 "$WORK"
+	# (--workdir itself may not be open to all: a directory in it is.)
+	mkdir -m 0777 "$WORK/open"
+	chmod 0777 "$WORK/open"
+	chown "$OWNER:$GROUP" "$WORK/open"
 	mv_ session create --rootfs "$BUNDLE/rootfs" --user 1000:1000 --workdir "$WORK"
 	[ "$status" -eq 0 ]
 	local sid="$output"
-	mv_ session exec --user 0 "$sid" -- sh -c 'touch /work/by-other'
+	mv_ session exec --user 0 "$sid" -- sh -c 'touch /work/open/by-other'
 	[ "$status" -ne 0 ]
-	[[ "$stderr" == *"Value too large"* ]]
+	[[ "$stderr" == *"Value too large"* || "$stderr" == *"Permission denied"* ]]
 	mv_ session exec "$sid" -- sh -c 'touch /work/by-session-user'
 	[ "$status" -eq 0 ]
 	mv_ session rm "$sid"
-	[ ! -e "$WORK/by-other" ]
+	[ ! -e "$WORK/open/by-other" ]
 	[ "$(stat -c %u:%g "$WORK/by-session-user")" = "$OWNER:$GROUP" ]
 	# A root-owned workdir (moat run directly by root) stays root's.
 	chown 0:0 "$WORK"
+	unset SUDO_UID
 	mv_ sandbox --rootfs "$BUNDLE/rootfs" --user 7:8 --workdir "$WORK" -- sh -c 'echo s >/work/by-7'
 	[ "$status" -eq 0 ]
 	[ "$(stat -c %u:%g "$WORK/by-7")" = 0:0 ]
