@@ -7,16 +7,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox_internal.h"
 #include "../runtime/container.h"
+#include "../lib/hostpath.h"
 #include "../lib/util.h"
 
 /* The caller: the user sudo ran moat for (root's word, as only root runs
@@ -31,45 +30,6 @@ caller_uid (void)
       && v < (int64_t)UINT32_MAX)
     return (uid_t)v;
   return getuid ();
-}
-
-/* Where the kernel has no openat2 (before 5.6): one component at a time,
- * none followed if it is a link. */
-static int
-walk_nofollow (const char *path)
-{
-  cleanup_free char *copy = xstrdup (path);
-  char *save = NULL;
-  int fd = open (path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-  for (char *c = strtok_r (copy, "/", &save); fd >= 0 && c;
-       c = strtok_r (NULL, "/", &save))
-    {
-      struct stat st;
-      int next = openat (fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      int e = errno;
-      if (next < 0 && e == ENOTDIR
-          && fstatat (fd, c, &st, AT_SYMLINK_NOFOLLOW) == 0
-          && S_ISLNK (st.st_mode))
-        e = ELOOP;
-      close (fd);
-      fd = next;
-      errno = e;
-    }
-  return fd;
-}
-
-static int
-open_dir_nofollow (const char *path)
-{
-  struct open_how how
-      = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-  int fd = (int)syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof (how));
-
-  if (fd < 0 && errno == ENOSYS)
-    fd = walk_nofollow (path);
-  return fd;
 }
 
 /* The real path of what a path names, where it exists (moat's own dirs:
@@ -93,15 +53,12 @@ sandbox_workdir_resolve (const struct moat_globals *g, const char *workdir,
   const char *why;
   ssize_t n;
 
-  fd = open_dir_nofollow (workdir);
-  if (fd < 0 && errno == ELOOP)
-    return moat_fail (err, 0,
-                      "--workdir %s: a symbolic link on the path; moat "
-                      "follows none on the host side (give the directory "
-                      "itself)",
-                      workdir);
+  fd = hostpath_open (workdir, O_PATH | O_DIRECTORY, 0);
+  if (fd == -ELOOP)
+    return moat_fail (err, 0, "--workdir %s: %s (give the directory itself)",
+                      workdir, HOSTPATH_LINK_TEXT);
   if (fd < 0)
-    return moat_fail (err, errno, "--workdir %s", workdir);
+    return moat_fail (err, -fd, "--workdir %s", workdir);
   snprintf (link, sizeof (link), "/proc/self/fd/%d", fd);
   n = readlink (link, real, sizeof (real) - 1);
   if (n < 0 || fstat (fd, &st) < 0)
