@@ -16,6 +16,7 @@
 
 #include "../oci/json.h"
 #include "image.h"
+#include "../runtime/init/linux.h"
 #include "../runtime/sha256.h"
 #include "../lib/util.h"
 
@@ -287,14 +288,31 @@ layer_type_ok (const char *mt)
   return false;
 }
 
-/* Mount points moat needs in a read-only root, made once at unpack. */
+/* Mount points moat needs in a read-only root, made once at unpack, where
+ * the container's init will look for them: the parent resolved inside the
+ * root (RESOLVE_IN_ROOT: the image's "var -> /somewhere" leads to
+ * rootfs/somewhere, never out of it), the last component made there, not
+ * through a link. A parent the image lacks or made a file: none (the
+ * runtime leaves out the scratch mounts an image has no place for). */
 static void
 make_mountpoints (int rootfd)
 {
-  static const char *const dirs[] = { "proc", "dev", "sys",     "tmp", "work",
-                                      "etc",  "var", "var/tmp", "root" };
+  static const struct
+  {
+    const char *parent, *name;
+    mode_t mode;
+  } dirs[] = {
+    { ".", "proc", 0755 }, { ".", "dev", 0755 },    { ".", "sys", 0755 },
+    { ".", "tmp", 01777 }, { ".", "work", 0755 },   { ".", "etc", 0755 },
+    { ".", "var", 0755 },  { "var", "tmp", 01777 }, { ".", "root", 0755 },
+  };
   for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++)
-    mkdirat (rootfd, dirs[i], i == 3 || i == 7 ? 01777 : 0755);
+    {
+      cleanup_close int parent = rootfs_openat2_in (
+          rootfd, dirs[i].parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (parent >= 0)
+        mkdirat (parent, dirs[i].name, dirs[i].mode);
+    }
 }
 
 static int
@@ -480,14 +498,14 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
   return r;
 }
 
-/* A file: a docker save / podman save archive, known by its sha256. */
+/* A file, open as fd: a docker save / podman save archive, known by its
+ * sha256. */
 static int
-prepare_from_archive (const char *cache_dir, int imagesfd, const char *archive,
-                      char **ret_rootfs, char **ret_digest, int *ret_lockfd,
-                      struct image_config *ret_config,
+prepare_from_archive (const char *cache_dir, int imagesfd, int fd,
+                      const char *archive, char **ret_rootfs, char **ret_digest,
+                      int *ret_lockfd, struct image_config *ret_config,
                       struct image_unpack_notes *notes, struct moat_error **err)
 {
-  cleanup_close int fd = open (archive, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int layoutfd = -1;
   cleanup_close int tmplock = -1;
   cleanup_free char *known = NULL;
@@ -495,8 +513,6 @@ prepare_from_archive (const char *cache_dir, int imagesfd, const char *archive,
   uint64_t size;
   int r;
 
-  if (fd < 0)
-    return moat_fail (err, errno, "image %s", archive);
   if (image_hash_fd (fd, hex, &size, err) < 0)
     return moat_error_wrap (err, "image %s", archive);
   known = image_archive_recall (imagesfd, hex);
@@ -527,17 +543,22 @@ image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
                struct image_unpack_notes *notes, struct moat_error **err)
 {
   cleanup_close int imagesfd = -1;
-  cleanup_close int layoutfd = -1;
+  /* Opened once, then told apart: what was a file when looked at is what
+   * is read (a FIFO or a device swapped in would hang the hashing). */
+  cleanup_close int layoutfd = open (layout, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
 
+  if (layoutfd < 0 || fstat (layoutfd, &st) < 0)
+    return moat_fail (err, errno, "image %s", layout);
+  if (!S_ISREG (st.st_mode) && !S_ISDIR (st.st_mode))
+    return moat_fail (err, 0, "image %s: neither a directory nor a file",
+                      layout);
   if (images_dir_open (cache_dir, &imagesfd, err) < 0)
     return -1;
-  if (stat (layout, &st) == 0 && S_ISREG (st.st_mode))
-    return prepare_from_archive (cache_dir, imagesfd, layout, ret_rootfs,
-                                 ret_digest, ret_lockfd, ret_config, notes,
-                                 err);
-  if ((layoutfd = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-    return moat_fail (err, errno, "image %s", layout);
+  if (S_ISREG (st.st_mode))
+    return prepare_from_archive (cache_dir, imagesfd, layoutfd, layout,
+                                 ret_rootfs, ret_digest, ret_lockfd, ret_config,
+                                 notes, err);
   return prepare_from_layout (cache_dir, imagesfd, layoutfd, layout, ret_rootfs,
                               ret_digest, ret_lockfd, ret_config, notes, err);
 }

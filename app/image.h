@@ -59,8 +59,8 @@ int image_hold (const char *cache_dir, const char *digest, const char *name,
 
 /* Unpack one layer blob (tar, tar+gzip, tar+zstd: whatever libarchive
  * reads) into rootfd, honouring whiteouts (.wh.NAME, .wh..wh..opq), whose
- * sha256 must be hex. Refuses paths leaving the root; skips device nodes;
- * strips setuid/setgid. */
+ * sha256 must be hex. Refuses paths leaving the root and hard links to
+ * what is not beneath it; skips device nodes; strips setuid/setgid. */
 int image_unpack_layer (int rootfd, int blobfd, const char *hex,
                         struct image_unpack_notes *notes,
                         struct moat_error **err);

@@ -142,6 +142,25 @@ write_json (int dirfd, const char *name, const char *text,
   return r < 0 ? moat_fail (err, -r, "image archive: writing %s", name) : 0;
 }
 
+/* xfd/blobs/sha256, made where missing, each step a directory of the
+ * archive's reached without a link: the archive's own "blobs" may be a
+ * symlink to anywhere, which moat must not make directories in. */
+static int
+blobs_dir_open (int xfd)
+{
+  struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                     | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int blobs = -1;
+
+  if ((mkdirat (xfd, "blobs", 0700) < 0 && errno != EEXIST)
+      || (blobs = (int)syscall (SYS_openat2, xfd, "blobs", &how, sizeof (how)))
+             < 0
+      || (mkdirat (blobs, "sha256", 0700) < 0 && errno != EEXIST))
+    return -1;
+  return (int)syscall (SYS_openat2, blobs, "sha256", &how, sizeof (how));
+}
+
 /* manifest.json's first image -> blobs, manifest, index.json, oci-layout. */
 static int
 layout_from_docker_manifest (int xfd, struct moat_error **err)
@@ -182,11 +201,7 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
       json_free (root);
       return -1;
     }
-  if ((mkdirat (xfd, "blobs", 0700) < 0 && errno != EEXIST)
-      || (mkdirat (xfd, "blobs/sha256", 0700) < 0 && errno != EEXIST)
-      || (blobsfd = openat (xfd, "blobs/sha256",
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-             < 0)
+  if ((blobsfd = blobs_dir_open (xfd)) < 0)
     {
       json_free (cfg);
       json_free (root);

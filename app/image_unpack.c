@@ -5,7 +5,10 @@
  * ".."; libarchive's SECURE flags refuse to write through a symlink; the
  * whiteouts are resolved with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS).
  * Device nodes and sockets are skipped and setuid/setgid bits stripped: a
- * sandbox needs neither (its root is nosuid and /dev is moat's). */
+ * sandbox needs neither (its root is nosuid and /dev is moat's). A hard
+ * link must name what an earlier entry left beneath the root, reached
+ * without a symlink (libarchive checks that too, since 3.6: moat does not
+ * rely on the host's version). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
@@ -317,9 +320,29 @@ copy_data (struct archive *in, struct archive *out)
   return rc == ARCHIVE_EOF ? 0 : -1;
 }
 
+/* A hard link's target (cleaned): an entry beneath the root, reached
+ * without a symlink, not a directory. A link to a symlink is that link. */
+static int
+check_hardlink (int rootfd, const char *hex, const char *path,
+                const char *target, struct moat_error **err)
+{
+  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                     | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd
+      = (int)syscall (SYS_openat2, rootfd, target, &how, sizeof (how));
+  struct stat st;
+
+  if (fd < 0 || fstat (fd, &st) < 0 || S_ISDIR (st.st_mode))
+    return moat_fail (err, fd < 0 ? errno : EISDIR,
+                      "layer sha256:%.12s: %s: hard link to %s", hex, path,
+                      target);
+  return 0;
+}
+
 /* Pass 2, in rootfd as the cwd (libarchive writes relative paths). */
 static int
-layer_extract (struct blob_reader *r, const char *hex,
+layer_extract (int rootfd, struct blob_reader *r, const char *hex,
                struct image_unpack_notes *notes, struct moat_error **err)
 {
   struct archive *a = layer_open (r);
@@ -347,6 +370,8 @@ layer_extract (struct blob_reader *r, const char *hex,
       if (p == NULL || (link && lp == NULL))
         ret = moat_fail (err, 0, "layer sha256:%.12s changed while read", hex);
       if (ret < 0 || *p == '\0' || is_whiteout (p))
+        continue;
+      if (lp && (ret = check_hardlink (rootfd, hex, p, lp, err)) < 0)
         continue;
       if (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK)
         {
@@ -402,7 +427,7 @@ image_unpack_layer (int rootfd, int blobfd, const char *hex,
     return -1;
   if (cwd < 0 || fchdir (rootfd) < 0)
     return moat_fail (err, errno, "entering the image directory");
-  ret = layer_extract (r, hex, notes, err);
+  ret = layer_extract (rootfd, r, hex, notes, err);
   if (fchdir (cwd) < 0 && ret == 0)
     ret = moat_fail (err, errno, "leaving the image directory");
   return ret;
