@@ -253,12 +253,17 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
 }
 
 int
-image_archive_layout (int imagesfd, int fd, const char *hex, char *ret_tmpname,
+image_archive_layout (int imagesfd, int fd, const char *hex,
+                      const struct image_limits *limits, char *ret_tmpname,
                       int *ret_lockfd, int *ret_layoutfd,
                       struct moat_error **err)
 {
   cleanup_close int tmpfd = -1, lockfd = -1, xfd = -1;
   struct image_unpack_notes notes = { 0 };
+  /* The archive may be compressed: its unpacked tars are bounded as an
+   * image's files are. */
+  struct image_budget budget
+      = { .max_bytes = limits->max_bytes, .max_entries = limits->max_entries };
   unsigned char rnd[6];
 
   if (getrandom (rnd, sizeof (rnd), 0) != sizeof (rnd))
@@ -280,7 +285,7 @@ image_archive_layout (int imagesfd, int fd, const char *hex, char *ret_tmpname,
       remove_tree_at (imagesfd, ret_tmpname);
       return moat_fail (err, e, "image cache: %s", ret_tmpname);
     }
-  if (image_unpack_layer (xfd, fd, hex, &notes, err) < 0
+  if (image_unpack_layer (xfd, fd, hex, &budget, &notes, err) < 0
       || (faccessat (xfd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0
           && layout_from_docker_manifest (xfd, err) < 0))
     {
