@@ -4,7 +4,6 @@
  * two sandboxes unpacking the same image at once both succeed and one copy
  * stays. Every blob's sha256 is checked against its digest, so the key
  * names the content. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "../oci/json.h"
 #include "image.h"
+#include "../runtime/init/linux.h"
 #include "../runtime/sha256.h"
 #include "../lib/util.h"
 
@@ -31,15 +31,22 @@ static const char *const layer_types[] = {
   NULL,
 };
 
-/* "sha256:<64 hex>" -> the hex part, or NULL. */
-static const char *
-digest_hex (const char *d)
+bool
+image_hex_ok (const char *hex)
 {
-  if (d == NULL || strncmp (d, "sha256:", 7) != 0 || strlen (d + 7) != 64)
-    return NULL;
-  for (const char *p = d + 7; *p; p++)
+  if (strlen (hex) != 64)
+    return false;
+  for (const char *p = hex; *p; p++)
     if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-      return NULL;
+      return false;
+  return true;
+}
+
+const char *
+image_digest_hex (const char *d)
+{
+  if (d == NULL || strncmp (d, "sha256:", 7) != 0 || !image_hex_ok (d + 7))
+    return NULL;
   return d + 7;
 }
 
@@ -74,7 +81,7 @@ open_blob (int layoutfd, const json_node *desc, const char **ret_hex,
            int *ret_fd, uint64_t *ret_size, struct moat_error **err)
 {
   const char *digest = json_string (json_get (desc, "digest"));
-  const char *hex = digest_hex (digest);
+  const char *hex = image_digest_hex (digest);
   cleanup_free char *path = NULL;
   struct stat st;
   int64_t size;
@@ -287,22 +294,50 @@ layer_type_ok (const char *mt)
   return false;
 }
 
-/* Mount points moat needs in a read-only root, made once at unpack. */
+/* Mount points moat needs in a read-only root, made once at unpack, where
+ * the container's init will look for them: the parent resolved inside the
+ * root (RESOLVE_IN_ROOT: the image's "var -> /somewhere" leads to
+ * rootfs/somewhere, never out of it), the last component made there, not
+ * through a link. A parent the image lacks or made a file: none (the
+ * runtime leaves out the scratch mounts an image has no place for). */
 static void
 make_mountpoints (int rootfd)
 {
-  static const char *const dirs[] = { "proc", "dev", "sys",     "tmp", "work",
-                                      "etc",  "var", "var/tmp", "root" };
+  static const struct
+  {
+    const char *parent, *name;
+    mode_t mode;
+  } dirs[] = {
+    { ".", "proc", 0755 }, { ".", "dev", 0755 },    { ".", "sys", 0755 },
+    { ".", "tmp", 01777 }, { ".", "work", 0755 },   { ".", "etc", 0755 },
+    { ".", "var", 0755 },  { "var", "tmp", 01777 }, { ".", "root", 0755 },
+  };
   for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++)
-    mkdirat (rootfd, dirs[i], i == 3 || i == 7 ? 01777 : 0755);
+    {
+      cleanup_close int parent = rootfs_openat2_in (
+          rootfd, dirs[i].parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (parent >= 0)
+        mkdirat (parent, dirs[i].name, dirs[i].mode);
+    }
+}
+
+/* Did a bound of image_limits stop the unpack (EFBIG, its message naming
+ * the bound)? */
+static bool
+over_bound (struct moat_error **err)
+{
+  return err && *err && (*err)->errnum == EFBIG;
 }
 
 static int
 unpack_into (int layoutfd, int tmpfd, json_node *manifest,
+             const struct image_limits *limits,
              struct image_unpack_notes *notes, struct moat_error **err)
 {
   json_node *layers = json_get (manifest, "layers");
   cleanup_close int rootfd = -1;
+  struct image_budget budget
+      = { .max_bytes = limits->max_bytes, .max_entries = limits->max_entries };
 
   if (layers == NULL || !json_is_array (layers))
     return moat_fail (err, 0, "image: manifest has no layers");
@@ -321,15 +356,16 @@ unpack_into (int layoutfd, int tmpfd, json_node *manifest,
                           mt ? mt : "(none)");
       if (open_blob (layoutfd, l, &hex, &blobfd, &size, err) < 0)
         return moat_error_wrap (err, "image: layer %zu", i);
-      if (image_unpack_layer (rootfd, blobfd, hex, notes, err) < 0)
-        return moat_error_wrap (err, "image: layer %zu", i);
+      if (image_unpack_layer (rootfd, blobfd, hex, &budget, notes, err) < 0)
+        return over_bound (err) ? -1 /* the image's, not this layer's */
+                                : moat_error_wrap (err, "image: layer %zu", i);
     }
   make_mountpoints (rootfd);
   return 0;
 }
 
-static int
-images_dir_open (const char *dir, int *ret, struct moat_error **err)
+int
+image_cache_open (const char *dir, int *ret, struct moat_error **err)
 {
   int r = mkdir_p (dir, 0700);
   int fd;
@@ -386,7 +422,7 @@ entry_of_archive (const char *cache_dir, int imagesfd, const char *digest,
                   char **ret_rootfs, int *ret_lockfd,
                   struct image_config *ret_config)
 {
-  const char *hex = digest_hex (digest);
+  const char *hex = image_digest_hex (digest);
   cleanup_close int lockfd = hex ? entry_lock_shared (imagesfd, hex) : -1;
   cleanup_free char *path = NULL;
   cleanup_free char *text = NULL;
@@ -404,15 +440,31 @@ entry_of_archive (const char *cache_dir, int imagesfd, const char *digest,
   json_free (blob);
   if (r < 0)
     return -1;
+  image_entry_touch (lockfd);
   *ret_rootfs = xasprintf ("%s/%s/rootfs", cache_dir, hex);
   *ret_lockfd = steal_fd (&lockfd);
   return 0;
 }
 
+/* The unpacked entry in tmpfd, its size recorded, and room made for it in
+ * the cache. */
+static int
+entry_fit (int imagesfd, int tmpfd, uint64_t cache_max,
+           struct image_unpack_notes *notes, struct moat_error **err)
+{
+  uint64_t size;
+  int r = image_entry_record_size (tmpfd, &size);
+
+  if (r < 0)
+    return moat_fail (err, -r, "image cache: measuring the unpacked image");
+  return image_cache_make_room (imagesfd, cache_max, size, notes, err);
+}
+
 static int
 prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
-                     const char *layout, char **ret_rootfs, char **ret_digest,
-                     int *ret_lockfd, struct image_config *ret_config,
+                     const char *layout, const struct image_limits *limits,
+                     char **ret_rootfs, char **ret_digest, int *ret_lockfd,
+                     struct image_config *ret_config,
                      struct image_unpack_notes *notes, struct moat_error **err)
 {
   cleanup_free char *digest = NULL;
@@ -439,6 +491,7 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
 
       if (lockfd >= 0)
         {
+          image_entry_touch (lockfd);
           entry_keep_config (imagesfd, hex, config_text);
           json_free (manifest);
           *ret_rootfs = xasprintf ("%s/%s/rootfs", cache_dir, hex);
@@ -466,7 +519,12 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
           write_file_atomic (tmpfd, "source", src, strlen (src), 0600);
           write_file_atomic (tmpfd, "config.json", config_text,
                              strlen (config_text), 0600);
-          r = unpack_into (layoutfd, tmpfd, manifest, notes, err);
+          r = unpack_into (layoutfd, tmpfd, manifest, limits, notes, err);
+          if (r == 0)
+            r = entry_fit (imagesfd, tmpfd, limits->cache_max_bytes, notes,
+                           err);
+          if (r < 0 && over_bound (err))
+            moat_error_wrap (err, "image %s", layout);
         }
       if (r == 0 && renameat (imagesfd, tmpname, imagesfd, hex) == 0)
         continue;
@@ -480,14 +538,15 @@ prepare_from_layout (const char *cache_dir, int imagesfd, int layoutfd,
   return r;
 }
 
-/* A file: a docker save / podman save archive, known by its sha256. */
+/* A file, open as fd: a docker save / podman save archive, known by its
+ * sha256. */
 static int
-prepare_from_archive (const char *cache_dir, int imagesfd, const char *archive,
+prepare_from_archive (const char *cache_dir, int imagesfd, int fd,
+                      const char *archive, const struct image_limits *limits,
                       char **ret_rootfs, char **ret_digest, int *ret_lockfd,
                       struct image_config *ret_config,
                       struct image_unpack_notes *notes, struct moat_error **err)
 {
-  cleanup_close int fd = open (archive, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int layoutfd = -1;
   cleanup_close int tmplock = -1;
   cleanup_free char *known = NULL;
@@ -495,8 +554,6 @@ prepare_from_archive (const char *cache_dir, int imagesfd, const char *archive,
   uint64_t size;
   int r;
 
-  if (fd < 0)
-    return moat_fail (err, errno, "image %s", archive);
   if (image_hash_fd (fd, hex, &size, err) < 0)
     return moat_error_wrap (err, "image %s", archive);
   known = image_archive_recall (imagesfd, hex);
@@ -508,12 +565,13 @@ prepare_from_archive (const char *cache_dir, int imagesfd, const char *archive,
       *ret_digest = steal_pointer (&known);
       return 0;
     }
-  if (image_archive_layout (imagesfd, fd, hex, tmpname, &tmplock, &layoutfd,
-                            err)
+  if (image_archive_layout (imagesfd, fd, hex, limits, tmpname, &tmplock,
+                            &layoutfd, err)
       < 0)
     return moat_error_wrap (err, "image %s", archive);
-  r = prepare_from_layout (cache_dir, imagesfd, layoutfd, archive, ret_rootfs,
-                           ret_digest, ret_lockfd, ret_config, notes, err);
+  r = prepare_from_layout (cache_dir, imagesfd, layoutfd, archive, limits,
+                           ret_rootfs, ret_digest, ret_lockfd, ret_config,
+                           notes, err);
   remove_tree_at (imagesfd, tmpname);
   if (r == 0)
     image_archive_remember (imagesfd, hex, *ret_digest);
@@ -521,187 +579,30 @@ prepare_from_archive (const char *cache_dir, int imagesfd, const char *archive,
 }
 
 int
-image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
+image_prepare (const char *cache_dir, const char *layout,
+               const struct image_limits *limits, char **ret_rootfs,
                char **ret_digest, int *ret_lockfd,
                struct image_config *ret_config,
                struct image_unpack_notes *notes, struct moat_error **err)
 {
   cleanup_close int imagesfd = -1;
-  cleanup_close int layoutfd = -1;
+  /* Opened once, then told apart: what was a file when looked at is what
+   * is read (a FIFO or a device swapped in would hang the hashing). */
+  cleanup_close int layoutfd = open (layout, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
 
-  if (images_dir_open (cache_dir, &imagesfd, err) < 0)
-    return -1;
-  if (stat (layout, &st) == 0 && S_ISREG (st.st_mode))
-    return prepare_from_archive (cache_dir, imagesfd, layout, ret_rootfs,
-                                 ret_digest, ret_lockfd, ret_config, notes,
-                                 err);
-  if ((layoutfd = open (layout, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+  if (layoutfd < 0 || fstat (layoutfd, &st) < 0)
     return moat_fail (err, errno, "image %s", layout);
-  return prepare_from_layout (cache_dir, imagesfd, layoutfd, layout, ret_rootfs,
-                              ret_digest, ret_lockfd, ret_config, notes, err);
-}
-
-int
-image_hold (const char *cache_dir, const char *digest, const char *name,
-            const char *holder_dir, struct moat_error **err)
-{
-  const char *hex = digest_hex (digest);
-  cleanup_free char *dir = NULL;
-  cleanup_free char *text = NULL;
-  cleanup_close int dirfd = -1;
-  int r;
-
-  if (hex == NULL)
-    return moat_fail (err, EINVAL, "image cache: digest %s", digest);
-  dir = xasprintf ("%s/%s/holders", cache_dir, hex);
-  r = mkdir_p (dir, 0700);
-  if (r < 0)
-    return moat_fail (err, -r, "image cache: %s", dir);
-  dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dirfd < 0)
-    return moat_fail (err, errno, "image cache: %s", dir);
-  text = xasprintf ("%s\n", holder_dir);
-  r = write_file_atomic (dirfd, name, text, strlen (text), 0600);
-  if (r < 0)
-    return moat_fail (err, -r, "image cache: %s/%s", dir, name);
-  return 0;
-}
-
-/* Whether a holder of the entry (image_hold) is still there; the records of
- * those gone are removed on the way. */
-static bool
-entry_has_live_holders (int entryfd)
-{
-  cleanup_close int fd = openat (
-      entryfd, "holders", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  struct dirent *de;
-  bool live = false;
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
-
-  if (d == NULL)
-    return false;
-  fd = -1; /* closedir closes it */
-  while ((de = readdir (d)))
-    {
-      cleanup_free char *path = NULL;
-      size_t len;
-      struct stat st;
-
-      if (de->d_name[0] == '.')
-        continue;
-      if (read_file_at (dirfd (d), de->d_name, 4096, &path, &len) < 0
-          || len == 0)
-        continue;
-      path[len - 1] = '\0';
-      if (path[0] == '/' && stat (path, &st) == 0 && S_ISDIR (st.st_mode))
-        live = true;
-      else
-        unlinkat (dirfd (d), de->d_name, 0);
-    }
-  closedir (d);
-  return live;
-}
-
-/* Prune: the archives whose entry is gone are forgotten. */
-static void
-forget_archives_of_gone_entries (int imagesfd)
-{
-  cleanup_close int fd
-      = openat (imagesfd, IMAGE_BY_ARCHIVE,
-                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
-  struct dirent *de;
-
-  if (d == NULL)
-    return;
-  fd = -1; /* closedir closes it */
-  while ((de = readdir (d)))
-    {
-      cleanup_free char *digest = NULL;
-      const char *hex;
-      if (de->d_name[0] == '.')
-        continue;
-      digest = image_archive_recall (imagesfd, de->d_name);
-      hex = digest_hex (digest);
-      if (hex == NULL
-          || faccessat (imagesfd, hex, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-        unlinkat (dirfd (d), de->d_name, 0);
-    }
-  closedir (d);
-}
-
-/* Each cache entry with whether a sandbox or a session holds it. */
-static int
-cache_walk (const char *cache_dir, FILE *out, bool prune,
-            struct moat_error **err)
-{
-  cleanup_close int imagesfd = -1;
-  DIR *d;
-  struct dirent *de;
-  int fd;
-
-  if (images_dir_open (cache_dir, &imagesfd, err) < 0)
+  if (!S_ISREG (st.st_mode) && !S_ISDIR (st.st_mode))
+    return moat_fail (err, 0, "image %s: neither a directory nor a file",
+                      layout);
+  if (image_cache_open (cache_dir, &imagesfd, err) < 0)
     return -1;
-  fd = dup (imagesfd);
-  d = fd >= 0 ? fdopendir (fd) : NULL;
-  if (d == NULL)
-    return moat_fail (err, errno, "image cache");
-  while ((de = readdir (d)))
-    {
-      cleanup_close int entryfd = -1;
-      cleanup_close int lockfd = -1;
-      cleanup_free char *src = NULL;
-      size_t len;
-      bool busy, leftover = strncmp (de->d_name, ".tmp-", 5) == 0
-                            || strncmp (de->d_name, ".trash-", 7) == 0;
-      if ((de->d_name[0] == '.' && !leftover)
-          || strcmp (de->d_name, IMAGE_BY_ARCHIVE) == 0)
-        continue;
-      entryfd = openat (imagesfd, de->d_name,
-                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (entryfd < 0)
-        continue;
-      lockfd = openat (entryfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-      busy = (lockfd >= 0 && flock (lockfd, LOCK_EX | LOCK_NB) < 0)
-             || (!leftover && entry_has_live_holders (entryfd));
-      if (!leftover && !prune)
-        {
-          if (read_file_at (entryfd, "source", 4096, &src, &len) == 0 && len)
-            src[len - 1] = '\0';
-          fprintf (out, "sha256:%s\t%s\t%s\n", de->d_name,
-                   busy ? "in-use" : "unused", src ? src : "");
-          continue;
-        }
-      if (!prune || busy)
-        continue;
-      if (!leftover)
-        {
-          /* Out of sight first: a sandbox that opened it before checks
-           * that its entry is still in place once it has its lock. */
-          cleanup_free char *trash = xasprintf (".trash-%s", de->d_name);
-          if (renameat (imagesfd, de->d_name, imagesfd, trash) < 0)
-            continue;
-          remove_tree_at (imagesfd, trash);
-          fprintf (out, "removed sha256:%s\n", de->d_name);
-        }
-      else
-        remove_tree_at (imagesfd, de->d_name);
-    }
-  closedir (d);
-  if (prune)
-    forget_archives_of_gone_entries (imagesfd);
-  return 0;
-}
-
-int
-image_cache_list (const char *cache_dir, FILE *out, struct moat_error **err)
-{
-  return cache_walk (cache_dir, out, false, err);
-}
-
-int
-image_cache_prune (const char *cache_dir, FILE *out, struct moat_error **err)
-{
-  return cache_walk (cache_dir, out, true, err);
+  if (S_ISREG (st.st_mode))
+    return prepare_from_archive (cache_dir, imagesfd, layoutfd, layout, limits,
+                                 ret_rootfs, ret_digest, ret_lockfd, ret_config,
+                                 notes, err);
+  return prepare_from_layout (cache_dir, imagesfd, layoutfd, layout, limits,
+                              ret_rootfs, ret_digest, ret_lockfd, ret_config,
+                              notes, err);
 }

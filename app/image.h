@@ -10,16 +10,36 @@
 #ifndef MOAT_IMAGE_H
 #define MOAT_IMAGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "../lib/error.h"
 
-/* What unpacking left out of the image, told to the user. */
+/* What unpacking left out of the image, and what the cache's bound
+ * evicted, told to the user. */
 struct image_unpack_notes
 {
   unsigned long devices_skipped; /* char/block nodes and sockets */
   unsigned long setid_stripped;  /* setuid/setgid bits removed */
+  unsigned long evicted;         /* entries removed to make room */
+  uint64_t evicted_bytes;
+};
+
+/* The operator's bounds (image_max_bytes, image_max_entries,
+ * image_cache_max_bytes in the operator config). */
+struct image_limits
+{
+  uint64_t max_bytes;   /* the sizes of one image's files, all layers */
+  uint64_t max_entries; /* the entries of one image's layers */
+  uint64_t cache_max_bytes;
+};
+
+/* One unpack's share of the limits: what the layers so far took. */
+struct image_budget
+{
+  uint64_t max_bytes, max_entries;
+  uint64_t bytes, entries;
 };
 
 /* What the image's config says a process runs with (config.Env,
@@ -33,10 +53,14 @@ struct image_config
 void image_config_clear (struct image_config *c);
 
 /* The cache entry of the layout's manifest, unpacking it first when it is
- * not there. *ret_rootfs: its rootfs path; *ret_lockfd: the shared lock to
- * keep open while the rootfs is used; *ret_config: the image's config;
- * notes: filled on a fresh unpack. */
-int image_prepare (const char *cache_dir, const char *layout, char **ret_rootfs,
+ * not there, within limits (the cache made room for it: least recently used
+ * entries that nothing holds removed). *ret_rootfs: its rootfs path;
+ * *ret_lockfd: the shared lock to keep open while the rootfs is used;
+ * *ret_config: the image's config; notes: filled on a fresh unpack. A bound
+ * passed: "image LAYOUT: unpacked size over image_max_bytes (N)", nothing
+ * left in the cache. */
+int image_prepare (const char *cache_dir, const char *layout,
+                   const struct image_limits *limits, char **ret_rootfs,
                    char **ret_digest, int *ret_lockfd,
                    struct image_config *ret_config,
                    struct image_unpack_notes *notes, struct moat_error **err);
@@ -59,19 +83,24 @@ int image_hold (const char *cache_dir, const char *digest, const char *name,
 
 /* Unpack one layer blob (tar, tar+gzip, tar+zstd: whatever libarchive
  * reads) into rootfd, honouring whiteouts (.wh.NAME, .wh..wh..opq), whose
- * sha256 must be hex. Refuses paths leaving the root; skips device nodes;
- * strips setuid/setgid. */
+ * sha256 must be hex. Refuses paths leaving the root and hard links to
+ * what is not beneath it; skips device nodes; strips setuid/setgid. Its
+ * entries and file sizes are taken from budget: over it, nothing of this
+ * layer written and an EFBIG error naming the bound (not to be wrapped
+ * with the layer: the bound is the image's). */
 int image_unpack_layer (int rootfd, int blobfd, const char *hex,
+                        struct image_budget *budget,
                         struct image_unpack_notes *notes,
                         struct moat_error **err);
 
 /* A docker-archive or OCI tar (docker save, podman save), open as fd, of
  * sha256 hex, unpacked into imagesfd/.tmp-aXXXX (its name in
  * ret_tmpname[32], its lock held in *ret_lockfd: the caller removes it) as
- * an OCI layout, *ret_layoutfd. A docker-archive's layers must hash to the
- * config's diff_ids. */
+ * an OCI layout, *ret_layoutfd, within limits' bytes and entries. A
+ * docker-archive's layers must hash to the config's diff_ids. */
 int image_archive_layout (int imagesfd, int fd, const char *hex,
-                          char *ret_tmpname, int *ret_lockfd, int *ret_layoutfd,
+                          const struct image_limits *limits, char *ret_tmpname,
+                          int *ret_lockfd, int *ret_layoutfd,
                           struct moat_error **err);
 /* sha256 and size of an open regular file, from its start. */
 int image_hash_fd (int fd, char hex[65], uint64_t *ret_size,
@@ -82,6 +111,24 @@ int image_hash_fd (int fd, char hex[65], uint64_t *ret_size,
 void image_archive_remember (int imagesfd, const char *archive_hex,
                              const char *digest);
 char *image_archive_recall (int imagesfd, const char *archive_hex);
+
+/* "sha256:<64 hex>" -> the hex part, or NULL; is it 64 lowercase hex? */
+const char *image_digest_hex (const char *digest);
+bool image_hex_ok (const char *hex);
+/* The cache directory (made 0700 if missing), open. */
+int image_cache_open (const char *dir, int *ret, struct moat_error **err);
+/* The entry whose lock is lockfd is used now (the cache's LRU order). */
+void image_entry_touch (int lockfd);
+/* The bytes of the files of the entry's rootfs, measured and recorded in
+ * it. -errno on failure. */
+int image_entry_record_size (int entryfd, uint64_t *ret);
+/* Room for an entry of need bytes in a cache of at most max: the least
+ * recently used entries nothing holds removed (told in notes) until it
+ * fits. Fails (EFBIG, naming image_cache_max_bytes) when need is over max,
+ * or when the entries in use leave no room. */
+int image_cache_make_room (int imagesfd, uint64_t max, uint64_t need,
+                           struct image_unpack_notes *notes,
+                           struct moat_error **err);
 
 /* rm -rf of dirfd/name without following symlinks; ENOENT is fine. */
 int remove_tree_at (int dirfd, const char *name);

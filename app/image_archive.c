@@ -142,6 +142,25 @@ write_json (int dirfd, const char *name, const char *text,
   return r < 0 ? moat_fail (err, -r, "image archive: writing %s", name) : 0;
 }
 
+/* xfd/blobs/sha256, made where missing, each step a directory of the
+ * archive's reached without a link: the archive's own "blobs" may be a
+ * symlink to anywhere, which moat must not make directories in. */
+static int
+blobs_dir_open (int xfd)
+{
+  struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                     | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int blobs = -1;
+
+  if ((mkdirat (xfd, "blobs", 0700) < 0 && errno != EEXIST)
+      || (blobs = (int)syscall (SYS_openat2, xfd, "blobs", &how, sizeof (how)))
+             < 0
+      || (mkdirat (blobs, "sha256", 0700) < 0 && errno != EEXIST))
+    return -1;
+  return (int)syscall (SYS_openat2, blobs, "sha256", &how, sizeof (how));
+}
+
 /* manifest.json's first image -> blobs, manifest, index.json, oci-layout. */
 static int
 layout_from_docker_manifest (int xfd, struct moat_error **err)
@@ -182,11 +201,7 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
       json_free (root);
       return -1;
     }
-  if ((mkdirat (xfd, "blobs", 0700) < 0 && errno != EEXIST)
-      || (mkdirat (xfd, "blobs/sha256", 0700) < 0 && errno != EEXIST)
-      || (blobsfd = openat (xfd, "blobs/sha256",
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-             < 0)
+  if ((blobsfd = blobs_dir_open (xfd)) < 0)
     {
       json_free (cfg);
       json_free (root);
@@ -238,12 +253,17 @@ layout_from_docker_manifest (int xfd, struct moat_error **err)
 }
 
 int
-image_archive_layout (int imagesfd, int fd, const char *hex, char *ret_tmpname,
+image_archive_layout (int imagesfd, int fd, const char *hex,
+                      const struct image_limits *limits, char *ret_tmpname,
                       int *ret_lockfd, int *ret_layoutfd,
                       struct moat_error **err)
 {
   cleanup_close int tmpfd = -1, lockfd = -1, xfd = -1;
   struct image_unpack_notes notes = { 0 };
+  /* The archive may be compressed: its unpacked tars are bounded as an
+   * image's files are. */
+  struct image_budget budget
+      = { .max_bytes = limits->max_bytes, .max_entries = limits->max_entries };
   unsigned char rnd[6];
 
   if (getrandom (rnd, sizeof (rnd), 0) != sizeof (rnd))
@@ -265,7 +285,7 @@ image_archive_layout (int imagesfd, int fd, const char *hex, char *ret_tmpname,
       remove_tree_at (imagesfd, ret_tmpname);
       return moat_fail (err, e, "image cache: %s", ret_tmpname);
     }
-  if (image_unpack_layer (xfd, fd, hex, &notes, err) < 0
+  if (image_unpack_layer (xfd, fd, hex, &budget, &notes, err) < 0
       || (faccessat (xfd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0
           && layout_from_docker_manifest (xfd, err) < 0))
     {

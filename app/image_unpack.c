@@ -5,7 +5,12 @@
  * ".."; libarchive's SECURE flags refuse to write through a symlink; the
  * whiteouts are resolved with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS).
  * Device nodes and sockets are skipped and setuid/setgid bits stripped: a
- * sandbox needs neither (its root is nosuid and /dev is moat's). */
+ * sandbox needs neither (its root is nosuid and /dev is moat's). A hard
+ * link must name what an earlier entry left beneath the root, reached
+ * without a symlink (libarchive checks that too, since 3.6: moat does not
+ * rely on the host's version). The first pass counts the entries and file
+ * sizes against the image's budget, so a layer over it writes nothing; the
+ * second counts them again, as the blob could change between the two. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
@@ -260,11 +265,34 @@ is_whiteout (const char *path)
   return strncmp (slash ? slash + 1 : path, ".wh.", 4) == 0;
 }
 
-/* Pass 1: every path checked, the digest verified, the whiteouts applied. */
+/* One more entry, of the size its header gives (what libarchive writes of
+ * it at most; a sparse file's whole size), taken from the budget. */
+static int
+budget_take (struct image_budget *b, struct archive_entry *e,
+             struct moat_error **err)
+{
+  la_int64_t size = sym_archive_entry_size (e);
+
+  if (++b->entries > b->max_entries)
+    return moat_error_setx (err, EFBIG,
+                            "more entries than image_max_entries (%llu)",
+                            (unsigned long long)b->max_entries);
+  if (size > 0)
+    b->bytes += (uint64_t)size; /* both under 2^63: no overflow */
+  if (b->bytes > b->max_bytes)
+    return moat_error_setx (err, EFBIG,
+                            "unpacked size over image_max_bytes (%llu)",
+                            (unsigned long long)b->max_bytes);
+  return 0;
+}
+
+/* Pass 1: every path checked, the sizes counted, the digest verified, the
+ * whiteouts applied. */
 static int
 layer_whiteouts (int rootfd, struct blob_reader *r, const char *hex,
-                 struct moat_error **err)
+                 const struct image_budget *budget, struct moat_error **err)
 {
+  struct image_budget trial = *budget;
   struct archive *a = layer_open (r);
   struct archive_entry *e;
   cleanup_strv char **wh = NULL;
@@ -281,6 +309,11 @@ layer_whiteouts (int rootfd, struct blob_reader *r, const char *hex,
         {
           moat_fail (err, 0, "layer sha256:%.12s: path %s leaves the root", hex,
                      p ? link : sym_archive_entry_pathname (e));
+          sym_archive_read_free (a);
+          return -1;
+        }
+      if (budget_take (&trial, e, err) < 0)
+        {
           sym_archive_read_free (a);
           return -1;
         }
@@ -317,10 +350,31 @@ copy_data (struct archive *in, struct archive *out)
   return rc == ARCHIVE_EOF ? 0 : -1;
 }
 
+/* A hard link's target (cleaned): an entry beneath the root, reached
+ * without a symlink, not a directory. A link to a symlink is that link. */
+static int
+check_hardlink (int rootfd, const char *hex, const char *path,
+                const char *target, struct moat_error **err)
+{
+  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                     | RESOLVE_NO_MAGICLINKS };
+  cleanup_close int fd
+      = (int)syscall (SYS_openat2, rootfd, target, &how, sizeof (how));
+  struct stat st;
+
+  if (fd < 0 || fstat (fd, &st) < 0 || S_ISDIR (st.st_mode))
+    return moat_fail (err, fd < 0 ? errno : EISDIR,
+                      "layer sha256:%.12s: %s: hard link to %s", hex, path,
+                      target);
+  return 0;
+}
+
 /* Pass 2, in rootfd as the cwd (libarchive writes relative paths). */
 static int
-layer_extract (struct blob_reader *r, const char *hex,
-               struct image_unpack_notes *notes, struct moat_error **err)
+layer_extract (int rootfd, struct blob_reader *r, const char *hex,
+               struct image_budget *budget, struct image_unpack_notes *notes,
+               struct moat_error **err)
 {
   struct archive *a = layer_open (r);
   struct archive *w;
@@ -346,7 +400,11 @@ layer_extract (struct blob_reader *r, const char *hex,
 
       if (p == NULL || (link && lp == NULL))
         ret = moat_fail (err, 0, "layer sha256:%.12s changed while read", hex);
+      if (ret == 0)
+        ret = budget_take (budget, e, err);
       if (ret < 0 || *p == '\0' || is_whiteout (p))
+        continue;
+      if (lp && (ret = check_hardlink (rootfd, hex, p, lp, err)) < 0)
         continue;
       if (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK)
         {
@@ -384,6 +442,7 @@ layer_extract (struct blob_reader *r, const char *hex,
 
 int
 image_unpack_layer (int rootfd, int blobfd, const char *hex,
+                    struct image_budget *budget,
                     struct image_unpack_notes *notes, struct moat_error **err)
 {
   cleanup_free struct blob_reader *r = xmalloc (sizeof (*r));
@@ -398,11 +457,11 @@ image_unpack_layer (int rootfd, int blobfd, const char *hex,
   if (sha256_start (&r->sha, err) < 0)
     return moat_error_wrap (err, "unpacking layer sha256:%.12s", hex);
   r->fd = blobfd;
-  if (layer_whiteouts (rootfd, r, hex, err) < 0)
+  if (layer_whiteouts (rootfd, r, hex, budget, err) < 0)
     return -1;
   if (cwd < 0 || fchdir (rootfd) < 0)
     return moat_fail (err, errno, "entering the image directory");
-  ret = layer_extract (r, hex, notes, err);
+  ret = layer_extract (rootfd, r, hex, budget, notes, err);
   if (fchdir (cwd) < 0 && ret == 0)
     ret = moat_fail (err, errno, "leaving the image directory");
   return ret;

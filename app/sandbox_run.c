@@ -260,6 +260,11 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
              char **ret_rootfs, char **ret_digest, int *ret_imglock,
              struct image_config *ret_img, struct moat_error **err)
 {
+  const struct operator_config *cfg = g->operator_config;
+  const struct image_limits limits
+      = { .max_bytes = cfg->image_max_bytes,
+          .max_entries = cfg->image_max_entries,
+          .cache_max_bytes = cfg->image_cache_max_bytes };
   struct image_unpack_notes notes = { 0 };
   struct stat st;
 
@@ -274,10 +279,16 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
                           o->rootfs);
       return 0;
     }
-  if (image_prepare (g->operator_config->image_cache, o->image, ret_rootfs,
+  if (image_prepare (cfg->image_cache, o->image, &limits, ret_rootfs,
                      ret_digest, ret_imglock, ret_img, &notes, err)
       < 0)
     return -1;
+  if (notes.evicted)
+    fprintf (stderr,
+             "moat: sandbox: image cache: removed %lu least recently used "
+             "images (%" PRIu64 " bytes) to stay within "
+             "image_cache_max_bytes\n",
+             notes.evicted, notes.evicted_bytes);
   if (notes.devices_skipped || notes.setid_stripped)
     fprintf (stderr,
              "moat: sandbox: image %s: left out %lu device nodes and "

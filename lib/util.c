@@ -284,6 +284,14 @@ write_pid_file (const char *path, pid_t pid, struct moat_error **err)
   return 0;
 }
 
+int
+timespec_cmp (const struct timespec *a, const struct timespec *b)
+{
+  if (a->tv_sec != b->tv_sec)
+    return a->tv_sec < b->tv_sec ? -1 : 1;
+  return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
+}
+
 /* Not gmtime_r and strftime: glibc's gmtime_r loads the time zone
  * (tzset reads /etc/localtime: 7 syscalls per verb) for a UTC time that
  * needs none. Days to a civil date as in Howard Hinnant's date algorithms

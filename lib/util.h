@@ -150,6 +150,9 @@ int write_file_atomic (int dirfd, const char *path, const char *data,
  * that a reader never sees it half-written. */
 int write_pid_file (const char *path, pid_t pid, struct moat_error **err);
 
+/* -1, 0 or 1 as a is earlier than, the same as or later than b. */
+int timespec_cmp (const struct timespec *a, const struct timespec *b);
+
 /* RFC3339 with nanoseconds, UTC: 2026-11-21T16:29:25.123456789Z */
 void format_rfc3339 (const struct timespec *ts, char *buf, size_t len);
 void now_rfc3339 (char *buf, size_t len);

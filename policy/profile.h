@@ -40,9 +40,14 @@ enum profile_landlock
  * operator) adds to it, never to a decision. */
 struct operator_config
 {
-  char *audit_log;       /* G11, default /var/log/moat/audit.jsonl */
-  char *image_cache;     /* sandbox --image's unpacked images, persistent:
-                            default /var/lib/moat/images */
+  char *audit_log;   /* G11, default /var/log/moat/audit.jsonl */
+  char *image_cache; /* sandbox --image's unpacked images, persistent:
+                        default /var/lib/moat/images */
+  /* What one image may unpack to (the bytes of its files, its entries)
+   * and what the cache may hold (least recently used entries go first). */
+  uint64_t image_max_bytes;       /* default 16 GiB */
+  uint64_t image_max_entries;     /* default 1,000,000 */
+  uint64_t image_cache_max_bytes; /* default 64 GiB */
   bool audit_read_verbs; /* audit state, list, ps, events too (default no) */
   char **writable_bind_trees; /* G5: operator's trees binds may write to */
   /* Host sockets of seccomp agents a linux.seccomp.listenerPath may name

@@ -18,6 +18,7 @@
 #define DEFAULT_CONFIG_PATH "/etc/moat/config.json"
 #define CONFIG_MAX_SIZE (1024 * 1024)
 #define MIB (UINT64_C (1) << 20)
+#define GIB (UINT64_C (1) << 30)
 /* G12: well above /etc/subuid ranges (100000 + 65536 per user) and real
  * users; 16384 blocks end at 0x7fffffff, clear of signed-int confusion. */
 #define USERNS_DEFAULT_FIRST 0x40000000u
@@ -59,6 +60,9 @@ static const char *const top_keys[] = { "profile",
                                         "audit_log",
                                         "audit_read_verbs",
                                         "image_cache",
+                                        "image_max_bytes",
+                                        "image_max_entries",
+                                        "image_cache_max_bytes",
                                         "limits",
                                         "credential_env",
                                         "credential_env_extra",
@@ -138,6 +142,11 @@ operator_config_dup (const struct operator_config *c)
 static const struct operator_config builtin_config = {
   .audit_log = (char *)"/var/log/moat/audit.jsonl",
   .image_cache = (char *)"/var/lib/moat/images",
+  /* The largest images in common use (CUDA, PyTorch) unpack to 10-12 GB
+   * in about 100,000 files. */
+  .image_max_bytes = 16 * GIB,
+  .image_max_entries = 1000000,
+  .image_cache_max_bytes = 64 * GIB,
   .userns_first = USERNS_DEFAULT_FIRST,
   .userns_blocks = USERNS_DEFAULT_BLOCKS,
   .userns_pool_dir = (char *)USERNS_DEFAULT_POOL_DIR,

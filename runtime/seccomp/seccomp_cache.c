@@ -155,11 +155,8 @@ struct cached_file
 static int
 by_age (const void *a, const void *b)
 {
-  const struct timespec *x = &((const struct cached_file *)a)->written;
-  const struct timespec *y = &((const struct cached_file *)b)->written;
-  if (x->tv_sec != y->tv_sec)
-    return x->tv_sec < y->tv_sec ? -1 : 1;
-  return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+  return timespec_cmp (&((const struct cached_file *)a)->written,
+                       &((const struct cached_file *)b)->written);
 }
 
 /* Make room for one more file: remove the oldest beyond CONFIG_CACHE_MAX

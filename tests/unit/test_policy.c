@@ -47,12 +47,22 @@ cidr_eq (const struct cidr *a, const struct cidr *b)
 }
 
 /* The operator configuration's keys (struct operator_config). */
-static const char *const config_keys[] = {
-  "audit_log",           "image_cache",    "audit_read_verbs", "seccomp_agents",
-  "writable_bind_trees", "noexec_volumes", "engine_roots",     "caller_volume",
-  "userns_first",        "userns_blocks",  "first_id",         "pool_dir",
-  "userns_pool_dir"
-};
+static const char *const config_keys[] = { "audit_log",
+                                           "image_cache",
+                                           "audit_read_verbs",
+                                           "seccomp_agents",
+                                           "writable_bind_trees",
+                                           "noexec_volumes",
+                                           "engine_roots",
+                                           "caller_volume",
+                                           "userns_first",
+                                           "userns_blocks",
+                                           "first_id",
+                                           "pool_dir",
+                                           "userns_pool_dir",
+                                           "image_max_bytes",
+                                           "image_max_entries",
+                                           "image_cache_max_bytes" };
 
 /* The effective profile of a container with annotations, saved: its
  * values and overrides written exactly (a CPU quota no "cpus" string could
