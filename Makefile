@@ -167,9 +167,10 @@ check-python: deps $(BUILD)/moat
 
 # Once more under AddressSanitizer and UndefinedBehaviorSanitizer: every unit
 # test, and the integration tests that drive every verb and guarantee (the
-# lifecycle, exec, hooks and G1-G11 suites); the rest would double CI's time.
+# lifecycle, exec, hooks and G1-G14 suites, and the host side's paths, G15);
+# the rest would double CI's time.
 ASAN_BATS ?= tests/bats/lifecycle.bats $(wildcard tests/bats/exec.bats tests/bats/hooks.bats tests/bats/sandbox.bats) \
-	$(wildcard tests/bats/profile/*.bats)
+	$(wildcard tests/bats/profile/*.bats) tests/bats/hostside_paths.bats
 check-asan: deps
 	$(MAKE) BUILD=build-asan SAN=address,undefined check-unit build-asan/moat test-bins
 	MOAT=$(CURDIR)/build-asan/moat MOAT_TESTBIN=$(CURDIR)/build-asan/tests/cmd \
