@@ -283,13 +283,21 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
     {
       const struct override *o = &l->v[*told];
       cleanup_free char *asked = NULL, *path = NULL;
-      const char *why;
+      const char *why, *holds = o->enforced;
 
       /* Told with its reason at create (container_warn_ignored). */
       if (o->kind == OVERRIDE_IGNORED
           && strcmp (o->path, "annotations.run.moat.egress-allow") == 0)
         continue;
-      if (o->kind == OVERRIDE_IGNORED)
+      /* A resource this host has no file for (cgroup_take_ignored): the
+       * reason is the host's. */
+      if (o->kind == OVERRIDE_IGNORED
+          && strncmp (o->path, "linux.resources.", 16) == 0)
+        {
+          why = o->enforced ? o->enforced : "this host cannot apply it";
+          holds = NULL;
+        }
+      else if (o->kind == OVERRIDE_IGNORED)
         why = o->enforced ? "annotations may only tighten the profile"
                           : "not a run.moat annotation moat knows";
       else if (is_clamp (o))
@@ -307,8 +315,7 @@ audit_tell_clamps (const struct override_list *l, size_t *told,
       path = printable_text (o->path, 300);
       fprintf (stderr, "moat: %s%s%s: warning: %s: asked %s, %s%s (%s)\n", verb,
                id ? " " : "", id ? id : "", path, asked,
-               o->enforced ? "holds " : "ignored",
-               o->enforced ? o->enforced : "", why);
+               holds ? "holds " : "ignored", holds ? holds : "", why);
     }
 }
 

@@ -265,6 +265,8 @@ phase_cgroup_and_netguard (struct create_ctx *c, struct moat_error **err)
                      &c->cg, err);
   if (r < 0)
     return moat_error_wrap (err, "cgroup %s", c->cgroup_rel);
+  /* What this host has no file for: told with the verb's clamps. */
+  cgroup_take_ignored (c->cg, &c->j->overrides);
   /* The nameservers the guard lets through (egress) are the judgement's,
    * saved with the decision: start's fallback guard uses these, not
    * resolv.conf again. */

@@ -273,6 +273,7 @@ container_update (const struct moat_globals *g, const struct update_opts *o,
       resource_bounds_apply (&res, &d->resources, false,
                              g->audit ? g->audit->overrides : &own_ov);
       r = cgroup_update (cg, &res, err);
+      cgroup_take_ignored (cg, g->audit ? g->audit->overrides : &own_ov);
     }
   if (cg)
     cgroup_free (cg);

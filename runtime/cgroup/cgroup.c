@@ -305,7 +305,26 @@ cgroup_free (struct cgroup *cg)
     }
   free (cg->hiers);
   free (cg->rel);
+  override_list_clear (&cg->ignored);
   free (cg);
+}
+
+void
+cg_ignore (struct cgroup *cg, const char *path, const char *asked,
+           const char *why)
+{
+  for (size_t i = 0; i < cg->ignored.n; i++)
+    if (strcmp (cg->ignored.v[i].path, path) == 0)
+      return;
+  override_list_add (&cg->ignored, OVERRIDE_IGNORED, path, asked, why);
+}
+
+void
+cgroup_take_ignored (struct cgroup *cg, struct override_list *to)
+{
+  if (to)
+    override_list_move (to, &cg->ignored);
+  override_list_clear (&cg->ignored);
 }
 
 /* A cgroup_create in progress: on any early return, what it made goes. */

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "../../lib/error.h"
+#include "../../oci/override.h"
 #include "../../oci/spec.h"
 
 enum cgroup_mode
@@ -133,6 +134,16 @@ int cgroup_unified_fd (struct cgroup *cg);
 
 int cgroup_update (struct cgroup *cg, const struct spec_resources *res,
                    struct moat_error **err);
+/* What cgroup_create or cgroup_update left alone because this host has no
+ * file for it: a blkio weight where the block scheduler is not BFQ (v1
+ * blkio.weight and blkio.bfq.weight, v2 io.bfq.weight and io.weight all
+ * missing) or no blkio hierarchy at all: a share, not a limit. Moved to
+ * `to` as OVERRIDE_IGNORED entries (path, asked, and the reason in
+ * enforced), for the verb's audit line and its warning on stderr. A limit
+ * the host cannot hold (memory, pids, cpu, cpuset, devices, hugepageLimits)
+ * still fails the verb; swap where the kernel accounts none stays uncapped
+ * without a word, as before (the profile asks for it on every create). */
+void cgroup_take_ignored (struct cgroup *cg, struct override_list *to);
 int cgroup_freeze (struct cgroup *cg, bool frozen, struct moat_error **err);
 /* Is it frozen right now? */
 int cgroup_is_frozen (struct cgroup *cg, bool *ret, struct moat_error **err);

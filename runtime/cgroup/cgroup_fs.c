@@ -416,6 +416,27 @@ hugepage_size_listed (const struct spec_resources *res, const char *size)
 }
 
 int
+cg_apply_blkio_weight (struct cgroup *cg, struct cgroup_hier *h,
+                       const char *bfq_file, const char *file, uint16_t weight,
+                       unsigned converted, struct moat_error **err)
+{
+  cleanup_free char *why = NULL;
+  char asked[8];
+
+  if (cg_has_file (h, bfq_file))
+    return cg_writef (h, bfq_file, err, "%u", (unsigned)weight);
+  if (cg_has_file (h, file))
+    return cg_writef (h, file, err, "%u", converted);
+  snprintf (asked, sizeof (asked), "%u", (unsigned)weight);
+  why = h ? xasprintf ("this host has neither %s nor %s: no weight-based "
+                       "block scheduler (BFQ) runs its disks",
+                       bfq_file, file)
+          : xstrdup ("this host mounts no blkio hierarchy");
+  cg_ignore (cg, "linux.resources.blockIO.weight", asked, why);
+  return 0;
+}
+
+int
 cg_apply_hugetlb (struct cgroup_hier *h, const struct spec_resources *res,
                   const char *suffix, struct moat_error **err)
 {

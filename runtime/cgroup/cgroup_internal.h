@@ -131,7 +131,14 @@ struct cgroup
   size_t n_hiers;
   const struct cgroup_backend *backend;
   bool keep_parents; /* a tracking cgroup: its parent is a live container's */
+  struct override_list ignored; /* cg_ignore's, until cgroup_take_ignored */
 };
+
+/* A value of res the back-end leaves alone because this host has no file
+ * for it (see cgroup_take_ignored): path is config.json's, asked the value,
+ * why the host's reason. Recorded once per path. */
+void cg_ignore (struct cgroup *cg, const char *path, const char *asked,
+                const char *why);
 
 /* cgroup_devices.c: the device rules as a BPF_PROG_TYPE_CGROUP_DEVICE
  * program (v1 semantics: deny all, then the rules in order), and its
@@ -237,6 +244,15 @@ int cg_read_u64 (int dirfd, const char *file, uint64_t *ret);
 /* "key value" lines (memory.stat, cpu.stat, cgroup.events). */
 int cg_read_keyed (int dirfd, const char *file, const char *key, uint64_t *ret);
 bool cg_has_file (struct cgroup_hier *h, const char *file);
+/* linux.resources.blockIO.weight, as runc and crun look for it: bfq_file
+ * (the weight as is) where the host has it, else file (converted), else
+ * neither: the host has no weight-based block scheduler (BFQ) and the
+ * weight is left alone and told (cg_ignore), where runc and crun fail on
+ * the write. h NULL: no hierarchy carries the controller (runc skips it). */
+int cg_apply_blkio_weight (struct cgroup *cg, struct cgroup_hier *h,
+                           const char *bfq_file, const char *file,
+                           uint16_t weight, unsigned converted,
+                           struct moat_error **err);
 /* linux.resources.hugepageLimits into hugetlb.SIZE.SUFFIX ("limit_in_bytes"
  * on v1, "max" on v2); every other page size of the host gets the memory
  * limit, when res has one (G7: huge pages are memory that memory.limit

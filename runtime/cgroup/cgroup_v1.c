@@ -271,15 +271,9 @@ v1_apply (struct cgroup *cg, const struct spec_resources *res,
         r = cg_writef (h, "pids.max", err, "%" PRId64, res->pids_limit);
     }
   if (r == 0 && res->has_blkio_weight && res->blkio_weight != 0)
-    {
-      h = need (cg, CG_BLKIO, "blkio", err);
-      if (h == NULL)
-        return -ENOTSUP;
-      r = cg_writef (h,
-                     cg_has_file (h, "blkio.bfq.weight") ? "blkio.bfq.weight"
-                                                         : "blkio.weight",
-                     err, "%u", (unsigned)res->blkio_weight);
-    }
+    r = cg_apply_blkio_weight (cg, cgroup_hier_for (cg, CG_BLKIO),
+                               "blkio.bfq.weight", "blkio.weight",
+                               res->blkio_weight, res->blkio_weight, err);
   if (r == 0)
     r = apply_devices (cg, res, err);
   if (r == 0 && (res->n_hugepage_limits || res->memory.has_limit))

@@ -279,14 +279,10 @@ v2_apply (struct cgroup *cg, const struct spec_resources *res,
   if (r == 0 && res->has_blkio_weight && res->blkio_weight != 0)
     {
       /* bfq takes the v1 range as is; io.weight is [1, 10000]. */
-      if (cg_has_file (h, "io.bfq.weight"))
-        r = cg_writef (h, "io.bfq.weight", err, "%u",
-                       (unsigned)res->blkio_weight);
-      else
-        {
-          unsigned w = res->blkio_weight < 10 ? 10 : res->blkio_weight;
-          r = cg_writef (h, "io.weight", err, "%u", 1 + (w - 10) * 9999 / 990);
-        }
+      unsigned w = res->blkio_weight < 10 ? 10 : res->blkio_weight;
+      r = cg_apply_blkio_weight (cg, h, "io.bfq.weight", "io.weight",
+                                 res->blkio_weight, 1 + (w - 10) * 9999 / 990,
+                                 err);
     }
   if (r == 0 && res->n_devices > 0)
     r = h->fs->attach_devices (h->fd, res->devices, res->n_devices, err);

@@ -43,9 +43,21 @@ new_session() {
 
 rec() { jq -r "$1" "$BUNDLE/rec.json"; }
 
+# The session's cgroup in the hierarchy that counts pids: v1's pids one, or
+# the cgroup2 root of a pure v2 host.
+session_cg() {
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		echo /sys/fs/cgroup/moat/"$1"
+	else
+		echo /sys/fs/cgroup/pids/moat/"$1"
+	fi
+}
+
 # The host pids of the session's processes, from its cgroup.
 session_pids() {
-	cat /sys/fs/cgroup/pids/moat/"$1"/cgroup.procs /sys/fs/cgroup/pids/moat/"$1"/*/cgroup.procs 2>/dev/null || true
+	local d
+	d="$(session_cg "$1")"
+	cat "$d"/cgroup.procs "$d"/*/cgroup.procs 2>/dev/null || true
 }
 
 nothing_left() {
@@ -179,7 +191,7 @@ nothing_left() {
 	[ -z "$(pgrep -f "^sleep $MARK")" ]
 	# only the init is left in the session, and no exec cgroup
 	[ "$(session_pids "$SID" | wc -l)" -eq 1 ]
-	[ -z "$(ls -d /sys/fs/cgroup/pids/moat/"$SID"/exec-* 2>/dev/null)" ]
+	[ -z "$(ls -d "$(session_cg "$SID")"/exec-* 2>/dev/null)" ]
 	ms exec "$SID" -- echo alive
 	[ "$output" = alive ]
 	ms rm "$SID"
@@ -234,7 +246,7 @@ nothing_left() {
 	ms exec "$SID" -- true
 	[ "$status" -eq 0 ]
 	[ -z "$(pgrep -f "^sleep $MARK")" ]
-	[ -z "$(ls -d /sys/fs/cgroup/pids/moat/"$SID"/exec-* 2>/dev/null)" ]
+	[ -z "$(ls -d "$(session_cg "$SID")"/exec-* 2>/dev/null)" ]
 	[ -z "$(ls "$ROOT/.session/$SID" | grep '^exec-')" ]
 	ms rm "$SID"
 	nothing_left

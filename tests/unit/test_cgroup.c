@@ -178,13 +178,11 @@ test_v2_failed_create_leaves_nothing (void **state)
   struct cgroup *cg = NULL;
   char path[PATH_MAX];
 
-  snprintf (path, sizeof (path), "%s/io.weight", tree);
+  snprintf (path, sizeof (path), "%s/pids.max", tree);
   assert_int_equal (unlink (path), 0);
-  res.has_blkio_weight = true;
-  res.blkio_weight = 500;
   assert_true (cgroup_create ("/moat/deep/c2", &res, &cg, &err) < 0);
   assert_null (cg);
-  assert_error_contains (err, "writing io.weight: No such file or directory");
+  assert_error_contains (err, "writing pids.max: No such file or directory");
   assert_false (exists ("%s/moat", tree));
 
   /* Swap below memory makes no sense for memory.swap.max. */
@@ -197,6 +195,7 @@ test_v2_failed_create_leaves_nothing (void **state)
 
   /* Parents that were there stay. */
   moat_error_free (&err);
+  put ("", "%s/pids.max", tree);
   make_dir ("%s/kept", tree);
   res.memory.swap = 128 * MiB;
   res.unified = &(struct spec_kv){ (char *)"cgroup.kill", (char *)"1" };
@@ -204,6 +203,85 @@ test_v2_failed_create_leaves_nothing (void **state)
   assert_true (cgroup_create ("/kept/a/b", &res, &cg, &err) < 0);
   assert_true (exists ("%s/kept", tree));
   assert_false (exists ("%s/kept/a", tree));
+}
+
+static void
+assert_ignored_none (struct cgroup *cg)
+{
+  struct override_list ov = { 0 };
+  cgroup_take_ignored (cg, &ov);
+  assert_int_equal (ov.n, 0);
+}
+
+/* The one entry cgroup_take_ignored gives for path, asked as `asked`. */
+static void
+assert_ignored (struct cgroup *cg, const char *path, const char *asked,
+                const char *why)
+{
+  struct override_list ov = { 0 };
+  cgroup_take_ignored (cg, &ov);
+  assert_int_equal (ov.n, 1);
+  assert_int_equal (ov.v[0].kind, OVERRIDE_IGNORED);
+  assert_string_equal (ov.v[0].path, path);
+  assert_string_equal (ov.v[0].asked, asked);
+  assert_non_null (strstr (ov.v[0].enforced, why));
+  override_list_clear (&ov);
+  cgroup_take_ignored (cg, &ov);
+  assert_int_equal (ov.n, 0);
+}
+
+static struct spec_resources
+weighted (uint16_t weight)
+{
+  struct spec_resources r;
+  memset (&r, 0, sizeof (r));
+  r.has_blkio_weight = true;
+  r.blkio_weight = weight;
+  return r;
+}
+
+/* A file the host's kernel does not give (tree/NAME). */
+static void
+remove_from_tree (const char *name)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof (path), "%s/%s", tree, name);
+  assert_int_equal (unlink (path), 0);
+}
+
+/* blockIO.weight as runc and crun find it: io.bfq.weight as is, else
+ * io.weight converted, else (no BFQ, no iocost) left alone and told. */
+static void
+test_v2_blkio_weight_by_host (void **state)
+{
+  cleanup_error struct moat_error *err = NULL;
+  struct spec_resources res = weighted (500);
+  struct cgroup *cg = NULL;
+
+  assert_int_equal (cgroup_create ("/moat/w1", &res, &cg, &err), 0);
+  assert_file ("4950", "%s/moat/w1/io.weight", tree);
+  assert_ignored_none (cg);
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
+
+  put ("", "%s/io.bfq.weight", tree);
+  assert_int_equal (cgroup_create ("/moat/w2", &res, &cg, &err), 0);
+  assert_file ("500", "%s/moat/w2/io.bfq.weight", tree);
+  assert_file ("", "%s/moat/w2/io.weight", tree);
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
+
+  remove_from_tree ("io.bfq.weight");
+  remove_from_tree ("io.weight");
+  assert_int_equal (cgroup_create ("/moat/w3", &res, &cg, &err), 0);
+  assert_false (exists ("%s/moat/w3/io.weight", tree));
+  assert_ignored (cg, "linux.resources.blockIO.weight", "500",
+                  "neither io.bfq.weight nor io.weight");
+  res.blkio_weight = 200;
+  assert_int_equal (cgroup_update (cg, &res, &err), 0);
+  assert_ignored (cg, "linux.resources.blockIO.weight", "200", "BFQ");
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
 }
 
 static void
@@ -374,6 +452,45 @@ test_hybrid_create_update_destroy (void **state)
       assert_true (empty_of_cgroups ("%s/%s/moat", tree, v1_tree[i].dir));
       assert_true (exists ("%s/%s/cgroup.procs", tree, v1_tree[i].dir));
     }
+}
+
+/* A v1 host without BFQ has no blkio weight file: the weight is left alone
+ * and told; it goes to blkio.bfq.weight where BFQ runs, blkio.weight under
+ * CFQ; with no blkio hierarchy at all, it is told too. */
+static void
+test_hybrid_blkio_weight_by_host (void **state)
+{
+  cleanup_error struct moat_error *err = NULL;
+  struct spec_resources res = weighted (300);
+  struct cgroup *cg = NULL;
+  char path[PATH_MAX];
+
+  res.has_pids_limit = true;
+  res.pids_limit = 10;
+  remove_from_tree ("blkio/blkio.weight");
+  assert_int_equal (cgroup_create ("/moat/b1", &res, &cg, &err), 0);
+  assert_file ("10", "%s/pids/moat/b1/pids.max", tree);
+  assert_false (exists ("%s/blkio/moat/b1/blkio.weight", tree));
+  assert_ignored (cg, "linux.resources.blockIO.weight", "300",
+                  "neither blkio.bfq.weight nor blkio.weight");
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
+
+  put ("", "%s/blkio/blkio.bfq.weight", tree);
+  assert_int_equal (cgroup_create ("/moat/b2", &res, &cg, &err), 0);
+  assert_file ("300", "%s/blkio/moat/b2/blkio.bfq.weight", tree);
+  assert_ignored_none (cg);
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
+
+  snprintf (path, sizeof (path), "%s/blkio", tree);
+  rm_rf (path);
+  cgroup_emulate (tree); /* the layout is probed again */
+  assert_int_equal (cgroup_create ("/moat/b3", &res, &cg, &err), 0);
+  assert_ignored (cg, "linux.resources.blockIO.weight", "300",
+                  "no blkio hierarchy");
+  assert_int_equal (cgroup_destroy (cg, &err), 0);
+  cgroup_free (cg);
 }
 
 /* hugetlb.SIZE.SUFFIX of a container's cgroup at dir: hugepageLimits
@@ -557,6 +674,10 @@ main (void)
                                      setup_v2_tree, teardown_tree),
     cmocka_unit_test_setup_teardown (test_v2_failed_create_leaves_nothing,
                                      setup_v2_tree, teardown_tree),
+    cmocka_unit_test_setup_teardown (test_v2_blkio_weight_by_host,
+                                     setup_v2_tree, teardown_tree),
+    cmocka_unit_test_setup_teardown (test_hybrid_blkio_weight_by_host,
+                                     setup_hybrid_tree, teardown_tree),
     cmocka_unit_test_setup_teardown (test_v2_busy_and_escapes, setup_v2_tree,
                                      teardown_tree),
     cmocka_unit_test_setup_teardown (test_v2_destroy_keeps_shared_parents,

@@ -18,14 +18,16 @@ teardown() {
 
 # The limits of the cgroup of host pid $1, as "pids mem swap quota period",
 # from cgroup v1 (hybrid) or v2 files; swap is what is left beyond memory
-# (v1: memsw - mem, "-" where the kernel has no swap accounting).
+# (v1: memsw - mem; "-" where the kernel has no swap accounting, on v1
+# or v2).
 host_limits() {
 	local pid="$1" pids mem swap quota period d
 	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
 		d=$(cgroup_dir unified "$pid")
 		pids=$(cat "$d/pids.max")
 		mem=$(cat "$d/memory.max")
-		swap=$(cat "$d/memory.swap.max")
+		swap=-
+		[ ! -e "$d/memory.swap.max" ] || swap=$(cat "$d/memory.swap.max")
 		read -r quota period <"$d/cpu.max"
 	else
 		pids=$(cat "$(cgroup_dir pids "$pid")/pids.max")
