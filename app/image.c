@@ -17,6 +17,7 @@
 #include "image.h"
 #include "../runtime/init/linux.h"
 #include "../runtime/sha256.h"
+#include "../lib/hostpath.h"
 #include "../lib/util.h"
 
 #define IMAGE_JSON_MAX (4u * 1024 * 1024)
@@ -588,10 +589,17 @@ image_prepare (const char *cache_dir, const char *layout,
   cleanup_close int imagesfd = -1;
   /* Opened once, then told apart: what was a file when looked at is what
    * is read (a FIFO or a device swapped in would hang the hashing). */
-  cleanup_close int layoutfd = open (layout, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  cleanup_close int layoutfd
+      = hostpath_open (layout, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
   struct stat st;
 
-  if (layoutfd < 0 || fstat (layoutfd, &st) < 0)
+  /* Named by the caller, maybe in a tree a payload wrote: no link
+   * followed on the host side (G15). */
+  if (layoutfd == -ELOOP)
+    return moat_fail (err, 0, "image %s: %s", layout, HOSTPATH_LINK_TEXT);
+  if (layoutfd < 0)
+    return moat_fail (err, -layoutfd, "image %s", layout);
+  if (fstat (layoutfd, &st) < 0)
     return moat_fail (err, errno, "image %s", layout);
   if (!S_ISREG (st.st_mode) && !S_ISDIR (st.st_mode))
     return moat_fail (err, 0, "image %s: neither a directory nor a file",

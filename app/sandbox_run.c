@@ -272,6 +272,13 @@ find_rootfs (const struct moat_globals *g, const struct sandbox_opts *o,
     return host_usr_root (g, ret_rootfs, err);
   if (o->rootfs)
     {
+      /* Named by the caller, maybe in a tree a payload wrote: no link
+       * followed (a planted one would give the host's / as the root). */
+      cleanup_close int fd = hostpath_open (o->rootfs, O_PATH | O_DIRECTORY, 0);
+      if (fd < 0)
+        return moat_fail (err, fd == -ELOOP ? 0 : -fd, "--rootfs %s%s%s",
+                          o->rootfs, fd == -ELOOP ? ": " : "",
+                          fd == -ELOOP ? HOSTPATH_LINK_TEXT : "");
       *ret_rootfs = realpath (o->rootfs, NULL);
       if (*ret_rootfs == NULL || stat (*ret_rootfs, &st) < 0
           || !S_ISDIR (st.st_mode))

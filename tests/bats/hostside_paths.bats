@@ -206,6 +206,24 @@ sys.exit(subprocess.call(sys.argv[1:], stdin=a))' \
 	[ -z "$(ls -A "$ROOT/.sandbox" 2>/dev/null)" ]
 }
 
+@test "hostside --rootfs and --image: a path through a link the payload planted is refused" {
+	# A host tree no mount shows, which would run as a root: the payload
+	# links its workdir to it (and to a host dir as an image); the
+	# operator's next sandbox names those paths as its root or its image.
+	cp -a "$BUNDLE/rootfs" "$VICTIM/root"
+	cp "$VICTIM/secret" "$VICTIM/root/secret"
+	mt sandbox --rootfs "$BUNDLE/rootfs" --workdir "$WORK" -- sh -c "ln -s $VICTIM/root /work/root && ln -s $VICTIM /work/img"
+	[ "$status" -eq 0 ]
+	mt sandbox --rootfs "$WORK/root" -- cat /secret
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: sandbox: --rootfs $WORK/root: $LINK_TEXT" ]
+	[ -z "$output" ]
+	mt sandbox --image "$WORK/img" -- true
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "moat: sandbox: image $WORK/img: $LINK_TEXT" ]
+	[ -z "$(ls -A "$ROOT/.sandbox" 2>/dev/null)" ]
+}
+
 @test "hostside: regular use still works (stdin file, result, put and get of files and trees)" {
 	new_session
 	mkdir -p "$WORK/src/sub"
