@@ -1,6 +1,6 @@
 #!/bin/bash
 # make bench: moat next to crun, runc and the floor (bench/floor.c), measured
-# side by side in one run, as ratios (shared/TARGETS.md).  See bench/README.md.
+# side by side in one run, as ratios (targets: bench/README.md).  See bench/README.md.
 #
 # Environment: MOAT (default build/moat), BUILD, BENCH_RUNS (default 30;
 # below 20 is the quick mode), BENCH_WARMUP (3), BENCH_SCALE (1,50,200;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # report.sh SAMPLES.tsv SKIPS.tsv OUT.json [jq --arg/--argjson meta...]
-# Medians, ratios and the TARGETS.md checks from the driver's samples (METRIC
+# Medians, ratios and the target checks (bench/README.md) from the driver's samples (METRIC
 # RUNTIME VALUE; times in us, memory in KiB): writes OUT.json, prints a table.
 set -euo pipefail
 samples=$1 skips=$2 out=$3
@@ -91,7 +91,7 @@ def med($m; $rt): .metrics[$m][$rt].median;
                 null; 1.0; "")
        else target("\($e) run --rm true: moat/crun"; $er["moat/crun"]; 1.0; "")
        end),
-    # shared/TARGETS.md: 256 KiB (this line checked 512 until round ten).
+    # bench/README.md: 256 KiB (this line checked 512 until round ten).
     target("smallest memory limit running true (moat)";
            med("memlimit"; "moat"); 256; " KiB"),
     (if ($levels | length) > 1 then
@@ -187,7 +187,7 @@ row("left: processes"; "scale.procs_left"; kb),
 ' "$out" | column -t -s $'\t'
 
 echo
-jq -r '"targets (shared/TARGETS.md):",
+jq -r '"targets (bench/README.md):",
   (.targets[] | "  \(if .met == true then "MET " elif .met == false then "MISS" else "n/a " end)  \(.what) = \(.value // "-") (target \(.target))"),
   (if (.failures | length) > 0 then "failures: \(.failures | tojson)" else empty end),
   "hyperfine cross-check of run, back to back (hyperfine / driver):",
