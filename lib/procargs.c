@@ -18,6 +18,12 @@ extern char **environ;
 static char *block;       /* the kernel's: argv[0] up to the last variable */
 static size_t block_len;  /* 0: not taken (unit tests, moat-dl) */
 static char *block_saved; /* what it held, for procargs_show */
+/* The copies, held for the life of the process: setenv may replace
+ * environ with an array of glibc's own, and these must stay reachable
+ * (valgrind's soak tests count an unreachable block as a leak; `used`
+ * keeps the compiler from dropping stores it sees no reader of). */
+static char **argv_copy __attribute__ ((used));
+static char **environ_copy __attribute__ ((used));
 
 /* Where the run of strings starting at v[0] ends, if they lie end to end
  * from start; NULL if one does not. */
@@ -52,14 +58,15 @@ procargs_take (int argc, char **argv)
   block_len = (size_t)(end - block);
   block_saved = xmalloc (block_len);
   memcpy (block_saved, block, block_len);
+  argv_copy = xcalloc ((size_t)argc + 1, sizeof (char *));
   for (int i = 0; i < argc; i++)
-    argv[i] = xstrdup (argv[i]);
+    argv[i] = argv_copy[i] = xstrdup (argv[i]);
   while (environ && environ[n])
     n++;
   env = xcalloc (n + 1, sizeof (char *));
   for (size_t i = 0; i < n; i++)
     env[i] = xstrdup (environ[i]);
-  environ = env;
+  environ = environ_copy = env;
 }
 
 void
