@@ -350,7 +350,8 @@ cache_entries (int imagesfd, uint64_t *ret_held, struct lru_entry **ret_free,
       n++;
     }
   closedir (d);
-  qsort (v, n, sizeof (*v), by_last_use);
+  if (n > 0) /* v is NULL when nothing is free (UBSan: qsort's nonnull) */
+    qsort (v, n, sizeof (*v), by_last_use);
   *ret_held = held;
   *ret_free = steal_pointer (&v);
   *ret_n = n;
