@@ -304,6 +304,11 @@ in_suid_dir (const char *name)
 #define SYS_fchmodat2 452
 #endif
 
+/* Whether this kernel has fchmodat2 (6.6 and later): asked before any
+ * filter, so that "still works" is not asserted where the kernel itself
+ * answers ENOSYS (the Debian 12 guest's 6.1). */
+static bool kernel_has_fchmodat2;
+
 /* Refused at every level, each bit alone and both, whatever junk sits in
  * the upper half of the register. */
 static void
@@ -365,7 +370,8 @@ body_suid_plain_allowed (int fd)
 
   snprintf (f, sizeof (f), "%s/plain", suid_dir);
   EXPECT_OK (fd, chmod (f, 0755));
-  EXPECT_OK (fd, syscall (SYS_fchmodat2, AT_FDCWD, f, 01777, 0));
+  if (kernel_has_fchmodat2)
+    EXPECT_OK (fd, syscall (SYS_fchmodat2, AT_FDCWD, f, 01777, 0));
   /* Without O_CREAT the mode is not looked at: junk passes. */
   EXPECT_OK (fd, o = (int)syscall (SYS_open, f, O_RDONLY | O_CLOEXEC, 06777));
   EXPECT_OK (fd, syscall (SYS_fchmod, o, 0644));
@@ -391,6 +397,9 @@ test_builtin_refuses_suid (void **state)
   fd = open (in_suid_dir ("plain"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
   assert_true (fd >= 0);
   close (fd);
+  kernel_has_fchmodat2
+      = syscall (SYS_fchmodat2, AT_FDCWD, in_suid_dir ("plain"), 0644, 0) == 0
+        || errno != ENOSYS;
   assert_child_passes (&builtin, NULL, body_suid_refused);
   assert_child_passes (&builtin, NULL, body_suid_plain_allowed);
   assert_int_equal (
